@@ -1,0 +1,57 @@
+# RNN Internals: the one entry point. `make book` and `make test` set everything up themselves.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# What to grade with `make grade` (a notebook or a folder of notebooks) and where reports go.
+SUBMISSIONS ?= submissions
+OUT ?= _build/grades
+
+.PHONY: help venv book test notebooks execute grade bench lint tensorboard clean
+
+help:
+	@echo "make book        build the HTML book into _build/html (strict, offline)"
+	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
+	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
+	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
+	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
+	@echo "make bench       speed and memory figures quoted in the README"
+	@echo "make lint        ruff over the package and tests"
+	@echo "make tensorboard serve logs/ on http://127.0.0.1:6006"
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -n "$(PYTHON)" || { echo "make: need python3.11 (or python3) on PATH" >&2; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+venv: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+notebooks: $(STAMP)
+	$(BIN)/python -m rnnbook.generate
+
+execute: $(STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace book/[0-9]*.ipynb solutions/*.ipynb
+
+grade: $(STAMP)
+	$(BIN)/python -m rnnbook.grade $(SUBMISSIONS) --out $(OUT)
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check rnnbook tests benchmarks
+
+tensorboard: $(STAMP)
+	$(BIN)/tensorboard --logdir logs --host 127.0.0.1 --port 6006
+
+clean:
+	rm -rf _build

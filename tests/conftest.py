@@ -1,0 +1,53 @@
+"""Shared test helpers: the repo's paths and the exercise functions of a source notebook."""
+import os
+import pathlib
+
+import pytest
+
+from rnnbook import generate, source
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def notebook_functions(nb):
+    """Run a notebook's code cells (checks silenced, as the grader does) and return its names."""
+    namespace = {"__name__": "__notebook__"}
+    previous = os.environ.get("RNNBOOK_GRADING")
+    os.environ["RNNBOOK_GRADING"] = "1"
+    try:
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, "<cell>", "exec"), namespace)  # noqa: S102
+    finally:
+        if previous is None:
+            os.environ.pop("RNNBOOK_GRADING")
+        else:
+            os.environ["RNNBOOK_GRADING"] = previous
+    return namespace
+
+
+@pytest.fixture(scope="session")
+def solutions():
+    """stem -> namespace of the solutions notebook (functions defined by running it)."""
+    cache = {}
+
+    def get(stem):
+        if stem not in cache:
+            cache[stem] = notebook_functions(source.read(ROOT / "solutions" / f"{stem}.ipynb"))
+        return cache[stem]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def stubs():
+    """stem -> namespace of the learner notebook generated from the solutions notebook."""
+    cache = {}
+
+    def get(stem):
+        if stem not in cache:
+            nb = generate.learner_copy(source.read(ROOT / "solutions" / f"{stem}.ipynb"))
+            cache[stem] = notebook_functions(nb)
+        return cache[stem]
+
+    return get
