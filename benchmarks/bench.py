@@ -1,0 +1,112 @@
+"""``make bench``: the speed and memory figures quoted in the README.
+
+1. A bare ``python -c "import tensorflow"`` (the yardstick), best of 3.
+2. Grading Chapter 1's solution notebook (goal: at most 3x the yardstick), with the peak resident
+   memory of the whole grading process tree.
+3. Each in-notebook check of Chapter 1 on its solution, TensorFlow already imported (goal: < 1 s).
+4. Eight submissions with ``--workers 1`` and ``--workers 2`` (goal: at least 1.6x faster), with
+   seconds and peak memory per submission.
+"""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from rnnbook.environment import TF_ENV  # noqa: E402
+from rnnbook.grade import _rss_mb  # noqa: E402  (resident memory of a process tree)
+
+SOLUTION = ROOT / "solutions" / "01-basic-rnn-cell.ipynb"
+ENV = {**os.environ, **TF_ENV}
+
+
+def measure(cmd):
+    """Wall seconds and peak resident MB of ``cmd`` and all its children."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0.0
+    stop = threading.Event()
+
+    def poll():
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, _rss_mb(proc.pid))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=poll)
+    watcher.start()
+    _, err = proc.communicate()
+    stop.set()
+    watcher.join()
+    if proc.returncode not in (0,):
+        raise SystemExit(f"bench: {' '.join(map(str, cmd))} failed:\n{err.decode()[-2000:]}")
+    return time.monotonic() - start, peak
+
+
+def grade(subs, out, workers):
+    return measure([sys.executable, "-m", "rnnbook.grade", *map(str, subs), "--out", str(out),
+                    "--seed", "0", "--workers", str(workers)])
+
+
+CHECKS = """
+import time, rnnbook
+tf = rnnbook.setup()
+import os
+os.environ["RNNBOOK_GRADING"] = "1"
+ns = {}
+from rnnbook import source
+nb = source.read("solutions/01-basic-rnn-cell.ipynb")
+for cell in nb.cells:
+    if cell.cell_type == "code":
+        exec(cell.source, ns)
+del os.environ["RNNBOOK_GRADING"]
+import contextlib, io
+from rnnbook.checks.ch01 import CHAPTER
+for ex in CHAPTER.exercises:
+    start = time.monotonic()
+    with contextlib.redirect_stdout(io.StringIO()):
+        CHAPTER.check(ns[ex.name])
+    print(f"{ex.name} {time.monotonic() - start:.2f}")
+"""
+
+
+def main():
+    print("RNN Internals benchmark (2 cores expected; figures vary with load)\n")
+    bare = min(measure([sys.executable, "-c", "import tensorflow"])[0] for _ in range(3))
+    print(f"bare `import tensorflow`:            {bare:6.2f} s (best of 3)")
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-bench-"))
+    try:
+        seconds, peak = grade([SOLUTION], tmp / "one", 2)
+        ratio = seconds / bare
+        verdict = "ok" if ratio <= 3 else "OVER GOAL"
+        print(f"grade Chapter 1 solution:            {seconds:6.2f} s = {ratio:.2f}x import "
+              f"(goal <= 3x: {verdict}); peak memory {peak:.0f} MB")
+
+        out = subprocess.run([sys.executable, "-c", CHECKS], cwd=ROOT, env=ENV, capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+        for line in filter(None, out):
+            name, took = line.split()
+            verdict = "ok" if float(took) < 1 else "OVER GOAL"
+            print(f"in-notebook check {name:18s} {float(took):6.2f} s (goal < 1 s: {verdict})")
+
+        subs = tmp / "eight"
+        subs.mkdir()
+        for k in range(8):
+            shutil.copy(SOLUTION, subs / f"student{k}.ipynb")
+        one, peak1 = grade([subs], tmp / "w1", 1)
+        two, peak2 = grade([subs], tmp / "w2", 2)
+        verdict = "ok" if one / two >= 1.6 else "UNDER GOAL"
+        print(f"8 submissions, --workers 1:          {one:6.2f} s ({one / 8:.2f} s each), peak {peak1:.0f} MB")
+        print(f"8 submissions, --workers 2:          {two:6.2f} s ({two / 8:.2f} s each), peak {peak2:.0f} MB")
+        print(f"speed-up with 2 workers:             {one / two:6.2f}x (goal >= 1.6x: {verdict})")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
