@@ -101,8 +101,9 @@ def main():
         one, peak1 = grade([subs], tmp / "w1", 1)
         two, peak2 = grade([subs], tmp / "w2", 2)
         verdict = "ok" if one / two >= 1.6 else "UNDER GOAL"
-        print(f"8 submissions, --workers 1:          {one:6.2f} s ({one / 8:.2f} s each), peak {peak1:.0f} MB")
-        print(f"8 submissions, --workers 2:          {two:6.2f} s ({two / 8:.2f} s each), peak {peak2:.0f} MB")
+        for workers, took, peak in ((1, one, peak1), (2, two, peak2)):
+            print(f"8 submissions, --workers {workers}:          {took:6.2f} s "
+                  f"({took / 8:.2f} s each), peak {peak:.0f} MB")
         print(f"speed-up with 2 workers:             {one / two:6.2f}x (goal >= 1.6x: {verdict})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -181,7 +181,7 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
             return f"{path}: expected {kind(expected)}, got {kind(got)}"
         if len(got) != len(expected):
             return f"{path}: expected {len(expected)} items, got {len(got)}"
-        for k, (e, g) in enumerate(zip(expected, got)):
+        for k, (e, g) in enumerate(zip(expected, got, strict=True)):
             sub = parts[k] if k < len(parts) else f"{path}[{k}]"
             found = difference(e, g, rtol, atol, sub)
             if found:
@@ -235,7 +235,7 @@ def recognise(ex, case, got):
 
 def evaluate(ex, cases, expected, answers):
     """Compare the learner's ``answers`` with the oracle's ``expected`` over all ``cases``."""
-    for trial, (case, want, got) in enumerate(zip(cases, expected, answers), 1):
+    for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
         if isinstance(got, Raised):
             return Outcome(ex, False, _raised_message(ex, got, where), len(cases))

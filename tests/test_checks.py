@@ -63,7 +63,7 @@ def test_each_mistake_is_named(stem, name, k):
 def test_same_seed_same_cases(stem, name):
     chapter = checks.load(stem)
     a, b = chapter.cases(name, 7), chapter.cases(name, 7)
-    for ca, cb in zip(a, b):
+    for ca, cb in zip(a, b, strict=True):
         assert ca.keys() == cb.keys()
         for key in ca:
             assert np.array_equal(ca[key], cb[key])

@@ -174,6 +174,11 @@ def _unroll_with(c, step, carry=True):
     return np.stack(outputs, axis=1), outputs[-1]
 
 
+def _step_with(mistake):
+    """A step function that makes ``mistake`` (a Mistake of Exercise 1.2)."""
+    return lambda c, x, h: mistake.answer({**c, "x": x, "h": h})
+
+
 def _tf_step(c, x, h):
     return np.tanh(np.concatenate([x, h], 1) @ c["kernel"] + c["bias"])
 
@@ -200,10 +205,8 @@ rnn_unroll = Exercise(
             "the final state is the first step's h: return the h after the LAST step.",
             lambda c: (_unroll_with(c, _tf_step)[0], _unroll_with(c, _tf_step)[0][:, 0]),
         ),
-        *(
-            Mistake(m.sentence, lambda c, m=m: _unroll_with(c, lambda c2, x, h: m.answer({**c2, "x": x, "h": h})))
-            for m in RNN_STEP_MISTAKES
-        ),
+        # every mistake of a single step, made at each step
+        *(Mistake(m.sentence, lambda c, m=m: _unroll_with(c, _step_with(m))) for m in RNN_STEP_MISTAKES),
     ),
 )
 
