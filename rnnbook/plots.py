@@ -1,5 +1,7 @@
 """Figures that more than one chapter draws (matplotlib; small, so committed outputs stay small)."""
 import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Rectangle
 
 #: dots per inch of every figure the book stores (keeps committed notebooks small)
 DPI = 80
@@ -20,15 +22,12 @@ def kernel_blocks(kernel, input_depth, gates=None, ax=None, title=None, cmap="Rd
     with its name and shape (``W``, ``U``; ``W_i``, ``U_i``, ... with gates). The colour scale is
     symmetric about zero. Pass ``ax`` to draw into an existing axes.
     """
-    import numpy as np
-    from matplotlib.patches import Rectangle
-
     kernel = np.asarray(kernel, dtype=float)
     if kernel.ndim != 2:
         raise ValueError(f"kernel must be 2-D (D + H, G * H), not of shape {kernel.shape}")
     rows, cols = kernel.shape
     if not 0 < input_depth < rows:
-        raise ValueError(f"input_depth must be between 1 and {rows - 1} for a kernel with {rows} rows")
+        raise ValueError(f"input_depth must be 1 to {rows - 1} for a kernel with {rows} rows")
     gates = tuple(gates) if gates else ("",)
     if cols % len(gates):
         raise ValueError(f"{cols} columns do not split into {len(gates)} equal gate blocks")
@@ -45,9 +44,8 @@ def kernel_blocks(kernel, input_depth, gates=None, ax=None, title=None, cmap="Rd
     for name, top, bottom in (("W", 0, input_depth), ("U", input_depth, rows)):
         for k, gate in enumerate(gates):
             left = k * width
-            ax.add_patch(
-                Rectangle((left - 0.5, top - 0.5), width, bottom - top, fill=False, edgecolor="black", linewidth=2)
-            )
+            corner = (left - 0.5, top - 0.5)  # cell centres sit on integers in imshow
+            ax.add_patch(Rectangle(corner, width, bottom - top, fill=False, edgecolor="black", lw=2))
             symbol = f"${name}_{{{gate}}}$" if gate else f"${name}$"
             ax.text(
                 left + (width - 1) / 2,
@@ -59,15 +57,17 @@ def kernel_blocks(kernel, input_depth, gates=None, ax=None, title=None, cmap="Rd
                 bbox=dict(boxstyle="round,pad=0.2", facecolor="white", alpha=0.75, linewidth=0),
             )
 
-    if rows <= 24:
-        ax.set_yticks(range(rows))
-        ax.set_yticklabels([f"$x_{{{k}}}$" for k in range(input_depth)] + [f"$h_{{{k}}}$" for k in range(rows - input_depth)])
+    if rows <= 24:  # name each row after what it multiplies: x_0.., then h_0..
+        names = [f"$x_{{{k}}}$" for k in range(input_depth)]
+        names += [f"$h_{{{k}}}$" for k in range(rows - input_depth)]
+        ax.set_yticks(range(rows), names)
     ax.set_ylabel("row: what it multiplies")
     if gates != ("",):
-        ax.set_xticks([k * width + (width - 1) / 2 for k in range(len(gates))])
-        ax.set_xticklabels(gates)
+        ax.set_xticks([k * width + (width - 1) / 2 for k in range(len(gates))], gates)
         ax.set_xlabel("column block: gate")
     else:
         ax.set_xlabel("column: unit of h'")
-    ax.set_title(title if title is not None else f"kernel ({rows}, {cols}): W = rows [:{input_depth}], U = rows [{input_depth}:]")
+    if title is None:
+        title = f"kernel ({rows}, {cols}): W = rows [:{input_depth}], U = rows [{input_depth}:]"
+    ax.set_title(title)
     return fig

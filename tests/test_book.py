@@ -1,0 +1,227 @@
+"""The Jupyter Book: its configuration, its references, and a strict offline build.
+
+The fast tests read `_config.yml`, `_toc.yml`, `book/references.bib` and `book/glossary.md` and
+the sources that cite or use them. The slow test builds the whole book into a temporary folder
+exactly as `make book` does (`jupyter-book build . -W -n --keep-going`) and inspects the HTML:
+every page of the table of contents is there, no page loads a script or a style from the
+network, MathJax comes from `_static`, and every exercise renders with its hint collapsed.
+"""
+import html.parser
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-stateful-batching"]
+BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell"}
+REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def toc_files():
+    """Every `file:` of _toc.yml (root first), without extension."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc["parts"]:
+        files += [entry["file"] for entry in part["chapters"]]
+    return files
+
+
+def book_sources():
+    """(path, markdown text) for every page in the table of contents that exists."""
+    out = []
+    for name in toc_files():
+        for suffix in (".md", ".ipynb"):
+            path = ROOT / f"{name}{suffix}"
+            if path.exists():
+                if suffix == ".md":
+                    out.append((path, path.read_text()))
+                else:
+                    nb = nbformat.read(str(path), as_version=4)
+                    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+                    out.append((path, text))
+    return out
+
+
+def glossary_terms():
+    """Terms defined in book/glossary.md's {glossary} block (unindented lines inside it)."""
+    text = (ROOT / "book" / "glossary.md").read_text()
+    block = text.split("```{glossary}", 1)[1].split("\n```", 1)[0]
+    return {line.strip().lower() for line in block.splitlines() if line.strip() and not line[0].isspace()}
+
+
+# ---------------------------------------------------------------- configuration (fast)
+
+
+def test_config_builds_offline_from_committed_outputs():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["only_build_toc_files"] is True
+    assert config["execute"]["execute_notebooks"] == "off"
+    assert config["launch_buttons"]["thebe"] is False, "thebe would load a script from the network"
+    assert config["launch_buttons"]["binderhub_url"] and config["launch_buttons"]["colab_url"]
+    assert config["bibtex_bibfiles"] == ["book/references.bib"]
+    extensions = config["sphinx"]["extra_extensions"]
+    assert "sphinx_exercise" in extensions
+    assert "sphinx-mathjax-offline" in extensions
+    for folder in (".venv", "_build", "tests", "logs"):
+        assert folder in config["exclude_patterns"]
+
+
+def test_toc_lists_every_chapter_exercise_and_solution_page():
+    files = toc_files()
+    assert files[0] == "book/intro"
+    for folder in ("book", "notebooks", "solutions"):
+        for stem in STEMS:
+            assert f"{folder}/{stem}" in files
+    for page in ("book/notation", "book/glossary", "book/bibliography"):
+        assert page in files
+    assert len(files) == len(set(files)), "a page is listed twice"
+
+
+def test_bibliography_has_exactly_the_books_keys():
+    keys = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(), re.MULTILINE))
+    assert keys == BIB_KEYS
+
+
+def test_every_citation_and_term_resolves():
+    terms = glossary_terms()
+    assert {"cell state", "hidden state", "kernel", "recurrent kernel", "forget bias",
+            "truncated backpropagation through time"} <= terms
+    problems = []
+    for path, text in book_sources():
+        for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", text):
+            for key in group.split(","):
+                if key.strip() not in BIB_KEYS:
+                    problems.append(f"{path.relative_to(ROOT)}: unknown citation key {key.strip()!r}")
+        for term in re.findall(r"\{term\}`([^`]+)`", text):
+            target = re.search(r"<([^>]+)>\s*$", term)  # {term}`text <target>`
+            name = (target.group(1) if target else term).strip().lower()
+            if name not in terms:
+                problems.append(f"{path.relative_to(ROOT)}: {{term}} {name!r} is not in book/glossary.md")
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- the built book (slow)
+
+
+class Loads(html.parser.HTMLParser):
+    """Collects the URLs a page loads: scripts, stylesheets, preloads, frames, images."""
+
+    def __init__(self):
+        super().__init__()
+        self.loads = []  # (tag, url)
+        self.styles = []  # inline <style> text
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in ("script", "iframe", "img", "source", "embed") and attrs.get("src"):
+            self.loads.append((tag, attrs["src"]))
+        if tag == "link" and attrs.get("href"):
+            rel = (attrs.get("rel") or "").lower().split()
+            if {"stylesheet", "preload", "modulepreload", "icon", "manifest"} & set(rel):
+                self.loads.append((f"link rel={' '.join(rel)}", attrs["href"]))
+        if tag == "style":
+            self.styles.append("")
+
+    def handle_data(self, data):
+        if self.lasttag == "style" and self.styles:
+            self.styles[-1] += data
+
+
+class Build:
+    """One strict build: its exit status, its warning lines and its HTML folder."""
+
+    def __init__(self, out):
+        exe = pathlib.Path(sys.executable).parent / "jupyter-book"
+        command = [str(exe if exe.exists() else shutil.which("jupyter-book")), "build", str(ROOT),
+                   "--path-output", str(out), "-W", "-n", "--keep-going"]
+        result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=900)
+        self.returncode = result.returncode
+        self.log = ANSI.sub("", result.stdout + result.stderr)
+        self.warnings = [line for line in self.log.splitlines() if "WARNING" in line or "ERROR" in line]
+        self.html = out / "_build" / "html"
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    """A fresh strict build into a temporary folder (the command `make book` runs)."""
+    return Build(tmp_path_factory.mktemp("book"))
+
+
+@pytest.fixture(scope="module")
+def built(build):
+    """The HTML folder of that build (with --keep-going it exists even after a warning)."""
+    if not (build.html / "index.html").is_file():
+        pytest.fail("the book build wrote no HTML:\n" + build.log[-3000:])
+    return build.html
+
+
+@pytest.mark.slow
+def test_strict_build_has_no_warnings(build):
+    assert build.returncode == 0, "strict book build failed:\n" + "\n".join(
+        build.warnings or [build.log[-3000:]])
+
+
+@pytest.mark.slow
+def test_every_toc_page_is_built(built):
+    missing = [name for name in toc_files() if not (built / f"{name}.html").is_file()]
+    assert not missing, f"pages not built: {missing}"
+    for folder in ("book", "notebooks", "solutions"):
+        for stem in STEMS:
+            assert (built / folder / f"{stem}.html").is_file()
+
+
+@pytest.mark.slow
+def test_no_page_loads_anything_from_the_network(built):
+    remote = []
+    pages = sorted(built.rglob("*.html"))
+    assert len(pages) >= 15
+    for page in pages:
+        parser = Loads()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for tag, url in parser.loads:
+            if REMOTE.match(url):
+                remote.append(f"{page.relative_to(built)}: <{tag}> {url}")
+        for style in parser.styles:
+            for url in re.findall(r"""@import\s+(?:url\()?["']?([^"')\s;]+)""", style):
+                if REMOTE.match(url):
+                    remote.append(f"{page.relative_to(built)}: <style> @import {url}")
+    css_url = re.compile(r"""(?:@import\s+(?:url\()?|url\()\s*["']?([^"')\s;]+)""")
+    for css in sorted(built.glob("_static/**/*.css")):
+        for url in css_url.findall(css.read_text("utf-8", "replace")):
+            if REMOTE.match(url):
+                remote.append(f"{css.relative_to(built)}: {url}")
+    assert not remote, "the book must read offline:\n" + "\n".join(remote)
+
+
+@pytest.mark.slow
+def test_mathjax_is_served_locally(built):
+    assert (built / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    page = (built / "book" / "notation.html").read_text(encoding="utf-8")
+    assert 'src="../_static/mathjax/tex-chtml.js"' in page
+    assert 'class="math' in page
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", ["notebooks", "solutions"])
+@pytest.mark.parametrize("stem", STEMS)
+def test_exercises_render_with_collapsed_hints(built, folder, stem):
+    """Each graded exercise (a `# Exercise N.K` cell) has a sphinx-exercise box and a hint in a
+    dropdown admonition, which sphinx-togglebutton shows collapsed."""
+    nb = nbformat.read(str(ROOT / folder / f"{stem}.ipynb"), as_version=4)
+    graded = sum(1 for c in nb.cells if c.cell_type == "code" and c.source.startswith("# Exercise "))
+    page = (built / folder / f"{stem}.html").read_text(encoding="utf-8")
+    boxes = page.count('<div class="exercise admonition"')
+    hints = re.findall(r'<div class="dropdown admonition[^"]*">\s*<p class="admonition-title">([^<]*)</p>',
+                       page)
+    assert graded >= 1
+    assert boxes == graded, f"{graded} graded exercises but {boxes} exercise boxes"
+    assert sum(1 for title in hints if title.startswith("Hint")) >= graded, f"hint dropdowns: {hints}"
+    assert "togglebutton.js" in page and "'.toggle, .admonition.dropdown'" in page
+    assert "sphinx-exercise directive" not in page and "Unknown directive" not in page
