@@ -162,8 +162,10 @@ def raised(error):
 
 
 def describe(case):
-    """``B=3, D=4, H=2``: the sizes of a case (its integer entries)."""
-    return ", ".join(f"{k}={v}" for k, v in case.items() if isinstance(v, (int, np.integer)))
+    """``B=3, D=4, H=2, cell_clip=0.5``: a case's sizes and options (its scalar entries)."""
+    scalars = (bool, int, float, np.integer, np.floating, np.bool_)
+    return ", ".join(f"{k}={v:g}" if isinstance(v, (float, np.floating)) else f"{k}={v}"
+                     for k, v in case.items() if isinstance(v, scalars))
 
 
 def kind(value):

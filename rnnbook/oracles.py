@@ -14,15 +14,20 @@ def _f32(value):
 
 
 def load_weights(session, variables, weights):
-    """Assign ``weights`` (name suffix -> array) to ``variables``; every variable gets one."""
+    """Assign ``weights`` (name suffix -> array) to ``variables``; every variable gets one.
+
+    The longest matching suffix wins, so ``"kernel"`` and ``"projection/kernel"`` can be given
+    together: ``rnn/lstm_cell/projection/kernel`` takes the second.
+    """
     unused = dict(weights)
     for var in variables:
         name = var.op.name
         keys = [k for k in weights if name == k or name.endswith("/" + k)]
-        if len(keys) != 1:
-            raise KeyError(f"variable {name} matches {keys or 'none'} of {sorted(weights)}")
-        var.load(_f32(weights[keys[0]]), session)
-        unused.pop(keys[0], None)
+        if not keys:
+            raise KeyError(f"variable {name} matches none of {sorted(weights)}")
+        key = max(keys, key=len)
+        var.load(_f32(weights[key]), session)
+        unused.pop(key, None)
     if unused:
         raise KeyError(f"weights {sorted(unused)} match no variable of the cell")
 
@@ -50,7 +55,7 @@ def run_tf1(make_cell, inputs, state=None, weights=None, mode="step", fetch=()):
         else:
             flat = [_f32(s) for s in tf.nest.flatten(state)]
             holders = [v1.placeholder(tf.float32, s.shape) for s in flat]
-            feed.update(zip(holders, flat))
+            feed.update(zip(holders, flat, strict=True))
             initial = tf.nest.pack_sequence_as(cell.state_size, holders)
         if mode == "step":
             output, final = cell(x, initial)
@@ -67,3 +72,36 @@ def run_tf1(make_cell, inputs, state=None, weights=None, mode="step", fetch=()):
             if weights is not None:
                 load_weights(session, v1.global_variables(), weights)
             return tuple(session.run([output, final, *extra], feed))
+
+
+def run_keras_lstm(inputs, weights, initial_state=None, **options):
+    """Run a real Keras 3 ``LSTM`` layer with the given weights; return ``(outputs, h, c)``.
+
+    ``inputs`` is ``(B, T, D)``, or a list of such chunks: then ONE layer is called on each chunk
+    in turn (with ``stateful=True`` it carries its state from call to call) and a list of
+    ``(outputs, h, c)``, one per call, is returned. ``weights`` is Keras' own list
+    ``[kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)]`` (gate order i, f, c, o), or a dict
+    with those three names. ``initial_state`` is ``[h, c]`` in Keras' order (h FIRST; given with
+    chunks it applies to the first call only); None means zeros, or the carried state of a
+    stateful layer. ``options`` go to ``keras.layers.LSTM`` (``stateful=True``,
+    ``go_backwards=True``, ...); ``return_sequences`` and ``return_state`` are always on, so
+    ``outputs`` is ``(B, T, H)``. The layer is built for the first chunk's full shape, batch
+    size included, as a stateful layer needs. Runs eagerly.
+    """
+    tensorflow()
+    import keras
+
+    chunks = [_f32(x) for x in inputs] if isinstance(inputs, (list, tuple)) else [_f32(inputs)]
+    if isinstance(weights, dict):
+        weights = [weights["kernel"], weights["recurrent_kernel"], weights["bias"]]
+    weights = [_f32(w) for w in weights]
+    units = weights[1].shape[0]
+    layer = keras.layers.LSTM(units, return_sequences=True, return_state=True, **options)
+    layer.build(chunks[0].shape)
+    layer.set_weights(weights)
+    results = []
+    for k, x in enumerate(chunks):
+        state = [_f32(s) for s in initial_state] if (k == 0 and initial_state is not None) else None
+        outputs, h, c = layer(x, initial_state=state)
+        results.append((np.asarray(outputs), np.asarray(h), np.asarray(c)))
+    return results if isinstance(inputs, (list, tuple)) else results[0]
