@@ -7,8 +7,11 @@ Modules, one job each:
 - :mod:`rnnbook.oracles`      TensorFlow's real cells run with given weights (the checks' oracle)
 - :mod:`rnnbook.checks`       one module per chapter: its exercises and their checks
 - :mod:`rnnbook.plots`        figures that more than one chapter draws
+- :mod:`rnnbook.graphs`       writing TF graphs for TensorBoard, reading them back, serving them
+- :mod:`rnnbook.source`       reads the one source: exercise headers, points, solution markers
 - :mod:`rnnbook.generate`     writes learner notebooks from ``solutions/`` (``make notebooks``)
 - :mod:`rnnbook.grade`        grades submitted notebooks (``python -m rnnbook.grade``)
+- :mod:`rnnbook.sandbox`      the grader's child process that runs one submission
 """
 from rnnbook.environment import SetupError, setup
 

@@ -12,6 +12,9 @@ import importlib
 #: notebook stem -> module that holds that chapter's exercises, in reading order
 CHAPTERS = {
     "01-basic-rnn-cell": "rnnbook.checks.ch01",
+    "02-lstm-gate-tensors": "rnnbook.checks.ch02",
+    "03-c-state-m-state": "rnnbook.checks.ch03",
+    "04-stateful-batching": "rnnbook.checks.ch04",
 }
 
 

@@ -1,0 +1,155 @@
+"""Retake book/images/tensorboard-split-op.png: TensorBoard's graph view of Chapter 2's graph with
+BasicLSTMCell's ``split`` op selected, from a real TensorBoard server on the book's own logs.
+
+A maintainer tool; the tests do not run it. It drives headless Chromium with Playwright, which is
+not part of the book's environment: keep it in a venv of its own, for example
+
+    python3 -m venv /tmp/pw && /tmp/pw/bin/pip install playwright
+    /tmp/pw/bin/python scripts/tensorboard_screenshot.py
+
+Chromium comes from the system (Debian: ``apt-get install chromium``; ``--chromium`` to point
+elsewhere); Playwright's own browser download is not needed. The script
+
+1. writes the chapter's ``static_rnn`` run into ``logs/02-lstm-gate-tensors/`` with the book's
+   venv (``rnnbook.graphs.write_chapter_logs``) unless it is there already (running
+   ``book/02-lstm-gate-tensors.ipynb`` writes it, and the Keras run next to it);
+2. starts that venv's TensorBoard on 127.0.0.1 on a free port (nothing leaves the machine);
+3. opens the Graphs tab, picks run ``static_rnn``, double-clicks ``rnn`` and ``basic_lstm_cell``
+   to open them and clicks ``split``, as the chapter tells readers to;
+4. pans the op to the middle of the view and saves the page as a PNG; then stops the server.
+
+Only the standard library and Playwright are imported here.
+"""
+import argparse
+import pathlib
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+STEM = "02-lstm-gate-tensors"
+RUN = "static_rnn"
+NODE = "rnn/basic_lstm_cell/split"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def arguments():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"),
+                        help="the book's Python (with rnnbook and tensorboard)")
+    parser.add_argument("--logdir", default=str(ROOT / "logs" / STEM))
+    parser.add_argument("--out", default=str(ROOT / "book" / "images" / "tensorboard-split-op.png"))
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=760)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the server")
+    return parser.parse_args()
+
+
+def write_logs(python, logdir):
+    """Write the chapter's static_rnn run with the book's own code, unless it exists."""
+    if list((pathlib.Path(logdir) / RUN).glob("events.out.tfevents.*")):
+        return
+    code = ("import rnnbook, sys; rnnbook.setup(); from rnnbook import graphs; "
+            "graphs.write_chapter_logs(sys.argv[1])")
+    subprocess.run([python, "-c", code, str(logdir)], check=True, cwd=ROOT)
+
+
+def start_tensorboard(python, logdir, timeout):
+    """Start TensorBoard on 127.0.0.1:<free port>; return (process, url)."""
+    server = subprocess.Popen(
+        [python, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1",
+         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = queue.Queue()
+
+    def drain():
+        for line in server.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
+        if found:
+            return server, found.group(1)
+    stop(server)
+    raise SystemExit(f"TensorBoard did not start within {timeout:.0f} s")
+
+
+def stop(server):
+    server.terminate()
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(10)
+
+
+def node(page, name):
+    return page.locator(f'g.node[data-name="{name}"] .nodeshape').first
+
+
+def screenshot(url, args):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=args.chromium, headless=True,
+                                             args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": args.width, "height": args.height})
+        page.goto(f"{url}/#graphs")
+        page.wait_for_selector("g.node", timeout=60_000)
+        runs = page.locator("paper-dropdown-menu").first  # the sidebar's "Run" menu
+        if RUN not in runs.inner_text():
+            runs.click()
+            page.locator("paper-item", has_text=RUN).first.click()
+        node(page, "rnn").wait_for(timeout=30_000)
+        for scope in ("rnn", "rnn/basic_lstm_cell"):  # open the two scopes, as a reader would
+            node(page, scope).dblclick()
+            node(page, f"{scope}/" + ("basic_lstm_cell" if scope == "rnn" else "split")).wait_for()
+            page.wait_for_timeout(1500)  # the layout animates
+        split = node(page, NODE)
+        split.click()
+        page.get_by_text("Operation: Split").first.wait_for(timeout=10_000)  # the node's card
+        page.wait_for_timeout(1000)
+        box = split.bounding_box()
+        target_x, target_y = 0.5 * (330 + args.width - 330), 0.55 * args.height  # left of the card
+        start_x, start_y = 336, args.height - 40  # empty canvas, left of the graph
+        page.mouse.move(start_x, start_y)
+        page.mouse.down()
+        page.mouse.move(start_x + target_x - (box["x"] + box["width"] / 2),
+                        start_y + target_y - (box["y"] + box["height"] / 2), steps=10)
+        page.mouse.up()
+        page.evaluate("window.getSelection().removeAllRanges()")  # the drag may select text
+        page.wait_for_timeout(1500)
+        page.screenshot(path=args.out)
+        browser.close()
+
+
+def main():
+    args = arguments()
+    pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    write_logs(args.python, args.logdir)
+    server, url = start_tensorboard(args.python, args.logdir, args.timeout)
+    try:
+        screenshot(url, args)
+    finally:
+        stop(server)
+    size = pathlib.Path(args.out).stat().st_size
+    print(f"wrote {args.out} ({size // 1024} KB) from TensorBoard at {url}")
+    if size > 300 * 1024:
+        print("warning: larger than 300 KB; try a smaller --width/--height", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Chapter 2's real parts: a real TensorBoard server over logs written by the chapter's own code,
+TensorBoard's event-file reader on a file written here, and the gate map the checks rely on.
+
+The generic both-ways tests of the exercises (solution passes, stub fails, every mistake named)
+are in tests/test_checks.py.
+"""
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+import rnnbook
+
+rnnbook.setup()  # before anything imports TensorFlow
+
+from rnnbook import graphs  # noqa: E402
+from rnnbook.checks import ch02  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+STEM = "02-lstm-gate-tensors"
+T = 7  # the question's sequence length
+#: the names the chapter tells readers to look for in TensorBoard
+CHAPTER_OPS = ["rnn/basic_lstm_cell/split"] + [f"rnn/basic_lstm_cell/split_{t}" for t in range(1, T)]
+CHAPTER_VARIABLES = ["rnn/basic_lstm_cell/kernel", "rnn/basic_lstm_cell/bias"]
+
+
+def parse_graph(text):
+    """A ``GraphDef`` from the text protobuf the graphs plugin serves."""
+    from google.protobuf import text_format
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    return text_format.Parse(text, GraphDef())
+
+
+@pytest.mark.slow
+def test_tensorboard_serves_the_chapter_graph(tmp_path):
+    """Start the real TensorBoard on loopback over logs written with the chapter's code and find,
+    through its HTTP API, the ops the chapter points at."""
+    graphs.write_chapter_logs(tmp_path, T=T)
+    with graphs.tensorboard(tmp_path, timeout=60) as url:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url)
+        runs = graphs.get(f"{url}/data/runs")
+        assert graphs.STATIC_RUN in runs, runs
+        info = graphs.get(f"{url}/data/plugin/graphs/info")
+        assert graphs.STATIC_RUN in info and '"run_graph": true' in info, info
+        text = graphs.get(f"{url}/data/plugin/graphs/graph?run={graphs.STATIC_RUN}&conceptual=false")
+    graph_def = parse_graph(text)
+    assert graphs.ops_of_type(graph_def, "Split") == CHAPTER_OPS
+    names = {node.name: node.op for node in graph_def.node}
+    for name in CHAPTER_VARIABLES:
+        assert names.get(name) == "VarHandleOp", (name, names.get(name))
+    assert "rnn/basic_lstm_cell/split_0" not in names  # the chapter says so
+    assert "rnn/basic_lstm_cell/kernel/Read/ReadVariableOp" in names
+
+
+def test_tensorboard_start_failure_is_reported(tmp_path):
+    """A server that never comes up raises within the timeout and says what it printed."""
+    with pytest.raises(RuntimeError, match="did not start"):
+        with graphs.tensorboard(tmp_path, timeout=20, python="/bin/false"):
+            pass
+
+
+def test_event_file_reader_on_a_file_written_here(tmp_path, solutions):
+    """EventAccumulator (no server) gives back the graph a FileWriter wrote, Split ops and all."""
+    graph = graphs.lstm_graph(T=3, D=2, H=5, layers=2, split_inputs=True)[0]
+    live = [op.name for op in graph.get_operations() if op.type == "Split"]
+    path = graphs.write_graph(graph, tmp_path)
+    assert path.parent == tmp_path and path.name.startswith("events.out.tfevents.")
+    graph_def = graphs.read_graph(path)
+    assert graphs.ops_of_type(graph_def, "Split") == live
+    assert len(live) == 1 + 3 * 2  # tf.split of x, then one per step and layer
+    assert len(graph_def.node) == len(graph.get_operations())
+    assert graphs.read_graph(tmp_path).node == graph_def.node  # a folder reads the same
+    assert solutions(STEM)["split_ops_in_event_file"](str(path)) == live
+
+
+def test_chapter_logs_are_rewritten_not_piled_up(tmp_path):
+    first = graphs.write_chapter_logs(tmp_path)
+    second = graphs.write_chapter_logs(tmp_path)
+    assert not first.exists() or first == second
+    assert list((tmp_path / graphs.STATIC_RUN).iterdir()) == [second]
+
+
+def test_logdir_is_in_the_repo_and_gitignored():
+    folder = graphs.logdir(STEM)
+    assert folder == ROOT / "logs" / STEM
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(folder / "x")], cwd=ROOT)
+    assert ignored.returncode == 0, "logs/ must be gitignored"
+
+
+def test_gate_map_from_the_graph_matches_the_cell_source():
+    """The checks find each gate by its role in the graph; that must agree with BasicLSTMCell's
+    `i, j, f, o = split(...)`, step 0 named `split`, step t named `split_t`."""
+    steps = ch02.gate_tensors(T)
+    assert len(steps) == T
+    for t, gates in enumerate(steps):
+        op = "rnn/basic_lstm_cell/split" + (f"_{t}" if t else "")
+        assert {g: gates[g][0] for g in "ijfo"} == {g: f"{op}:{k}" for k, g in enumerate("ijfo")}
+        assert gates["j"][1].split("/")[-1].startswith("Tanh")
+        assert all(gates[g][1].split("/")[-1].startswith("Sigmoid") for g in "ifo")
