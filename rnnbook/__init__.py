@@ -13,7 +13,16 @@ Modules, one job each:
 - :mod:`rnnbook.grade`        grades submitted notebooks (``python -m rnnbook.grade``)
 - :mod:`rnnbook.sandbox`      the grader's child process that runs one submission
 """
-from rnnbook.environment import SetupError, setup
-
 __all__ = ["setup", "SetupError"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """``rnnbook.setup`` and ``rnnbook.SetupError``, imported on first use, so that a module that
+    needs only the standard library (``rnnbook.graphs``, for the screenshot script) imports no
+    NumPy."""
+    if name in __all__:
+        from rnnbook import environment
+
+        return getattr(environment, name)
+    raise AttributeError(f"module 'rnnbook' has no attribute {name!r}")

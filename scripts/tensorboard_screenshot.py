@@ -18,18 +18,18 @@ elsewhere); Playwright's own browser download is not needed. The script
    to open them and clicks ``split``, as the chapter tells readers to;
 4. pans the op to the middle of the view and saves the page as a PNG; then stops the server.
 
-Only the standard library and Playwright are imported here.
+Only the standard library, Playwright and ``rnnbook.graphs`` (which starts the server, and
+imports nothing else at module level) are imported here.
 """
 import argparse
 import pathlib
-import queue
-import re
 import subprocess
 import sys
-import threading
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from rnnbook import graphs  # noqa: E402  (standard library only at import: no TensorFlow here)
+
 STEM = "02-lstm-gate-tensors"
 RUN = "static_rnn"
 NODE = "rnn/basic_lstm_cell/split"
@@ -57,43 +57,6 @@ def write_logs(python, logdir):
     code = ("import rnnbook, sys; rnnbook.setup(); from rnnbook import graphs; "
             "graphs.write_chapter_logs(sys.argv[1])")
     subprocess.run([python, "-c", code, str(logdir)], check=True, cwd=ROOT)
-
-
-def start_tensorboard(python, logdir, timeout):
-    """Start TensorBoard on 127.0.0.1:<free port>; return (process, url)."""
-    server = subprocess.Popen(
-        [python, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1",
-         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = queue.Queue()
-
-    def drain():
-        for line in server.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=drain, daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-        except queue.Empty:
-            break
-        if line is None:
-            break
-        found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
-        if found:
-            return server, found.group(1)
-    stop(server)
-    raise SystemExit(f"TensorBoard did not start within {timeout:.0f} s")
-
-
-def stop(server):
-    server.terminate()
-    try:
-        server.wait(10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait(10)
 
 
 def node(page, name):
@@ -140,11 +103,8 @@ def main():
     args = arguments()
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_logs(args.python, args.logdir)
-    server, url = start_tensorboard(args.python, args.logdir, args.timeout)
-    try:
+    with graphs.tensorboard(args.logdir, timeout=args.timeout, python=args.python) as url:
         screenshot(url, args)
-    finally:
-        stop(server)
     size = pathlib.Path(args.out).stat().st_size
     print(f"wrote {args.out} ({size // 1024} KB) from TensorBoard at {url}")
     if size > 300 * 1024:
