@@ -6,8 +6,11 @@ STAMP  := $(VENV)/.installed
 # What to grade with `make grade` (a notebook or a folder of notebooks) and where reports go.
 SUBMISSIONS ?= submissions
 OUT ?= _build/grades
+# `make autograder` settings (optional): grade every upload as CHAPTER; one SEED for everyone.
+CHAPTER ?=
+SEED ?=
 
-.PHONY: help venv book test notebooks execute grade bench lint tensorboard clean
+.PHONY: help venv book test notebooks execute grade autograder release bench lint tensorboard clean
 
 help:
 	@echo "make book        build the HTML book into _build/html (strict, offline)"
@@ -15,6 +18,8 @@ help:
 	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
+	@echo "make autograder  Gradescope bundle _build/autograder.zip [CHAPTER=<stem>] [SEED=<n>]"
+	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "make bench       speed and memory figures quoted in the README"
 	@echo "make lint        ruff over the package and tests"
 	@echo "make tensorboard serve logs/ on http://127.0.0.1:6006"
@@ -44,11 +49,18 @@ execute: $(STAMP)
 grade: $(STAMP)
 	$(BIN)/python -m rnnbook.grade $(SUBMISSIONS) --out $(OUT)
 
+autograder: $(STAMP)
+	$(BIN)/python -m rnnbook.release autograder --out _build/autograder.zip \
+		$(if $(CHAPTER),--chapter $(CHAPTER)) $(if $(SEED),--seed $(SEED))
+
+release: $(STAMP)
+	$(BIN)/python -m rnnbook.release learners --out _build/release
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check rnnbook tests benchmarks
+	$(BIN)/ruff check rnnbook tests benchmarks scripts
 
 tensorboard: $(STAMP)
 	$(BIN)/tensorboard --logdir logs --host 127.0.0.1 --port 6006

@@ -12,6 +12,9 @@ Modules, one job each:
 - :mod:`rnnbook.generate`     writes learner notebooks from ``solutions/`` (``make notebooks``)
 - :mod:`rnnbook.grade`        grades submitted notebooks (``python -m rnnbook.grade``)
 - :mod:`rnnbook.sandbox`      the grader's child process that runs one submission
+- :mod:`rnnbook.isolate`      the walls around that process (Linux namespaces, where allowed)
+- :mod:`rnnbook.gradescope`   Gradescope's ``run_autograder`` entry point
+- :mod:`rnnbook.release`      builds the Gradescope bundle and the learner release
 """
 __all__ = ["setup", "SetupError"]
 __version__ = "0.1.0"

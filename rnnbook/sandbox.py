@@ -1,14 +1,17 @@
 """The grader's child process: runs one submission's code and answers with plain data.
 
 ``python -m rnnbook.sandbox JOBDIR EVENTS_FD`` is started by :mod:`rnnbook.grade` in a fresh
-working folder. It reads ``JOBDIR/job.json`` (the submission's code cells, which cells to skip,
-which exercises to answer) and ``JOBDIR/cases/<name>.npz`` (the trials' inputs), runs the cells in
+working folder, behind the walls :mod:`rnnbook.isolate` builds where it can. It reads
+``JOBDIR/job.json`` (the submission's code cells, which cells to skip, which exercises to
+answer) and ``JOBDIR/cases/<name>.npz`` (the trials' inputs), runs the cells in
 an IPython shell (magics work, checks are silenced by ``RNNBOOK_GRADING=1``), calls each exercise
 function on its cases and writes ``JOBDIR/answers/<name>.json`` + ``.npz``: arrays, numbers,
 strings and lists only, read back by the grader with ``allow_pickle=False``. Progress goes to the
 grader as JSON lines on ``EVENTS_FD`` so that it can enforce time and memory limits per cell and
 per exercise. The expected answers never enter this process.
 """
+import contextlib
+import ctypes
 import json
 import os
 import pathlib
@@ -58,10 +61,13 @@ def decode(obj, arrays):
 
 def main(jobdir, events_fd):
     # Limits first, before any submission code runs: a write past MAX_OUTPUT fails (EFBIG)
-    # instead of filling the disk, and no core dumps.
+    # instead of filling the disk, and no core dumps. Not dumpable: another submission's process
+    # cannot read or trace this one through /proc (when there are no walls between them).
     resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
     jobdir = pathlib.Path(jobdir)
     job = json.loads((jobdir / "job.json").read_text())
     events = os.fdopen(int(events_fd), "w", buffering=1)
@@ -82,7 +88,8 @@ def main(jobdir, events_fd):
         emit(cell=index, status="start")
         result = shell.run_cell(code, store_history=False, silent=False)
         error = result.error_before_exec or result.error_in_exec
-        emit(cell=index, status="error" if error else "ok", error=f"{type(error).__name__}: {error}"[:MAX_TEXT] if error else "")
+        message = f"{type(error).__name__}: {error}"[:MAX_TEXT] if error else ""
+        emit(cell=index, status="error" if error else "ok", error=message)
 
     chapter = checks.load(job["chapter"])
     answers = jobdir / "answers"
@@ -94,7 +101,7 @@ def main(jobdir, events_fd):
         with np.load(jobdir / "cases" / f"{name}.npz", allow_pickle=False) as data:
             meta = json.loads((jobdir / "cases" / f"{name}.json").read_text())
             cases = [decode(c, data) for c in meta]
-            cases = [dict(zip(c[0], c[1])) for c in cases]
+            cases = [dict(zip(c[0], c[1], strict=True)) for c in cases]
         results = []
         for case in cases:
             if not callable(fn):

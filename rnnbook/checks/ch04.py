@@ -79,9 +79,11 @@ def chunks(T, size):
     return [(start, min(start + size, T)) for start in range(0, T, size)]
 
 
-def pack(states):
-    """Tuple of (c, h) per layer -> (L, 2, B, H)."""
-    return np.stack([np.stack([c, h]) for c, h in states])
+def tf_pack(states):
+    """TensorFlow stacks a tuple of (c, h) per layer into one (L, 2, B, H) array: c, h on axis 1,
+    layers on axis 0 (the oracle of Exercise 4.1, and how the other oracles pack a state)."""
+    tf = tensorflow()
+    return tf.stack([tf.stack([c, h]) for c, h in states]).numpy()  # (L, 2, B, H)
 
 
 # --- Exercise 4.1: pack the state ---------------------------------------------------------------
@@ -99,9 +101,7 @@ def _as_tuple(case):
 
 def _pack_oracle(case):
     """TensorFlow stacks the tuple the way the chapter's graph does: c, h on axis 1, layers on 0."""
-    tf = tensorflow()
-    state = tuple(tf.compat.v1.nn.rnn_cell.LSTMStateTuple(s.c, s.h) for s in _as_tuple(case))
-    return tf.stack([tf.stack([s.c, s.h]) for s in state]).numpy()  # (L, 2, B, H)
+    return tf_pack(_as_tuple(case))  # (L, 2, B, H)
 
 
 pack_state = Exercise(
@@ -206,7 +206,7 @@ def _chunks_oracle(case):
         lambda: rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)]),
         case["inputs"], state, weights, mode="dynamic",
     )
-    return outputs, pack(final)  # (B, T, H), (L, 2, B, H)
+    return outputs, tf_pack(final)  # (B, T, H), (L, 2, B, H)
 
 
 def _chunked(case, start="carry", swap_between=False, **options):

@@ -1,0 +1,146 @@
+"""The Gradescope bundle (``make autograder``), run the way Gradescope runs it.
+
+The bundle is built with ``python -m rnnbook.release autograder``, unpacked (file modes kept, as
+``unzip`` keeps them) into a temporary tree shaped like Gradescope's ``/autograder``
+(``source/``, ``submission/``, ``results/``, and ``run_autograder`` copied to the top), and
+``run_autograder`` is executed with ``AUTOGRADER_ROOT`` pointing at that tree.
+
+``setup.sh`` is not run: it would make a fresh venv and install TensorFlow and the other pinned
+requirements again. ``RNNBOOK_PYTHON`` points ``run_autograder`` at this suite's own interpreter
+instead, whose packages come from the same requirements.txt that setup.sh installs. setup.sh is
+checked for shell syntax (``bash -n``) only.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from rnnbook import gradescope, release, source
+
+STEM = "01-basic-rnn-cell"
+SOLUTION = ROOT / "solutions" / f"{STEM}.ipynb"
+LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
+
+
+def unpack(bundle, root):
+    """Unpack like Gradescope: ``root/source/...`` from the zip, file modes kept, and
+    ``root/run_autograder`` a copy of the bundle's; empty ``submission/`` and ``results/``."""
+    with zipfile.ZipFile(bundle) as z:
+        for info in z.infolist():
+            target = root / "source" / info.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(info))
+            os.chmod(target, (info.external_attr >> 16) & 0o777 or 0o644)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    return root
+
+
+def run_autograder(root, python=sys.executable):
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "RNNBOOK_PYTHON": python}
+    run = subprocess.run([str(root / "run_autograder")], capture_output=True, text=True,
+                         timeout=600, env=env, cwd=root)
+    assert run.returncode == 0, run.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_bundle_holds_what_grading_needs(tmp_path):
+    bundle = release.autograder(tmp_path / "autograder.zip", chapter=STEM, seed=5)
+    with zipfile.ZipFile(bundle) as z:
+        names = set(z.namelist())
+        modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in z.infolist()}
+        config = json.loads(z.read("autograder.json"))
+        requirements = z.read("requirements.txt")
+        setup = z.read("setup.sh")
+    assert {"setup.sh", "run_autograder", "autograder.json", "requirements.txt", "pyproject.toml",
+            "rnnbook/__init__.py", "rnnbook/grade.py", "rnnbook/sandbox.py", "rnnbook/isolate.py",
+            "rnnbook/gradescope.py", "rnnbook/checks/ch01.py", f"solutions/{STEM}.ipynb"} <= names
+    assert {f"solutions/{p.name}" for p in (ROOT / "solutions").glob("*.ipynb")} <= names
+    assert not [n for n in names if "__pycache__" in n or n.startswith((".venv", "_build", "tests"))]
+    assert modes["setup.sh"] == modes["run_autograder"] == 0o755
+    assert requirements == (ROOT / "requirements.txt").read_bytes()  # the pins, unchanged
+    assert config == {**gradescope.DEFAULTS, "chapter": STEM, "seed": 5}
+    assert b"pip install --quiet -r" in setup and b"--no-deps -e" in setup
+    check = subprocess.run(["bash", "-n", str(unpack(bundle, tmp_path / "ag") / "source" / "setup.sh")],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    again = release.autograder(tmp_path / "again.zip", chapter=STEM, seed=5)
+    assert again.read_bytes() == bundle.read_bytes()  # reproducible
+
+
+def test_run_autograder_writes_results_even_when_python_fails(tmp_path):
+    root = unpack(release.autograder(tmp_path / "autograder.zip"), tmp_path / "autograder")
+    results = run_autograder(root, python="/bin/false")
+    assert results == {"score": 0, "tests": [], "output": "Not graded: the autograder could not "
+                       "start (exit status 1); tell your instructor."}
+
+
+def _notebook(path, chapter=None):
+    nb = nbformat.v4.new_notebook()
+    if chapter:
+        nb.metadata["rnnbook"] = {"chapter": chapter}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_pick_chooses_the_notebook_sensibly(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert gradescope.pick(empty) == (None, "No notebook (.ipynb file) was found in the submission "
+                                            "(it is empty).")
+    (empty / "answers.py").write_text("pass")
+    assert "(it holds: answers.py)" in gradescope.pick(empty)[1]
+
+    one = tmp_path / "one"
+    (one / ".ipynb_checkpoints").mkdir(parents=True)
+    _notebook(one / ".ipynb_checkpoints" / "work-checkpoint.ipynb", STEM)
+    only = _notebook(one / "anything.ipynb")
+    assert gradescope.pick(one, STEM) == (only, "")  # checkpoints are not submissions
+
+    many = tmp_path / "many"
+    many.mkdir()
+    _notebook(many / "a-scratch.ipynb")
+    tagged = _notebook(many / "homework.ipynb", STEM)
+    assert gradescope.pick(many)[0] == tagged  # the one whose metadata names a chapter
+    named = _notebook(many / f"{STEM}.ipynb")
+    best, note = gradescope.pick(many, STEM)
+    assert best == named  # the file named after the chapter wins
+    assert note == f"Graded {STEM}.ipynb; also submitted, not graded: a-scratch.ipynb, homework.ipynb."
+
+
+@pytest.mark.slow
+def test_run_autograder_as_gradescope_runs_it(tmp_path):
+    """One submission with an extra notebook: the right one is graded, results.json is written;
+    then a submission without any notebook still gets a results.json."""
+    bundle = release.autograder(tmp_path / "autograder.zip", chapter=STEM, seed=5)
+    root = unpack(bundle, tmp_path / "autograder")
+    shutil.copy(SOLUTION, root / "submission" / f"{STEM}.ipynb")
+    shutil.copy(LEARNER, root / "submission" / "old-draft.ipynb")
+    results = run_autograder(root)
+    assert results["score"] == 6
+    assert results["extra_data"]["seed"] == 5 and results["extra_data"]["chapter"] == STEM
+    assert "isolation" in results["extra_data"]  # walls, or why not (Gradescope: often none)
+    assert results["output"].startswith(f"Graded {STEM}.ipynb; also submitted, not graded: "
+                                        "old-draft.ipynb.")
+    assert [t["name"] for t in results["tests"]] == [
+        f"Exercise {ex.number} {ex.name}" for ex in source.exercises(source.read(SOLUTION))]
+    for test in results["tests"]:
+        assert set(test) == {"name", "score", "max_score", "output", "visibility"}
+    assert (root / "submission" / f"{STEM}.ipynb").read_bytes() == SOLUTION.read_bytes()
+
+    for path in (root / "submission").iterdir():
+        path.unlink()
+    (root / "submission" / "answers.py").write_text("def split_kernel(k, d): ...\n")
+    (root / "results" / "results.json").unlink()
+    results = run_autograder(root)
+    assert results["score"] == 0 and results["tests"] == []
+    assert results["output"] == ("Not graded: No notebook (.ipynb file) was found in the "
+                                 "submission (it holds: answers.py).")
+

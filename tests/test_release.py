@@ -1,0 +1,101 @@
+"""The learner release (``make release``): what students get holds no solution, and works.
+
+The release is built once (``python -m rnnbook.release learners``) into a temporary folder. No
+file in it may carry the solution markers or a solution line; the package may share the odd
+line with a solution (a check's mistake model computes a near-solution), but not most of one.
+A learner notebook from the release then runs in a real kernel against the release's own
+``rnnbook`` (PYTHONPATH and the working folder point into the release).
+"""
+import pathlib
+import tomllib
+
+import nbclient
+import nbformat
+import pytest
+
+from conftest import ROOT
+from rnnbook import release, source
+
+SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+MIN = 12  # lines this short ("return h", "c, h = state") say nothing about a solution
+
+
+def solution_lines(ex, nb):
+    """The distinct code lines (comments dropped) of an exercise's solution, long enough to tell."""
+    body = nb.cells[ex.cell].source.split(source.BEGIN, 1)[1].split(source.END, 1)[0]
+    return {line.split("#")[0].strip() for line in body.splitlines()} - {""}
+
+
+EXERCISES = [(path, ex) for path in SOLUTIONS for ex in source.exercises(source.read(path))]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return release.learners(tmp_path_factory.mktemp("release") / "release")
+
+
+def files(folder):
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def test_release_layout(built):
+    names = {str(p.relative_to(built)) for p in files(built)}
+    assert {"README.md", "requirements.txt", "pyproject.toml", "rnnbook/__init__.py",
+            "rnnbook/checking.py", "rnnbook/checks/ch01.py"} <= names
+    assert {f"notebooks/{p.name}" for p in SOLUTIONS} <= names
+    assert not (built / "solutions").exists() and not (built / "book").exists()
+    for module in release.INSTRUCTOR_MODULES:  # the grader reads solutions/: not for students
+        assert not (built / "rnnbook" / module).exists(), module
+    config = tomllib.loads((built / "pyproject.toml").read_text())
+    for package in config["tool"]["setuptools"]["packages"]:  # what `pip install -e .` installs
+        assert (built / package.replace(".", "/") / "__init__.py").exists(), package
+    assert "pytest" not in config.get("tool", {})
+    assert (built / "requirements.txt").read_text() == (ROOT / "requirements.txt").read_text()
+    readme = (built / "README.md").read_text()
+    assert "pip install --no-deps -e ." in readme and "jupyter lab notebooks/" in readme
+
+
+def test_release_has_no_solution_markers(built):
+    for path in files(built):
+        text = path.read_text(errors="replace")
+        assert source.BEGIN not in text and source.END not in text, path
+        assert "BEGIN SOLUTION" not in text, path
+
+
+@pytest.mark.parametrize(("path", "ex"), EXERCISES, ids=lambda v: getattr(v, "name", ""))
+def test_release_holds_no_solution_code(built, path, ex):
+    """No solution line in the notebooks or the README; no file in the package holds most of
+    a solution (every file: its lines, comments dropped, stripped)."""
+    lines = {line for line in solution_lines(ex, source.read(path)) if len(line) > MIN}
+    for target in files(built):
+        held = {line.split("#")[0].strip() for line in target.read_text(errors="replace").splitlines()}
+        shared = lines & held
+        if target.suffix == ".py":
+            assert len(shared) * 2 < len(lines) or not lines, (
+                f"{target.relative_to(built)} holds most of the solution of {ex.number} {ex.name}: "
+                f"{sorted(shared)}")
+        else:
+            assert not shared, f"{target.relative_to(built)}: {sorted(shared)}"
+
+
+@pytest.mark.slow
+def test_learner_notebook_from_the_release_runs_its_checks(built, monkeypatch):
+    """Chapter 1's learner notebook from the release, with one exercise solved: that check
+    passes, the others ask for their function, and `rnnbook` is the release's copy."""
+    path = built / "notebooks" / "01-basic-rnn-cell.ipynb"
+    nb = source.read(path)
+    solved = source.read(ROOT / "solutions" / path.name)
+    first = source.exercises(solved)[0]
+    nb.cells[first.cell].source = solved.cells[first.cell].source  # the learner solved 1.1
+    nb.cells.append(nbformat.v4.new_code_cell("import rnnbook\nprint(rnnbook.__file__)"))
+    monkeypatch.setenv("PYTHONPATH", str(built))
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
+                      if o.output_type == "stream")
+    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert pathlib.Path(printed.strip().splitlines()[-1]) == built / "rnnbook" / "__init__.py"
+    assert f"✓ Exercise {first.number} `{first.name}` matches TensorFlow" in printed
+    for ex in source.exercises(solved)[1:]:
+        assert f"`{ex.name}` is not written yet" in printed, ex.name
+
