@@ -155,10 +155,6 @@ def _real(path):
     return os.path.realpath(str(path))
 
 
-def _under(path, folder):
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 @dataclass
 class Walls:
     """What every child of one grading run is kept from: see :mod:`rnnbook.isolate`.
@@ -184,7 +180,8 @@ class Walls:
         needed |= {_real(p) for p in sysconfig.get_paths().values()}
         needed |= set(_case_paths(cases))  # files a trial names (read by the learner's function)
         covered = hide + list(SCRATCH_MB)
-        readonly = sorted(p for p in needed if os.path.exists(p) and any(_under(p, h) for h in covered))
+        readonly = sorted(p for p in needed
+                          if os.path.exists(p) and any(isolate.under(p, h) for h in covered))
         absent = [str(ROOT / "solutions"), str(ROOT / ".git"), _real(out)] + [_real(s.path) for s in subs]
         return cls(hide, readonly, absent)
 

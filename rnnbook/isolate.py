@@ -109,6 +109,11 @@ def readonly_everything():
                 raise
 
 
+def under(path, folder):
+    """Whether ``path`` is ``folder`` or inside it (both absolute, as strings)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def _makedirs(path, file=False):
     if os.path.lexists(path):
         return
@@ -135,16 +140,23 @@ def build(spec):
     # Outer folders first; at the same depth hide before bringing back.
     order = {"hide": 0, "scratch": 0, "readonly": 1, "writable": 1}
     ops.sort(key=lambda op: (op[0].rstrip("/").count("/"), order[op[1]], op[0]))
-    hidden = []
+    hidden, fresh = [], []  # tmpfs mounted here: hidden folders, and all (scratch too)
     for path, kind, size in ops:
         if kind == "hide":
             if not os.path.isdir(path):
-                continue  # already out of sight (inside a hidden folder) or never there
+                if not any(under(path, f) for f in fresh):
+                    continue  # never there
+                # Out of sight under a tmpfs of ours, but what comes back into it (say, the
+                # repository's rnnbook/ when the repository lives under /tmp) needs a read-only
+                # folder around it, not a writable one on the scratch /tmp.
+                _makedirs(path)
             mount("none", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
             hidden.append(path)
+            fresh.append(path)
         elif kind == "scratch":
             _makedirs(path)
             mount("none", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size}m,mode=1777")
+            fresh.append(path)
         else:
             _makedirs(path, file=not os.path.isdir(f"/proc/self/fd/{kept[path]}"))
             mount(f"/proc/self/fd/{kept[path]}", path, None, MS_BIND | MS_REC)
