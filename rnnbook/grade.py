@@ -753,4 +753,9 @@ def gradebook(rows, tables):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Every report is written and closed by now: skip TensorFlow's teardown at exit (about a
+    # second of the grader's wall time, see `make bench`).
+    os._exit(status)
