@@ -26,28 +26,29 @@ def notebook_functions(nb):
     return namespace
 
 
-@pytest.fixture(scope="session")
-def solutions():
-    """stem -> namespace of the solutions notebook (functions defined by running it)."""
+def _per_stem(notebook):
+    """stem -> namespace of ``notebook(stem)`` after running it, each run once per session."""
     cache = {}
 
     def get(stem):
         if stem not in cache:
-            cache[stem] = notebook_functions(source.read(ROOT / "solutions" / f"{stem}.ipynb"))
+            cache[stem] = notebook_functions(notebook(stem))
         return cache[stem]
 
     return get
+
+
+def _solution(stem):
+    return source.read(ROOT / "solutions" / f"{stem}.ipynb")
+
+
+@pytest.fixture(scope="session")
+def solutions():
+    """stem -> namespace of the solutions notebook (functions defined by running it)."""
+    return _per_stem(_solution)
 
 
 @pytest.fixture(scope="session")
 def stubs():
     """stem -> namespace of the learner notebook generated from the solutions notebook."""
-    cache = {}
-
-    def get(stem):
-        if stem not in cache:
-            nb = generate.learner_copy(source.read(ROOT / "solutions" / f"{stem}.ipynb"))
-            cache[stem] = notebook_functions(nb)
-        return cache[stem]
-
-    return get
+    return _per_stem(lambda stem: generate.learner_copy(_solution(stem)))

@@ -6,19 +6,8 @@ trial's random weights. Notation (book/notation.md): ``B`` batch, ``T`` time, ``
 """
 import numpy as np
 
-from rnnbook.checking import Chapter, Exercise, Mistake
+from rnnbook.checking import Chapter, Exercise, Mistake, normal, sizes
 from rnnbook.oracles import run_tf1, tensorflow
-
-
-def _weights(rng, *shape):
-    return rng.normal(0.0, 0.5, size=shape).astype(np.float32)
-
-
-def _sizes(rng, time=False):
-    case = {"B": int(rng.integers(1, 5)), "D": int(rng.integers(1, 6)), "H": int(rng.integers(1, 6))}
-    if time:
-        case["T"] = int(rng.integers(2, 7))
-    return case
 
 
 def _cell(H):
@@ -41,8 +30,8 @@ def _preactivation(case, x, h):
 
 
 def _split_case(rng):
-    case = _sizes(rng)
-    case["kernel"] = _weights(rng, case["D"] + case["H"], case["H"])
+    case = sizes(rng)
+    case["kernel"] = normal(rng, case["D"] + case["H"], case["H"], scale=0.5)
     return case
 
 
@@ -85,12 +74,12 @@ split_kernel = Exercise(
 
 
 def _step_case(rng):
-    case = _sizes(rng)
+    case = sizes(rng)
     B, D, H = case["B"], case["D"], case["H"]
-    case["x"] = rng.normal(size=(B, D)).astype(np.float32)  # (B, D)
-    case["h"] = rng.normal(size=(B, H)).astype(np.float32)  # (B, H)
-    case["kernel"] = _weights(rng, D + H, H)  # (D + H, H)
-    case["bias"] = _weights(rng, H)  # (H,)
+    case["x"] = normal(rng, B, D)  # (B, D)
+    case["h"] = normal(rng, B, H)  # (B, H)
+    case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
+    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
     return case
 
 
@@ -149,12 +138,12 @@ rnn_step = Exercise(
 
 
 def _unroll_case(rng):
-    case = _sizes(rng, time=True)
+    case = sizes(rng, time=True)
     B, T, D, H = case["B"], case["T"], case["D"], case["H"]
-    case["inputs"] = rng.normal(size=(B, T, D)).astype(np.float32)  # (B, T, D), batch-major
-    case["h0"] = rng.normal(size=(B, H)).astype(np.float32)  # (B, H)
-    case["kernel"] = _weights(rng, D + H, H)
-    case["bias"] = _weights(rng, H)
+    case["inputs"] = normal(rng, B, T, D)  # (B, T, D), batch-major
+    case["h0"] = normal(rng, B, H)  # (B, H)
+    case["kernel"] = normal(rng, D + H, H, scale=0.5)
+    case["bias"] = normal(rng, H, scale=0.5)
     return case
 
 
@@ -215,11 +204,11 @@ rnn_unroll = Exercise(
 
 
 def _keras_case(rng):
-    case = _sizes(rng)
+    case = sizes(rng)
     D, H = case["D"], case["H"]
-    case["kernel"] = _weights(rng, D, H)  # Keras 3 SimpleRNNCell: W (D, H)
-    case["recurrent_kernel"] = _weights(rng, H, H)  # U (H, H)
-    case["bias"] = _weights(rng, H)  # (H,)
+    case["kernel"] = normal(rng, D, H, scale=0.5)  # Keras 3 SimpleRNNCell: W (D, H)
+    case["recurrent_kernel"] = normal(rng, H, H, scale=0.5)  # U (H, H)
+    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
     return case
 
 

@@ -16,28 +16,12 @@ import tempfile
 import numpy as np
 
 from rnnbook import graphs
-from rnnbook.checking import Chapter, Exercise, Mistake
+from rnnbook.checking import Chapter, Exercise, Mistake, normal, sigmoid, sizes
 from rnnbook.oracles import run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
 KERAS = "ifjo"  # Keras' order i, f, c, o, written with TF1's letters (Keras' c is TF1's j)
 DEFAULT_FORGET_BIAS = 1.0
-
-
-def _weights(rng, *shape):
-    return rng.normal(0.0, 0.5, size=shape).astype(np.float32)
-
-
-def _normal(rng, *shape):
-    return rng.normal(size=shape).astype(np.float32)
-
-
-def _sizes(rng):
-    return {"B": int(rng.integers(1, 5)), "D": int(rng.integers(1, 6)), "H": int(rng.integers(1, 6))}
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 # --- The gates in the real graph -------------------------------------------------------------
@@ -240,11 +224,11 @@ split_ops_in_event_file = Exercise(
 
 
 def _weights_case(rng):
-    case = _sizes(rng)
+    case = sizes(rng)
     del case["B"]  # the weights have no batch
     D, H = case["D"], case["H"]
-    case["kernel"] = _weights(rng, D + H, 4 * H)  # (D + H, 4H)
-    case["bias"] = _weights(rng, 4 * H)  # (4H,)
+    case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H)
+    case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
     return case
 
 
@@ -318,12 +302,12 @@ gate_weights = Exercise(
 
 
 def _gates_case(rng):
-    case = _sizes(rng)
+    case = sizes(rng)
     B, D, H = case["B"], case["D"], case["H"]
-    case["x"] = _normal(rng, B, D)  # (B, D)
-    case["h"] = _normal(rng, B, H)  # (B, H)
-    case["kernel"] = _weights(rng, D + H, 4 * H)  # (D + H, 4H)
-    case["bias"] = _weights(rng, 4 * H)  # (4H,)
+    case["x"] = normal(rng, B, D)  # (B, D)
+    case["h"] = normal(rng, B, H)  # (B, H)
+    case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H)
+    case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
     return case
 
 
@@ -377,8 +361,8 @@ lstm_gates = Exercise(
         Mistake(
             "these are activations: the Split op's outputs are the pre-activations; sigmoid and "
             "tanh come after the split.",
-            lambda c: (lambda i, j, f, o: (_sigmoid(i), np.tanh(j), _sigmoid(f + DEFAULT_FORGET_BIAS),
-                                           _sigmoid(o)))(*_split(_z(c))),
+            lambda c: (lambda i, j, f, o: (sigmoid(i), np.tanh(j), sigmoid(f + DEFAULT_FORGET_BIAS),
+                                           sigmoid(o)))(*_split(_z(c))),
         ),
     ),
 )
@@ -389,7 +373,7 @@ lstm_gates = Exercise(
 
 def _step_case(rng):
     case = _gates_case(rng)
-    case["c"] = _normal(rng, case["B"], case["H"])  # (B, H)
+    case["c"] = normal(rng, case["B"], case["H"])  # (B, H)
     case["forget_bias"] = float(rng.choice([0.5, 1.0, 1.5, 2.0]))
     return case
 
@@ -403,8 +387,8 @@ def _step_oracle(case):
 def _step(c, x, cc, h, order=GATES, forget=1.0, act_j=np.tanh, act_c=np.tanh, h_from_old_c=False):
     """One BasicLSTMCell step with NumPy, with knobs for the known mistakes; returns (c', h')."""
     i, j, f, o = _in_order(_split(_z(c, x=x, h=h)), order)
-    c_new = cc * _sigmoid(f + forget * c["forget_bias"]) + _sigmoid(i) * act_j(j)
-    h_new = act_c(cc if h_from_old_c else c_new) * _sigmoid(o)
+    c_new = cc * sigmoid(f + forget * c["forget_bias"]) + sigmoid(i) * act_j(j)
+    h_new = act_c(cc if h_from_old_c else c_new) * sigmoid(o)
     return c_new, h_new
 
 
@@ -415,7 +399,7 @@ STEP_MISTAKES = (
      "is not in the bias variable.", dict(forget=0.0)),
     ("forget_bias is added twice: add it once, inside sigmoid(f + forget_bias).", dict(forget=2.0)),
     ("sigmoid is applied to j: j is the new input (candidate) and goes through tanh; only i, f "
-     "and o are sigmoid gates.", dict(act_j=_sigmoid)),
+     "and o are sigmoid gates.", dict(act_j=sigmoid)),
     ("tanh of the new cell state is missing: h' = tanh(c') * sigmoid(o).",
      dict(act_c=lambda v: v)),
     ("h' uses the old cell state: h' = tanh(c') * sigmoid(o) with the NEW c'.",
@@ -445,12 +429,12 @@ lstm_step = Exercise(
 
 
 def _sequence_case(rng):
-    case = _sizes(rng)
+    case = sizes(rng)
     B, D, H = case["B"], case["D"], case["H"]
     case["T"] = int(rng.integers(2, 6))
-    case["inputs"] = _normal(rng, B, case["T"], D)  # (B, T, D)
-    case["kernel"] = _weights(rng, D + H, 4 * H)  # (D + H, 4H)
-    case["bias"] = _weights(rng, 4 * H)  # (4H,)
+    case["inputs"] = normal(rng, B, case["T"], D)  # (B, T, D)
+    case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H)
+    case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
     case["forget_bias"] = float(rng.choice([0.5, 1.0, 1.5, 2.0]))
     return case
 
@@ -474,7 +458,7 @@ def _activations(c, order=GATES, forget=1.0, act_j=np.tanh, carry=True, time_maj
         x = c["inputs"][:, t]
         cc, h = state
         i, j, f, o = _in_order(_split(_z(c, x=x, h=h)), order)
-        acts = _sigmoid(i), act_j(j), _sigmoid(f + forget * c["forget_bias"]), _sigmoid(o)
+        acts = sigmoid(i), act_j(j), sigmoid(f + forget * c["forget_bias"]), sigmoid(o)
         for k, a in enumerate(acts):
             out[k].append(a)
         c_new = cc * acts[2] + acts[0] * acts[1]

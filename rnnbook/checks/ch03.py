@@ -10,19 +10,11 @@ or the oracle raises. Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`
 """
 import numpy as np
 
-from rnnbook.checking import Chapter, Exercise, Mistake
+from rnnbook.checking import Chapter, Exercise, Mistake, normal, sigmoid
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 
 #: the oracle's own cross-check between TF1 / PyTorch's equations and Keras 3 (float32 loops)
 AGREE = dict(rtol=1e-4, atol=1e-5)
-
-
-def _normal(rng, *shape, scale=0.5):
-    return rng.normal(0.0, scale, size=shape).astype(np.float32)
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 def _blocks(a, order, axis=-1):
@@ -56,7 +48,7 @@ def _split_case(rng):
     P = int(rng.integers(1, 6)) if rng.random() < 0.6 else None  # num_proj, or no projection
     width = H + (P or H)
     return {"B": B, "D": D, "H": H, "num_proj": P,
-            "state": _normal(rng, B, width, scale=1.0)}  # (B, H + P): [c, m]
+            "state": normal(rng, B, width, scale=1.0)}  # (B, H + P): [c, m]
 
 
 def _split_oracle(case):
@@ -111,17 +103,17 @@ def _step_case(rng):
         "cell_clip": round(float(rng.uniform(0.5, 1.5)), 2) if rng.random() < 0.6 else None,
         "proj_clip": round(float(rng.uniform(0.2, 0.8)), 2) if P and rng.random() < 0.7 else None,
         "forget_bias": float(rng.choice([1.0, 1.0, 0.5])),
-        "x": _normal(rng, B, D, scale=1.0),  # (B, D)
-        "c": _normal(rng, B, H, scale=2.0),  # (B, H): large enough for cell_clip to bite
-        "m": _normal(rng, B, P or H, scale=1.0),  # (B, P or H)
-        "kernel": _normal(rng, D + (P or H), 4 * H),  # (D + P, 4H), gates i, j, f, o
-        "bias": _normal(rng, 4 * H),  # (4H,)
+        "x": normal(rng, B, D, scale=1.0),  # (B, D)
+        "c": normal(rng, B, H, scale=2.0),  # (B, H): large enough for cell_clip to bite
+        "m": normal(rng, B, P or H, scale=1.0),  # (B, P or H)
+        "kernel": normal(rng, D + (P or H), 4 * H, scale=0.5),  # (D + P, 4H), gates i, j, f, o
+        "bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
     }
     if peepholes:
         for name in ("w_i_diag", "w_f_diag", "w_o_diag"):
-            case[name] = _normal(rng, H, scale=1.0)  # (H,)
+            case[name] = normal(rng, H, scale=1.0)  # (H,)
     if P:
-        case["projection/kernel"] = _normal(rng, H, P, scale=1.0)  # (H, P)
+        case["projection/kernel"] = normal(rng, H, P, scale=1.0)  # (H, P)
     return case
 
 
@@ -164,12 +156,12 @@ def _step(case, order=(0, 1, 2, 3), forget=True, o_peep_prev=False, peepholes=Tr
     b_f = case["forget_bias"] if forget else 0.0
     peep = case["use_peepholes"] and peepholes
     w = {k: case[k] if peep else 0.0 for k in ("w_i_diag", "w_f_diag", "w_o_diag")}
-    c = (_sigmoid(f + b_f + w["w_f_diag"] * c_prev) * c_prev
-         + _sigmoid(i + w["w_i_diag"] * c_prev) * np.tanh(j))
+    c = (sigmoid(f + b_f + w["w_f_diag"] * c_prev) * c_prev
+         + sigmoid(i + w["w_i_diag"] * c_prev) * np.tanh(j))
     clip = case["cell_clip"]
     if clip is not None and not (clip_after_m or clip_m):
         c = np.clip(c, -clip, clip)
-    m = _sigmoid(o + w["w_o_diag"] * (c_prev if o_peep_prev else c)) * np.tanh(c)
+    m = sigmoid(o + w["w_o_diag"] * (c_prev if o_peep_prev else c)) * np.tanh(c)
     if clip_after_m:
         c = np.clip(c, -clip, clip)
     if clip_m:
@@ -260,18 +252,18 @@ def _sequence_case(rng, kind):
     B, T, D, H = (int(rng.integers(1, 4)), int(rng.integers(2, 5)),
                   int(rng.integers(1, 5)), int(rng.integers(1, 5)))
     case = {"B": B, "T": T, "D": D, "H": H,
-            "inputs": _normal(rng, B, T, D, scale=1.0),  # (B, T, D)
-            "c0": _normal(rng, B, H, scale=1.0),  # (B, H)
-            "h0": _normal(rng, B, H, scale=0.5)}  # (B, H)
+            "inputs": normal(rng, B, T, D, scale=1.0),  # (B, T, D)
+            "c0": normal(rng, B, H, scale=1.0),  # (B, H)
+            "h0": normal(rng, B, H, scale=0.5)}  # (B, H)
     if kind == "tf1":
-        case["kernel"] = _normal(rng, D + H, 4 * H)  # (D + H, 4H), gates i, j, f, o
-        case["bias"] = _normal(rng, 4 * H)  # (4H,)
+        case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H), gates i, j, f, o
+        case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
         case["forget_bias"] = float(rng.choice([1.0, 1.0, 0.5, 2.0]))
     else:  # PyTorch layout, gates i, f, g, o
-        case["weight_ih"] = _normal(rng, 4 * H, D)  # (4H, D)
-        case["weight_hh"] = _normal(rng, 4 * H, H)  # (4H, H)
-        case["bias_ih"] = _normal(rng, 4 * H)  # (4H,)
-        case["bias_hh"] = _normal(rng, 4 * H)  # (4H,)
+        case["weight_ih"] = normal(rng, 4 * H, D, scale=0.5)  # (4H, D)
+        case["weight_hh"] = normal(rng, 4 * H, H, scale=0.5)  # (4H, H)
+        case["bias_ih"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
+        case["bias_hh"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
     return case
 
 
@@ -436,8 +428,8 @@ def pytorch_lstm(case):
         z = (case["inputs"][:, t] @ case["weight_ih"].T + case["bias_ih"]
              + h @ case["weight_hh"].T + case["bias_hh"])  # (B, 4H)
         i, f, g, o = np.split(z, 4, axis=1)
-        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
-        h = _sigmoid(o) * np.tanh(c)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
         outputs.append(h)
     return np.stack(outputs, axis=1), h, c
 

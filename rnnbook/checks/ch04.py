@@ -11,19 +11,11 @@ import collections
 
 import numpy as np
 
-from rnnbook.checking import Chapter, Exercise, Mistake
+from rnnbook.checking import Chapter, Exercise, Mistake, normal, sigmoid
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 
 #: the learner gets states with the same fields as TF1's ``LSTMStateTuple`` (a namedtuple (c, h))
 LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
-
-
-def _f32(rng, *shape, scale=1.0):
-    return (scale * rng.normal(size=shape)).astype(np.float32)
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 # --- NumPy models of the cells (used by the mistake models; tests/test_ch04.py holds them to TF) --
@@ -33,8 +25,8 @@ def tf1_lstm_step(x, c, h, kernel, bias, forget_bias=1.0, order="ijfo"):
     """One ``BasicLSTMCell`` step: ``(c', h')``. ``order`` names the gate blocks of the kernel."""
     z = np.concatenate([x, h], axis=1) @ kernel + bias  # (B, 4H)
     gates = dict(zip(order, np.split(z, 4, axis=1), strict=True))
-    c = c * _sigmoid(gates["f"] + forget_bias) + _sigmoid(gates["i"]) * np.tanh(gates["j"])
-    return c, np.tanh(c) * _sigmoid(gates["o"])
+    c = c * sigmoid(gates["f"] + forget_bias) + sigmoid(gates["i"]) * np.tanh(gates["j"])
+    return c, np.tanh(c) * sigmoid(gates["o"])
 
 
 def tf1_stack_run(inputs, state, kernels, biases, forget_bias=1.0, order="ijfo", layer=-1):
@@ -66,8 +58,8 @@ def keras_lstm_run(inputs, h, c, kernel, recurrent_kernel, bias, order="ifco", f
     for t in range(inputs.shape[1]):
         z = inputs[:, t] @ kernel + h @ recurrent_kernel + bias  # (B, 4H)
         gates = dict(zip(order, np.split(z, 4, axis=1), strict=True))
-        c_new = c * _sigmoid(gates["f"] + forget_bias) + _sigmoid(gates["i"]) * np.tanh(gates["c"])
-        h_new = np.tanh(c_new) * _sigmoid(gates["o"])
+        c_new = c * sigmoid(gates["f"] + forget_bias) + sigmoid(gates["i"]) * np.tanh(gates["c"])
+        h_new = np.tanh(c_new) * sigmoid(gates["o"])
         outputs.append(h_new)
         if carry:
             h, c = h_new, c_new
@@ -91,7 +83,7 @@ def tf_pack(states):
 
 def _state_case(rng):
     L, B, H = (int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 6)))
-    return {"L": L, "B": B, "H": H, "packed": _f32(rng, L, 2, B, H)}  # (L, 2, B, H)
+    return {"L": L, "B": B, "H": H, "packed": normal(rng, L, 2, B, H)}  # (L, 2, B, H)
 
 
 def _as_tuple(case):
@@ -183,11 +175,11 @@ def _chunks_case(rng):
                   int(rng.integers(1, 6)))
     T = int(rng.integers(3, 8))
     case = {"L": L, "B": B, "T": T, "D": D, "H": H, "chunk": int(rng.integers(1, T))}
-    case["inputs"] = _f32(rng, B, T, D)  # (B, T, D)
-    case["state"] = _f32(rng, L, 2, B, H, scale=0.5)  # (L, 2, B, H)
+    case["inputs"] = normal(rng, B, T, D)  # (B, T, D)
+    case["state"] = normal(rng, L, 2, B, H, scale=0.5)  # (L, 2, B, H)
     for k in range(L):
-        case[f"kernel{k}"] = _f32(rng, (D if k == 0 else H) + H, 4 * H, scale=0.5)  # (D_l + H, 4H)
-        case[f"bias{k}"] = _f32(rng, 4 * H, scale=0.5)  # (4H,)
+        case[f"kernel{k}"] = normal(rng, (D if k == 0 else H) + H, 4 * H, scale=0.5)  # (D_l + H, 4H)
+        case[f"bias{k}"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
     return case
 
 
@@ -292,7 +284,7 @@ def _reset_case(rng):
     L, B, H = int(rng.integers(1, 4)), int(rng.integers(2, 6)), int(rng.integers(1, 6))
     ended = np.zeros(B, dtype=bool)
     ended[rng.choice(B, size=int(rng.integers(1, B)), replace=False)] = True  # some, not all
-    return {"L": L, "B": B, "H": H, "state": _f32(rng, L, 2, B, H), "ended": ended}
+    return {"L": L, "B": B, "H": H, "state": normal(rng, L, 2, B, H), "ended": ended}
 
 
 def _reset_oracle(case):
@@ -376,7 +368,7 @@ def _zero_units(case):
 def _batches_case(rng):
     B, steps, n = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(2, 5))
     extra = int(rng.integers(0, B * steps))  # a tail that does not fill a batch
-    return {"batch_size": B, "steps": steps, "series": _f32(rng, B * steps * n + extra)}
+    return {"batch_size": B, "steps": steps, "series": normal(rng, B * steps * n + extra)}
 
 
 def row_continuous(series, batch_size, steps):
@@ -392,7 +384,7 @@ def keras_continuity_error(batches, rows, units=2, seed=0):
     the whole sequences the batch rows should continue. Zero when row i of every batch continues
     row i of the batch before it, through row i of ``rows``."""
     rng = np.random.default_rng(seed)
-    weights = [_f32(rng, 1, 4 * units), _f32(rng, units, 4 * units), _f32(rng, 4 * units)]
+    weights = [normal(rng, 1, 4 * units), normal(rng, units, 4 * units), normal(rng, 4 * units)]
     pieces = run_keras_lstm([batch[:, :, None] for batch in batches], weights, stateful=True)
     joined = np.concatenate([outputs for outputs, _, _ in pieces], axis=1)  # (B, n*S, units)
     whole = run_keras_lstm(np.asarray(rows)[:, :, None], weights)[0]  # (B, n*S, units)
@@ -459,12 +451,12 @@ def _stream_case(rng):
                   int(rng.integers(1, 6)))
     return {
         "B": B, "T": T, "D": D, "H": H,
-        "inputs": _f32(rng, B, T, D),  # (B, T, D): step t arrives as inputs[:, t]
-        "h": _f32(rng, B, H, scale=0.5),  # (B, H)
-        "c": _f32(rng, B, H, scale=0.5),  # (B, H)
-        "kernel": _f32(rng, D, 4 * H, scale=0.5),  # (D, 4H)
-        "recurrent_kernel": _f32(rng, H, 4 * H, scale=0.5),  # (H, 4H)
-        "bias": _f32(rng, 4 * H, scale=0.5),  # (4H,)
+        "inputs": normal(rng, B, T, D),  # (B, T, D): step t arrives as inputs[:, t]
+        "h": normal(rng, B, H, scale=0.5),  # (B, H)
+        "c": normal(rng, B, H, scale=0.5),  # (B, H)
+        "kernel": normal(rng, D, 4 * H, scale=0.5),  # (D, 4H)
+        "recurrent_kernel": normal(rng, H, 4 * H, scale=0.5),  # (H, 4H)
+        "bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
     }
 
 
