@@ -190,19 +190,25 @@ def describe(case):
                      for k, v in case.items() if isinstance(v, scalars))
 
 
-def kind(value):
+def kind(value, parts=()):
+    """How a value looks, in words: ``array of shape (3, 4), dtype float32``, ``a sequence of 2
+    (W, U)``."""
     if isinstance(value, np.ndarray):
         return f"array of shape {value.shape}, dtype {value.dtype}"
     if isinstance(value, list):
-        return f"a sequence of {len(value)}"
+        named = f" ({', '.join(parts)})" if len(parts) == len(value) else ""
+        return f"a sequence of {len(value)}{named}"
     return f"{type(value).__name__} {value!r}"
 
 
 def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
     """``None`` when ``got`` matches ``expected``; otherwise what differs, in a few lines."""
+    if got is None and expected is not None:
+        return (f"{path}: expected {kind(expected, parts)}, got None: the function returns "
+                "nothing; end it with `return ...`")
     if isinstance(expected, list):
         if not isinstance(got, list):
-            return f"{path}: expected {kind(expected)}, got {kind(got)}"
+            return f"{path}: expected {kind(expected, parts)}, got {kind(got)}"
         if len(got) != len(expected):
             return f"{path}: expected {len(expected)} items, got {len(got)}"
         for k, (e, g) in enumerate(zip(expected, got, strict=True)):

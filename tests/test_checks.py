@@ -67,3 +67,11 @@ def test_same_seed_same_cases(stem, name):
         assert ca.keys() == cb.keys()
         for key in ca:
             assert np.array_equal(ca[key], cb[key])
+
+
+@pytest.mark.parametrize("stem,name", EXERCISES)
+def test_a_missing_return_is_named(stem, name):
+    """The commonest slip: the function computes its answer and forgets to return it."""
+    outcome = run(stem, name, lambda *args, **kwargs: None)
+    assert not outcome.passed
+    assert "returns nothing; end it with `return ...`" in outcome.message, outcome.message
