@@ -53,7 +53,7 @@ import numpy as np
 
 from rnnbook import __version__, checks, isolate, source
 from rnnbook.checking import Outcome, evaluate
-from rnnbook.environment import TF_ENV
+from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.sandbox import decode, encode
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -94,6 +94,8 @@ class Submission:
     notes: list = field(default_factory=list)  # what happened to the cells
     answers: dict = field(default_factory=dict)  # exercise name -> list of answers | limit message
     error: str = ""
+    seconds: float = 0.0  # wall time of its children, in all
+    peak_mb: float = 0.0  # largest resident memory of one of its children
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,8 +343,9 @@ def _event(line, names):
     return event if ok else None
 
 
-def _run_child(jobdir, workdir, limits, log, walls, names):
-    """Start the sandbox; yield its events; a limit breach yields ``{"limit": message}``."""
+def _run_child(jobdir, workdir, limits, log, walls, names, sub):
+    """Start the sandbox; yield its events; a limit breach yields ``{"limit": message}``. The
+    child's largest resident memory goes into ``sub.peak_mb``."""
     read_fd, write_fd = os.pipe()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RNNBOOK_")}
     env.update(TF_ENV, RNNBOOK_GRADING="1", MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1",
@@ -363,6 +366,7 @@ def _run_child(jobdir, workdir, limits, log, walls, names):
     sel.register(reader, selectors.EVENT_READ)
     buffer = b""
     deadline, current = time.monotonic() + limits.cell_timeout, None
+    last_rss = 0.0
     try:
         while True:
             ready = sel.select(timeout=0.05)
@@ -384,7 +388,12 @@ def _run_child(jobdir, workdir, limits, log, walls, names):
                         deadline = time.monotonic() + span
                     yield event
                 buffer = buffer[-MAX_EVENT:]  # a line this long is not an event
-            if _rss_mb(proc.pid) > limits.memory:
+            # Two readings in a row: while a process forks and execs (uname, fc-list, ...), the
+            # copy's pages count twice for a moment.
+            now = _rss_mb(proc.pid)
+            rss, last_rss = min(now, last_rss), now
+            sub.peak_mb = max(sub.peak_mb, rss)
+            if rss > limits.memory:
                 _kill(proc)
                 yield {"limit": f"went over the memory limit of {limits.memory} MB", "at": current}
                 return
@@ -433,6 +442,7 @@ def run_submission(sub, cases_by_name, limits, walls, work):
     """Fill ``sub.answers`` by running the submission in as many children as it takes."""
     pending = list(cases_by_name)
     skip = set()
+    started = time.monotonic()
     try:
         work.mkdir()
         for attempt in range(len(sub.cells) + len(pending) + 2):
@@ -445,7 +455,7 @@ def run_submission(sub, cases_by_name, limits, walls, work):
             os.chmod(workdir, 0o777)
             _write_job(jobdir, sub, pending, skip, cases_by_name)
             with open(jobdir / "output.log", "wb") as log:
-                events = list(_run_child(jobdir, workdir, limits, log, walls, set(pending)))
+                events = list(_run_child(jobdir, workdir, limits, log, walls, set(pending), sub))
             if walls.command and events == [{"ended": isolate.FAILED}]:
                 why = _last_line(jobdir / "output.log")
                 print(f"grade: error: {sub.path}: {why}", file=_stderr())
@@ -464,6 +474,7 @@ def run_submission(sub, cases_by_name, limits, walls, work):
         sub.error = f"{sub.path}: the grader failed on this submission ({type(error).__name__}: {error})"
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        sub.seconds = time.monotonic() - started
 
 
 def _last_line(path):
@@ -672,7 +683,8 @@ def grade(args):
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
     try:
         oracle = {}
-        oracle_thread = threading.Thread(target=lambda: oracle.update(expected_answers(chapters, seed)))
+        oracle_thread = threading.Thread(
+            target=lambda: oracle.update(call_with_roomy_stack(expected_answers, chapters, seed)))
         oracle_thread.start()  # TensorFlow computes the expected answers while the children run
         walls = Walls.around(work, subs, args.out, cases).build(work) if gradable else None
         if walls and not walls.command:
@@ -720,10 +732,11 @@ def grade(args):
 
 
 def progress(done, total, sub, seconds, width=20):
-    """One line per finished submission: a bar, the count, which one, seconds so far."""
+    """One line per finished submission: a bar, the count, which one, what it took (seconds and
+    peak memory: see --timeout and --memory), seconds so far."""
     filled = round(width * done / total)
-    return (f"grade: [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {sub.path.name} "
-            f"({seconds:.0f} s)")
+    return (f"grade: [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {sub.path.name}: "
+            f"{sub.seconds:.1f} s, peak {sub.peak_mb:.0f} MB ({seconds:.0f} s in all)")
 
 
 def _guard_this_process():

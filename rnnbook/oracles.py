@@ -6,7 +6,14 @@ on in the process, so Keras 3 code keeps working in the same notebook); Keras 3 
 """
 import numpy as np
 
+from rnnbook.environment import import_heavy
 from rnnbook.environment import import_tensorflow as tensorflow
+
+
+def keras3():
+    """Keras 3 (``import keras``, after TensorFlow and as quickly as it can be imported)."""
+    tensorflow()
+    return import_heavy("keras")
 
 
 def _f32(value):
@@ -88,9 +95,7 @@ def run_keras_lstm(inputs, weights, initial_state=None, **options):
     ``outputs`` is ``(B, T, H)``. The layer is built for the first chunk's full shape, batch
     size included, as a stateful layer needs. Runs eagerly.
     """
-    tensorflow()
-    import keras
-
+    keras = keras3()
     chunks = [_f32(x) for x in inputs] if isinstance(inputs, (list, tuple)) else [_f32(inputs)]
     if isinstance(weights, dict):
         weights = [weights["kernel"], weights["recurrent_kernel"], weights["bias"]]

@@ -122,4 +122,6 @@ def main(jobdir, events_fd):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    from rnnbook.environment import call_with_roomy_stack
+
+    call_with_roomy_stack(main, sys.argv[1], sys.argv[2])

@@ -13,9 +13,16 @@ lines from ``# BEGIN SOLUTION`` to ``# END SOLUTION`` are the solution; the lear
 a stub in their place. Cells tagged ``solution`` (worked explanations) are left out of it.
 """
 import re
+import sys
 from dataclasses import dataclass
 
-import nbformat
+# nbformat validates with jsonschema, which imports rfc3987_syntax when it is installed (the
+# Jupyter packages ask for it); that builds about 35 Lark parsers at import, 1.5 s of every
+# tool's start-up (python-jsonschema/jsonschema#1428). No notebook schema uses the "iri" formats
+# it checks, so these processes (generator, grader, release) do without it.
+sys.modules.setdefault("rfc3987_syntax", None)
+
+import nbformat  # noqa: E402
 
 HEADER = re.compile(r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?\)\s*$")
 DEF = re.compile(r"^def (?P<name>\w+)\(", re.MULTILINE)

@@ -4,26 +4,32 @@ Every oracle runs TensorFlow's real ``BasicRNNCell`` (or Keras 3's ``SimpleRNNCe
 trial's random weights. Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth,
 ``H`` num_units; ``kernel`` is ``(D + H, H)`` with ``W = kernel[:D]`` and ``U = kernel[D:]``.
 """
+import functools
+
 import numpy as np
 
 from rnnbook.checking import Chapter, Exercise, Mistake, normal, sizes
-from rnnbook.oracles import run_tf1, tensorflow
+from rnnbook.oracles import keras3, run_tf1, tensorflow
 
 
 def _cell(H):
     return lambda: tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
 
 
+@functools.cache
+def _tanh_input():
+    """The name of the tensor the cell feeds to tanh, read once from a small real cell's graph."""
+    tf = tensorflow()
+    with tf.Graph().as_default() as graph:
+        cell = tf.compat.v1.nn.rnn_cell.BasicRNNCell(2)
+        cell(tf.zeros([1, 3]), tf.zeros([1, 2]))
+        return [op.inputs[0].name for op in graph.get_operations() if op.type == "Tanh"]
+
+
 def _preactivation(case, x, h):
     """``[x, h] @ kernel + bias`` read from the real cell's graph (the tensor before tanh)."""
-    tf = tensorflow()
-    names = None
-    with tf.Graph().as_default() as graph:  # find the name once: the op that feeds tanh
-        cell = tf.compat.v1.nn.rnn_cell.BasicRNNCell(case["H"])
-        cell(tf.zeros([1, case["D"]]), tf.zeros([1, case["H"]]))
-        names = [op.inputs[0].name for op in graph.get_operations() if op.type == "Tanh"]
     weights = {"kernel": case["kernel"], "bias": case.get("bias", np.zeros(case["H"], np.float32))}
-    return run_tf1(_cell(case["H"]), x, h, weights, fetch=names)[2]
+    return run_tf1(_cell(case["H"]), x, h, weights, fetch=_tanh_input())[2]
 
 
 # --- Exercise 1.1: split the kernel ----------------------------------------------------------
@@ -38,9 +44,10 @@ def _split_case(rng):
 def _split_oracle(case):
     """W is what the cell multiplies x by, U what it multiplies h by: probe with identity rows."""
     D, H = case["D"], case["H"]
-    W = _preactivation(case, np.eye(D, dtype=np.float32), np.zeros((D, H), np.float32))
-    U = _preactivation(case, np.zeros((H, D), np.float32), np.eye(H, dtype=np.float32))
-    return W, U
+    x = np.concatenate([np.eye(D), np.zeros((H, D))]).astype(np.float32)  # (D + H, D)
+    h = np.concatenate([np.zeros((D, H)), np.eye(H)]).astype(np.float32)  # (D + H, H)
+    z = _preactivation(case, x, h)  # (D + H, H): one probe row per row of the kernel, no bias
+    return z[:D], z[D:]
 
 
 split_kernel = Exercise(
@@ -214,9 +221,7 @@ def _keras_case(rng):
 
 def _keras_oracle(case):
     """Probe Keras 3's own SimpleRNNCell (activation off) for what multiplies x, h and 1."""
-    tensorflow()
-    import keras
-
+    keras = keras3()
     D, H = case["D"], case["H"]
     cell = keras.layers.SimpleRNNCell(H, activation=None)
     cell.build((None, D))
