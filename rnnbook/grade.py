@@ -682,10 +682,6 @@ def grade(args):
     args.out.mkdir(parents=True, exist_ok=True)  # before any child starts: hidden from them
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
     try:
-        oracle = {}
-        oracle_thread = threading.Thread(
-            target=lambda: oracle.update(call_with_roomy_stack(expected_answers, chapters, seed)))
-        oracle_thread.start()  # TensorFlow computes the expected answers while the children run
         walls = Walls.around(work, subs, args.out, cases).build(work) if gradable else None
         if walls and not walls.command:
             print(f"grade: note: submissions run without walls here ({walls.note}): each can read "
@@ -699,6 +695,10 @@ def grade(args):
             started = time.monotonic()
             futures = {pool.submit(run_submission, s, cases[s.chapter], limits, walls, work / f"sub{k}"): s
                        for k, s in enumerate(gradable)}
+            oracle = {}  # TensorFlow computes the expected answers while the children run
+            oracle_thread = threading.Thread(target=_compute_oracle,
+                                             args=(oracle, chapters, seed, min(workers, len(gradable))))
+            oracle_thread.start()
             for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 future.result()
                 print(progress(done, len(gradable), futures[future], time.monotonic() - started),
@@ -729,6 +729,17 @@ def grade(args):
             print(f"{sub.path.name}: {results['score']:g} / {results['extra_data']['max_score']}",
                   file=_stderr())
     return 1 if any(s.error for s in subs) else 0
+
+
+def _compute_oracle(into, chapters, seed, children):
+    """Fill ``into`` with :func:`expected_answers`, once the first ``children`` children run.
+
+    Importing TensorFlow holds the GIL for long stretches (loading its libraries): begun first,
+    it would hold up starting the children, whose threads need the GIL to start them."""
+    deadline = time.monotonic() + 2
+    while len(_live) < children and time.monotonic() < deadline:
+        time.sleep(0.01)
+    into.update(call_with_roomy_stack(expected_answers, chapters, seed))
 
 
 def progress(done, total, sub, seconds, width=20):
