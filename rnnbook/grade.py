@@ -143,6 +143,10 @@ UNSHARE = ["--user", "--map-root-user", "--mount", "--pid", "--net", "--ipc"]
 DEVICES = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
 DEV_LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
              "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"}
+#: A child's thread pools, one thread each: --workers children share the cores, and idle
+#: OpenBLAS threads spin on a core before they sleep. (TensorFlow's inter-op pool keeps its
+#: default: a graph that waits on another op needs a second thread.)
+ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
 SCRATCH_MB = {"/tmp": 128, "/dev/shm": 64}  # private to each child; its working folder too:
 WORK_MB = 256
 
@@ -349,7 +353,7 @@ def _run_child(jobdir, workdir, limits, log, walls, names, sub):
     read_fd, write_fd = os.pipe()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RNNBOOK_")}
     env.update(TF_ENV, RNNBOOK_GRADING="1", MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1",
-               HOME=str(workdir))
+               HOME=str(workdir), **ONE_CORE)
     if walls.command:
         env["TMPDIR"] = "/tmp"  # the child's private /tmp
     command = [*walls.wrap(jobdir, workdir), sys.executable, "-I", "-c", SANDBOX, str(jobdir),
@@ -777,6 +781,9 @@ def gradebook(rows, tables):
 
 
 if __name__ == "__main__":
+    # This process never draws. Keras 3, imported here for some oracles, imports matplotlib.pyplot
+    # whenever it can (for its plotting utilities): most of Keras' import time.
+    sys.modules.setdefault("matplotlib", None)
     status = main()
     sys.stdout.flush()
     sys.stderr.flush()

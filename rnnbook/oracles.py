@@ -24,19 +24,22 @@ def load_weights(session, variables, weights):
     """Assign ``weights`` (name suffix -> array) to ``variables``; every variable gets one.
 
     The longest matching suffix wins, so ``"kernel"`` and ``"projection/kernel"`` can be given
-    together: ``rnn/lstm_cell/projection/kernel`` takes the second.
+    together: ``rnn/lstm_cell/projection/kernel`` takes the second. One ``session.run`` feeds
+    each variable's initializer its value (what ``Variable.load`` does, one variable a run).
     """
     unused = dict(weights)
+    feed = {}
     for var in variables:
         name = var.op.name
         keys = [k for k in weights if name == k or name.endswith("/" + k)]
         if not keys:
             raise KeyError(f"variable {name} matches none of {sorted(weights)}")
         key = max(keys, key=len)
-        var.load(_f32(weights[key]), session)
+        feed[var.initializer.inputs[1]] = _f32(weights[key])
         unused.pop(key, None)
     if unused:
         raise KeyError(f"weights {sorted(unused)} match no variable of the cell")
+    session.run([var.initializer for var in variables], feed)
 
 
 def run_tf1(make_cell, inputs, state=None, weights=None, mode="step", fetch=()):
@@ -75,8 +78,9 @@ def run_tf1(make_cell, inputs, state=None, weights=None, mode="step", fetch=()):
             raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
         extra = [graph.get_tensor_by_name(name) for name in fetch]
         with v1.Session(graph=graph) as session:
-            session.run(v1.global_variables_initializer())
-            if weights is not None:
+            if weights is None:
+                session.run(v1.global_variables_initializer())
+            else:
                 load_weights(session, v1.global_variables(), weights)
             return tuple(session.run([output, final, *extra], feed))
 
