@@ -38,3 +38,55 @@ def test_setup_after_tensorflow_says_so_in_one_sentence():
 def test_setup_without_tensorflow_does_not_import_it():
     done = run("import sys, rnnbook\nrnnbook.setup(tensorflow=False)\nprint('tensorflow' in sys.modules)")
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_import_heavy_leaves_the_collector_on_and_what_it_imported_frozen():
+    done = run(
+        "import gc, sys\n"
+        "from rnnbook.environment import import_heavy\n"
+        "before = gc.get_freeze_count()\n"
+        "mod = import_heavy('json')\n"
+        "print(mod is sys.modules['json'], gc.isenabled(), gc.get_freeze_count() > before)\n"
+        "gc.disable()\n"
+        "import_heavy('csv')\n"
+        "print(gc.isenabled())\n"  # (it was off: it stays off)
+        "frozen = gc.get_freeze_count()\n"
+        "import_heavy('json')\n"
+        "print(gc.get_freeze_count() == frozen)\n")  # already imported: nothing frozen again
+    assert done.stdout.split() == ["True", "True", "True", "False", "True"], done.stderr
+
+
+def test_call_with_roomy_stack_passes_arguments_and_errors_through():
+    from rnnbook.environment import call_with_roomy_stack
+
+    assert call_with_roomy_stack(divmod, 7, 2) == (3, 1)
+    with pytest.raises(ZeroDivisionError):
+        call_with_roomy_stack(divmod, 1, 0)
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/strace"), reason="needs strace")
+def test_call_with_roomy_stack_stops_the_frame_stack_thrashing():
+    """A call that sits right on a chunk boundary maps and unmaps a chunk each time on 3.11."""
+    code = (
+        "import sys\n"
+        "from rnnbook.environment import call_with_roomy_stack\n"
+        "def deep(n, k):\n"
+        "    if n:\n"
+        "        return deep(n - 1, k)\n"
+        "    for _ in range(k):\n"
+        "        leaf()\n"
+        "def leaf():\n"
+        "    a = b = c = d = e = f = g = h = 0\n"
+        "    return a\n"
+        "def churn():\n"
+        "    for n in range(1, 400):\n"  # some depths put leaf() across a 16 KB boundary
+        "        deep(n, 20)\n"
+        "call_with_roomy_stack(churn) if sys.argv[1] == 'roomy' else churn()\n")
+    counts = {}
+    for how in ("plain", "roomy"):
+        done = subprocess.run(["strace", "-f", "-e", "trace=munmap", "-o", "/dev/stdout", sys.executable,
+                               "-c", code, how], capture_output=True, text=True, timeout=120)
+        counts[how] = done.stdout.count("munmap(")
+    if sys.version_info < (3, 13):
+        assert counts["plain"] > 200, counts  # the bug is there to fix
+    assert counts["roomy"] < 100, counts

@@ -218,6 +218,8 @@ def test_corpus_outcome(corpus_run, name):
         assert (tests[exercise]["score"], phrase in tests[exercise]["output"]) == (points, True), (
             exercise, tests[exercise]["output"])
     assert report["score"] == expect.score
+    notes = report["output"].split("\nNote: ")[1:]
+    assert len(notes) == len(expect.notes), notes  # and no other note
     for phrase in expect.notes:
         assert phrase in report["output"]
 

@@ -41,7 +41,7 @@ class Expect:
     score: float
     tests: dict = field(default_factory=dict)  # exercise -> (points, phrase in its feedback)
     error: str = ""  # for a file that is not graded: phrase of its one-line error
-    notes: tuple = ()  # phrases of the report's notes
+    notes: tuple = ()  # phrases of the report's notes, one for each (and no other note)
     walls: bool = False  # graded only behind the grader's walls
 
 
@@ -58,8 +58,10 @@ EXPECTED = {
     "endless_loop": Expect(5, _with(tf1_from_keras=(0, "went over the time limit of 5 s"))),
     "endless_cell": Expect(6, FULL, notes=("went over the time limit of 20 s; it was skipped",)),
     "memory_hog": Expect(4, _with(rnn_unroll=(0, "went over the memory limit of 1200 MB"))),
+    "forks_briefly": Expect(6, FULL),
     "os_exit": Expect(5, _with(split_kernel=(0, "ended the process (exit code 3)"))),
-    "sys_exit": Expect(5, _with(tf1_from_keras=(0, "raised SystemExit"))),
+    "sys_exit": Expect(5, _with(tf1_from_keras=(0, "raised SystemExit")),
+                       notes=("raised SystemExit: 1",)),
     "ctypes_crash": Expect(5, _with(split_kernel=(0, "crashed its process (SIGSEGV)"))),
     "crash_in_cell": Expect(6, FULL, notes=("crashed its process (SIGSEGV); it was skipped",)),
     "patch_everything": Expect(0, {name: (0, "") for name in FULL}),
@@ -68,10 +70,13 @@ EXPECTED = {
     "background_process": Expect(6, FULL),
     "deleted_setup": Expect(1, _with(rnn_step=(0, "name 'np' is not defined"),
                                      rnn_unroll=(0, "name 'np' is not defined"),
-                                     tf1_from_keras=(0, "name 'np' is not defined"))),
-    "deleted_exercise": Expect(4, _with(rnn_unroll=(0, "no function called `rnn_unroll`"))),
-    "reordered": Expect(6, FULL),
-    "renamed": Expect(4, _with(rnn_step=(0, "no function called `rnn_step` is defined"))),
+                                     tf1_from_keras=(0, "name 'np' is not defined")),
+                            notes=("name 'check' is not defined",) * len(FULL)),  # check cells
+    "deleted_exercise": Expect(4, _with(rnn_unroll=(0, "no function called `rnn_unroll`")),
+                               notes=("name 'rnn_unroll' is not defined",)),  # its check cell
+    "reordered": Expect(6, FULL, notes=("name 'check' is not defined",) * len(FULL)),
+    "renamed": Expect(4, _with(rnn_step=(0, "no function called `rnn_step` is defined")),
+                      notes=("name 'rnn_step' is not defined",)),
     "wrong_signature": Expect(5, _with(split_kernel=(0, "raised TypeError"))),
     "empty": Expect(0, {name: (0, f"no function called `{name}`") for name in FULL}),
     "invalid_json": Expect(0, error="not a valid notebook"),
@@ -136,6 +141,22 @@ def memory_hog(ctx):
     return _replace(_notebook(), "rnn_unroll", (
         "def rnn_unroll(inputs, h0, kernel, bias):\n    hog = []\n    while True:\n"
         "        hog.append(np.ones(2**24))  # 128 MB a time\n"))
+
+
+def forks_briefly(ctx):
+    """Forks now and then, as TensorFlow does to run uname: for an instant the copy's pages count
+    twice (2 x 720 MB > 1200 MB). Not a breach: the limit needs two readings in a row."""
+    return _append(_notebook(), (
+        "import os, time\n"
+        "big = np.ones(90_000_000)  # 720 MB\n"
+        "for _ in range(8):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        time.sleep(0.03)  # less than the grader's 50 ms between readings\n"
+        "        os._exit(0)\n"
+        "    os.waitpid(pid, 0)\n"
+        "    time.sleep(0.1)\n"
+        "del big\n"))
 
 
 def os_exit(ctx):
