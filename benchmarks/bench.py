@@ -24,7 +24,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from rnnbook.environment import TF_ENV  # noqa: E402
-from rnnbook.grade import _rss_mb  # noqa: E402  (resident memory of a process tree)
+from rnnbook.grade import _rss_mb, collect  # noqa: E402  (memory of a process tree; notebooks)
 
 SOLUTION = ROOT / "solutions" / "01-basic-rnn-cell.ipynb"
 ROUNDS = 5  # pairs of runs, --workers 1 then --workers 2
@@ -80,6 +80,8 @@ def grade(subs, out, workers):
     took, peak, err = measure([sys.executable, "-m", "rnnbook.grade", *map(str, subs), "--out",
                                str(out), "--seed", "0", "--workers", str(workers)])
     each = [(float(m["seconds"]), int(m["mb"])) for m in PROGRESS.finditer(err)]
+    if len(each) != len(collect(map(str, subs))):
+        raise SystemExit("bench: the grader's progress lines no longer give seconds and peak memory")
     return took, peak, each
 
 

@@ -115,6 +115,13 @@ def import_tensorflow():
     return tf
 
 
+def import_keras():
+    """Keras 3 (``tf.keras`` is tf-keras, Keras 2, once the legacy switch is on), imported after
+    TensorFlow and with :func:`import_heavy`."""
+    import_tensorflow()
+    return import_heavy("keras")
+
+
 def setup(seed=0, tensorflow=True):
     """Prepare this process for the book's code and return the ``tensorflow`` module.
 
@@ -131,8 +138,7 @@ def setup(seed=0, tensorflow=True):
     if not tensorflow:
         return None
     tf = import_tensorflow()
-    # Keras 3 (``tf.keras`` is tf-keras, Keras 2, once the legacy switch is on)
-    keras = import_heavy("keras")
+    keras = import_keras()
 
     keras.utils.set_random_seed(seed)  # seeds random, NumPy, TensorFlow and Keras 3
     return tf

@@ -94,7 +94,7 @@ class Submission:
     notes: list = field(default_factory=list)  # what happened to the cells
     answers: dict = field(default_factory=dict)  # exercise name -> list of answers | limit message
     error: str = ""
-    seconds: float = 0.0  # wall time of its children, in all
+    seconds: float = 0.0  # wall time of its grading, all its children included
     peak_mb: float = 0.0  # largest resident memory of one of its children
 
 

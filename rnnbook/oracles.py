@@ -6,14 +6,8 @@ on in the process, so Keras 3 code keeps working in the same notebook); Keras 3 
 """
 import numpy as np
 
-from rnnbook.environment import import_heavy
+from rnnbook.environment import import_keras as keras3
 from rnnbook.environment import import_tensorflow as tensorflow
-
-
-def keras3():
-    """Keras 3 (``import keras``, after TensorFlow and as quickly as it can be imported)."""
-    tensorflow()
-    return import_heavy("keras")
 
 
 def _f32(value):

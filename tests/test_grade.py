@@ -5,6 +5,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -244,6 +245,8 @@ def test_corpus_progress_is_one_line_per_event(corpus_run):
     progress = [line for line in lines if line.startswith("grade: [")]
     assert len(progress) == len(graded)
     assert progress[-1].startswith(f"grade: [{'#' * 20}] {len(graded)}/{len(graded)} ")
+    for line in progress:  # each submission's seconds and peak memory (make bench reads them)
+        assert re.search(r"\.ipynb: \d+\.\d s, peak \d+ MB \(\d+ s in all\)$", line), line
     notes = [line for line in lines if line.startswith("grade: note: ")]  # walls that fell
     assert lines[len(notes)].startswith(
         f"grade: {len(graded)} submissions, 2 at a time, seed 7, walls: ")
