@@ -23,7 +23,7 @@ How it stays fair and safe:
 - The expected answers are computed here, by TensorFlow, and never enter the child; this
   process is not dumpable, so a child cannot read them from its memory. Answers come back as
   JSON and ``.npz`` read with ``allow_pickle=False``: plain data, never unpickled.
-- Points come from the exercise headers in ``solutions/`` (``# Exercise 1.2 (2 points)``), never
+- Points come from the exercise headers in ``solutions/`` (``# Exercise 1.2 (2 points, by hand)``), never
   from the submission. A submission file is only read, never written.
 """
 from __future__ import annotations

@@ -2,13 +2,15 @@
 
 An exercise is a code cell that starts with a header comment and defines the learner's function::
 
-    # Exercise 1.2 (2 points)
+    # Exercise 1.2 (2 points, by hand)
     def rnn_step(x, h, kernel, bias):
         # BEGIN SOLUTION
         ...
         # END SOLUTION
 
-The header sets the exercise's number and points (the grader reads points only from here). The
+The header sets the exercise's number, its points (the grader reads points only from here) and
+its kind: ``by hand`` (NumPy only: TensorFlow, Keras and rnnbook may not be called; the check and
+the grader enforce it) or ``API`` (the learner drives TensorFlow or Keras itself). The
 lines from ``# BEGIN SOLUTION`` to ``# END SOLUTION`` are the solution; the learner's copy gets
 a stub in their place. Cells tagged ``solution`` (worked explanations) are left out of it.
 """
@@ -24,7 +26,10 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 import nbformat  # noqa: E402
 
-HEADER = re.compile(r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?\)\s*$")
+HEADER = re.compile(
+    r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?, (?P<kind>by hand|API)\)\s*$"
+)
+KINDS = ("by hand", "API")
 DEF = re.compile(r"^def (?P<name>\w+)\(", re.MULTILINE)
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 SOLUTION_TAG = "solution"
@@ -40,6 +45,11 @@ class ExerciseCell:
     name: str  # the function the learner writes
     points: int
     cell: int  # index of the code cell in the notebook
+    kind: str = "by hand"  # "by hand" (NumPy only) or "API" (TensorFlow / Keras allowed)
+
+    @property
+    def by_hand(self):
+        return self.kind == "by hand"
 
 
 def read(path):
@@ -64,12 +74,14 @@ def exercises(nb, where="notebook"):
         if not header:
             if first.startswith("# Exercise"):
                 raise SourceError(f"{where}, cell {index}: bad header {first!r}; write "
-                                  "'# Exercise N.K (P points)'")
+                                  "'# Exercise N.K (P points, by hand)' or "
+                                  "'# Exercise N.K (P points, API)'")
             continue
         name = DEF.search(cell.source)
         if not name:
             raise SourceError(f"{where}, cell {index}: exercise {header['number']} defines no function")
-        found.append(ExerciseCell(header["number"], name["name"], int(header["points"]), index))
+        found.append(ExerciseCell(header["number"], name["name"], int(header["points"]), index,
+                                  header["kind"]))
     return found
 
 

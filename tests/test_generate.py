@@ -45,13 +45,13 @@ def _source_nb(*codes, tags=None):
 
 def test_stub_keeps_indentation_and_drops_solution_cells():
     nb = _source_nb(
-        "# Exercise 9.1 (3 points)\ndef f(x):\n    y = 1\n    # BEGIN SOLUTION\n    return x\n"
+        "# Exercise 9.1 (3 points, by hand)\ndef f(x):\n    y = 1\n    # BEGIN SOLUTION\n    return x\n"
         "    # END SOLUTION\n",
         "print('worked answer')", tags=["solution"])
     out = generate.learner_copy(nb)
     assert len(out.cells) == 1
     assert out.cells[0].source == (
-        "# Exercise 9.1 (3 points)\ndef f(x):\n    y = 1\n"
+        "# Exercise 9.1 (3 points, by hand)\ndef f(x):\n    y = 1\n"
         '    raise NotImplementedError("Exercise 9.1: write f")\n')
     assert [(e.number, e.name, e.points) for e in source.exercises(nb)] == [("9.1", "f", 3)]
 
@@ -60,7 +60,9 @@ def test_stub_keeps_indentation_and_drops_solution_cells():
     ("def f():\n    # BEGIN SOLUTION\n    return 1\n", "never closed"),
     ("def f():\n    return 1\n    # END SOLUTION\n", "without"),
     ("# Exercise 1 (2 points)\ndef f():\n    pass\n", "bad header"),
-    ("# Exercise 1.1 (2 points)\nx = 1\n", "defines no function"),
+    ("# Exercise 1.1 (2 points)\ndef f():\n    pass\n", "bad header"),  # kind missing
+    ("# Exercise 1.1 (2 points, by eye)\ndef f():\n    pass\n", "bad header"),
+    ("# Exercise 1.1 (2 points, API)\nx = 1\n", "defines no function"),
 ])
 def test_broken_sources_are_refused_with_the_reason(code, error):
     with pytest.raises(source.SourceError, match=error):

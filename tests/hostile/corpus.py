@@ -106,7 +106,7 @@ def _replace(nb, name, code):
     """Give exercise ``name`` a new body (its header line is kept)."""
     for ex in source.exercises(nb):
         if ex.name == name:
-            nb.cells[ex.cell].source = f"# Exercise {ex.number} ({ex.points} points)\n{code}"
+            nb.cells[ex.cell].source = f"# Exercise {ex.number} ({ex.points} points, {ex.kind})\n{code}"
             return nb
     raise KeyError(name)
 
