@@ -45,7 +45,8 @@ def submission(tmp_path, name, replace=None, extra=()):
     nb = source.read(SOLUTION)
     for ex in source.exercises(nb):
         if replace and ex.name in replace:
-            nb.cells[ex.cell].source = f"# Exercise {ex.number} ({ex.points} points, {ex.kind})\n" + replace[ex.name]
+            header = f"# Exercise {ex.number} ({ex.points} points, {ex.kind})\n"
+            nb.cells[ex.cell].source = header + replace[ex.name]
     for code in extra:
         nb.cells.append(nbformat.v4.new_code_cell(code))
     path = tmp_path / f"{name}.ipynb"
