@@ -156,6 +156,10 @@ class Chapter:
         answers = [answer(ex, fn, case) for case in cases]
         outcome = evaluate(ex, cases, expected, answers)
         print(outcome.message)
+        if outcome.passed:
+            from rnnbook import record
+
+            record.record(self.stem, ex.number, ex.name)
         return outcome
 
 
