@@ -24,12 +24,21 @@ REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+def toc_entries(entries):
+    """The `file:` of each entry and of its sections, in reading order."""
+    files = []
+    for entry in entries:
+        files.append(entry["file"])
+        files += toc_entries(entry.get("sections", []))
+    return files
+
+
 def toc_files():
-    """Every `file:` of _toc.yml (root first), without extension."""
+    """Every `file:` of _toc.yml (root first, sections after their chapter), without extension."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
     for part in toc["parts"]:
-        files += [entry["file"] for entry in part["chapters"]]
+        files += toc_entries(part["chapters"])
     return files
 
 
@@ -84,6 +93,14 @@ def test_toc_lists_every_chapter_exercise_and_solution_page():
     assert len(files) == len(set(files)), "a page is listed twice"
 
 
+def test_each_chapter_is_followed_by_its_exercises():
+    """Reading order (what the book's "Next" button follows): book/NN, then notebooks/NN."""
+    files = toc_files()
+    for stem in STEMS:
+        chapter = files.index(f"book/{stem}")
+        assert files[chapter + 1] == f"notebooks/{stem}", files[chapter : chapter + 2]
+
+
 def test_bibliography_has_exactly_the_books_keys():
     keys = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(), re.MULTILINE))
     assert keys == BIB_KEYS
@@ -105,6 +122,68 @@ def test_every_citation_and_term_resolves():
             if name not in terms:
                 problems.append(f"{path.relative_to(ROOT)}: {{term}} {name!r} is not in book/glossary.md")
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- lines that fit the column (fast)
+
+#: the longest code or output line a page shows without a scroll bar (STYLE.md; ruff's default)
+MAX_LINE = 88
+#: notebooks whose code and stored outputs are pages of the book
+PAGE_NOTEBOOKS = sorted((ROOT / "book").glob("[0-9]*.ipynb")) + sorted(
+    (ROOT / "solutions").glob("[0-9]*.ipynb"))
+FENCE = re.compile(r"^(```+|~~~+)")
+
+
+def shown_lines(nb):
+    """(where, line) for every line a notebook shows as code: code cells' source, their text
+    outputs (stream, text/plain, tracebacks) and fenced code blocks inside markdown cells."""
+    for number, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            fence = None
+            for line in cell.source.splitlines():
+                opened = FENCE.match(line.strip())
+                if opened and fence is None:
+                    fence = opened.group(1)
+                    if line.strip().startswith(fence + "{"):  # a directive, not code
+                        fence = None
+                elif fence and line.strip().startswith(fence):
+                    fence = None
+                elif fence:
+                    yield f"cell {number} (markdown code block)", line
+            continue
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            yield f"cell {number} (source)", line
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                text = output.text
+            elif output.output_type == "error":
+                text = ANSI.sub("", "\n".join(output.traceback))
+            else:
+                text = output.get("data", {}).get("text/plain", "")
+            for line in text.splitlines():
+                yield f"cell {number} (output)", line
+
+
+@pytest.mark.parametrize("path", PAGE_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_code_and_outputs_fit_the_column(path):
+    nb = nbformat.read(str(path), as_version=4)
+    wide = [f"{where}, {len(line)} characters: {line[:60]}..."
+            for where, line in shown_lines(nb) if len(line) > MAX_LINE]
+    assert not wide, f"{len(wide)} lines longer than {MAX_LINE} characters:\n" + "\n".join(wide)
+
+
+def test_the_width_check_sees_a_wide_line():
+    """The check above can fail: a code line, an output line and a markdown code block line
+    one character too long are each reported; a long markdown prose line is not."""
+    long = "x" * (MAX_LINE + 1)
+    code = nbformat.v4.new_code_cell(f"{long} = 1")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=long + "\n")]
+    text = nbformat.v4.new_markdown_cell(f"{long}\n\n```python\n{long}\n```\n")
+    nb = nbformat.v4.new_notebook(cells=[code, text])
+    found = [where for where, line in shown_lines(nb) if len(line) > MAX_LINE]
+    assert found == ["cell 0 (source)", "cell 0 (output)", "cell 1 (markdown code block)"]
 
 
 # ---------------------------------------------------------------- the built book (slow)
