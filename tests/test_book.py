@@ -7,6 +7,7 @@ every page of the table of contents is there, no page loads a script or a style 
 network, MathJax comes from `_static`, and every exercise renders with its hint collapsed.
 """
 import html.parser
+import os
 import pathlib
 import re
 import shutil
@@ -19,7 +20,8 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-stateful-batching"]
-BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell"}
+BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell",
+            "tfrnncell14", "tf12release"}
 REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -184,6 +186,56 @@ def test_the_width_check_sees_a_wide_line():
     nb = nbformat.v4.new_notebook(cells=[code, text])
     found = [where for where, line in shown_lines(nb) if len(line) > MAX_LINE]
     assert found == ["cell 0 (source)", "cell 0 (output)", "cell 1 (markdown code block)"]
+
+
+# ---------------------------------------------------------------- Chapter 1's table of errors (slow)
+
+
+def chapter1_program_table():
+    """From Chapter 1's markdown: the 2017 program, its diff's hunks (old lines, new lines) and
+    the table's rows (program, stops at, last line of the traceback)."""
+    nb = nbformat.read(str(ROOT / "book" / "01-basic-rnn-cell.ipynb"), as_version=4)
+    text = next(c.source for c in nb.cells
+                if c.cell_type == "markdown" and "## The 2017 program, run today" in c.source)
+    program = re.search(r"```python\n(.*?)```", text, re.DOTALL).group(1)
+    hunks, old, new = [], [], []
+    for line in re.search(r"```diff\n(.*?)```", text, re.DOTALL).group(1).splitlines():
+        if line.startswith("-") and new:
+            hunks.append((old, new))
+            old, new = [], []
+        (old if line.startswith("-") else new).append(line[1:])
+    hunks.append((old, new))
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("| ")][1:]  # without the header
+    return program, hunks, rows
+
+
+@pytest.mark.slow
+def test_chapter1_table_of_errors_is_what_tensorflow_prints():
+    """Each version of the 2017 program stops with the error the chapter's table shows, and
+    the last, with tf-keras and TF_USE_LEGACY_KERAS=1, prints the zeros it shows."""
+    program, hunks, rows = chapter1_program_table()
+    assert len(hunks) == 2 and len(rows) == 4
+    versions = [program]
+    for old, new in hunks:
+        assert "\n".join(old) in versions[-1], old
+        versions.append(versions[-1].replace("\n".join(old), "\n".join(new)))
+    versions.append(versions[-1])  # the same code, with the legacy switch on
+    for number, (source, row) in enumerate(zip(versions, rows)):
+        legacy = "1" if number == 3 else "0"
+        env = {**os.environ, "TF_USE_LEGACY_KERAS": legacy, "TF_CPP_MIN_LOG_LEVEL": "3",
+               "TF_ENABLE_ONEDNN_OPTS": "0"}
+        run = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
+                             text=True, timeout=300, check=False)
+        if number < 3:
+            fence = "``" if row[2].startswith("``") else "`"
+            expected = row[2][len(fence):-len(fence)]  # the error, without its code marks
+            assert run.returncode != 0, row
+            last = [line for line in run.stderr.splitlines() if line.strip()][-1]
+            assert last == expected, (row[0], last)
+        else:
+            assert run.returncode == 0, run.stderr[-2000:]
+            assert row[2] == f"prints `{' '.join(run.stdout.split())}`", (row[2], run.stdout)
 
 
 # ---------------------------------------------------------------- the built book (slow)
