@@ -141,16 +141,16 @@ def shown_lines(nb):
     outputs (stream, text/plain, tracebacks) and fenced code blocks inside markdown cells."""
     for number, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            fence = None
+            fence, code = None, False  # the open fence, and whether it is code (not a directive)
             for line in cell.source.splitlines():
-                opened = FENCE.match(line.strip())
-                if opened and fence is None:
+                stripped = line.strip()
+                opened = FENCE.match(stripped)
+                if fence is None and opened:
                     fence = opened.group(1)
-                    if line.strip().startswith(fence + "{"):  # a directive, not code
-                        fence = None
-                elif fence and line.strip().startswith(fence):
+                    code = not stripped[len(fence):].startswith("{")
+                elif fence is not None and stripped == fence:
                     fence = None
-                elif fence:
+                elif fence is not None and code:
                     yield f"cell {number} (markdown code block)", line
             continue
         if cell.cell_type != "code":
@@ -178,11 +178,12 @@ def test_code_and_outputs_fit_the_column(path):
 
 def test_the_width_check_sees_a_wide_line():
     """The check above can fail: a code line, an output line and a markdown code block line
-    one character too long are each reported; a long markdown prose line is not."""
+    one character too long are each reported; a long prose or directive line is not."""
     long = "x" * (MAX_LINE + 1)
     code = nbformat.v4.new_code_cell(f"{long} = 1")
     code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=long + "\n")]
-    text = nbformat.v4.new_markdown_cell(f"{long}\n\n```python\n{long}\n```\n")
+    text = nbformat.v4.new_markdown_cell(
+        f"{long}\n\n```{{figure}} a.png\n:alt: {long}\n```\n\n```python\n{long}\n```\n")
     nb = nbformat.v4.new_notebook(cells=[code, text])
     found = [where for where, line in shown_lines(nb) if len(line) > MAX_LINE]
     assert found == ["cell 0 (source)", "cell 0 (output)", "cell 1 (markdown code block)"]
