@@ -193,10 +193,16 @@ def stateful_layout(series, right, wrong, rows):
     row_of = np.full(len(series), 3)  # 3 = dropped tail
     row_of[np.asarray(rows).ravel()] = np.repeat(np.arange(batch), n * steps)
 
-    def cells(ax, values, title):
+    def cells(ax, values, title, every=1):
+        """Colour each value by its row; write every ``every``-th piece as first-last."""
         ax.imshow(colours[row_of[values]], aspect="auto")
         for (r, col), v in np.ndenumerate(values):
-            ax.text(col, r, str(v), ha="center", va="center", fontsize=MIN_FONT)
+            if every == 1:
+                ax.text(col, r, str(v), ha="center", va="center", fontsize=MIN_FONT)
+            elif col % every == 0:
+                end = min(col + every, values.shape[1]) - 1  # the piece's last column
+                ax.text((col + end) / 2, r, f"{v}-{values[r, end]}", ha="center",
+                        va="center", fontsize=MIN_FONT)
         ax.set_xticks([])
         ax.set_yticks(range(values.shape[0]))
         ax.set_title(title, fontsize=10)
@@ -206,7 +212,8 @@ def stateful_layout(series, right, wrong, rows):
     for ax in axes[0]:
         ax.remove()
     top = fig.add_subplot(axes[0, 0].get_gridspec()[0, :])
-    cells(top, series[None, :], "the series, coloured by the row it goes to (grey: dropped)")
+    cells(top, series[None, :], "the series, coloured by the row it goes to (grey: dropped)",
+          every=steps)
     top.set_yticks([])
     for piece in range(1, batch * n):
         top.axvline(piece * steps - 0.5, color="k", lw=0.6 if piece % n else 2)
