@@ -107,7 +107,7 @@ def gate_heatmaps(values, rest, labels, ncols=2, width=MAX_WIDTH, height=4.4):
     gates = list(values)
     nrows = -(-len(gates) // ncols)
     fig, axes = figure(width, height, nrows=nrows, ncols=ncols, squeeze=False)
-    for ax, gate in zip(axes.flat, gates):
+    for ax, gate in zip(axes.flat, gates, strict=False):  # spare axes are removed below
         value = np.asarray(values[gate], dtype=float).T  # (H, T)
         spread = float(np.abs(value - rest[gate]).max()) or 1.0
         ax.imshow(value, cmap="RdBu_r", vmin=rest[gate] - spread, vmax=rest[gate] + spread,

@@ -91,7 +91,7 @@ def screenshot(url, args):
         split.click()
         page.get_by_text("Operation: Split").first.wait_for(timeout=10_000)  # the node's card
         page.wait_for_timeout(1000)
-        for notch in range(args.zoom):  # zoom in on the op, one wheel notch at a time
+        for _ in range(args.zoom):  # zoom in on the op, one wheel notch at a time
             box = split.bounding_box()
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             page.mouse.wheel(0, -120)

@@ -6,7 +6,9 @@ exactly as `make book` does (`jupyter-book build . -W -n --keep-going`) and insp
 every page of the table of contents is there, no page loads a script or a style from the
 network, MathJax comes from `_static`, and every exercise renders with its hint collapsed.
 """
+import html
 import html.parser
+import json
 import os
 import pathlib
 import re
@@ -222,7 +224,7 @@ def test_chapter1_table_of_errors_is_what_tensorflow_prints():
         assert "\n".join(old) in versions[-1], old
         versions.append(versions[-1].replace("\n".join(old), "\n".join(new)))
     versions.append(versions[-1])  # the same code, with the legacy switch on
-    for number, (source, row) in enumerate(zip(versions, rows)):
+    for number, (source, row) in enumerate(zip(versions, rows, strict=True)):
         legacy = "1" if number == 3 else "0"
         env = {**os.environ, "TF_USE_LEGACY_KERAS": legacy, "TF_CPP_MIN_LOG_LEVEL": "3",
                "TF_ENABLE_ONEDNN_OPTS": "0"}
@@ -357,3 +359,100 @@ def test_exercises_render_with_collapsed_hints(built, folder, stem):
     assert sum(1 for title in hints if title.startswith("Hint")) >= graded, f"hint dropdowns: {hints}"
     assert "togglebutton.js" in page and "'.toggle, .admonition.dropdown'" in page
     assert "sphinx-exercise directive" not in page and "Unknown directive" not in page
+
+
+# ---------------------------------------------------------------- rendered widths (slow, Chromium)
+
+#: the browser window the rendered-width check uses (the issue's "1400 px window")
+WINDOW = (1400, 900)
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: measures, once the page has loaded, every code block and output in the article that is wider
+#: than the box it sits in (it would scroll or be cut), and every output image shown smaller than
+#: it was drawn; writes the list as JSON into <body data-width-check="...">, which
+#: `chromium --dump-dom` prints
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  const found = [], article = document.querySelector("article") || document.body;
+  const longest = (text) => text.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), "");
+  for (const pre of article.querySelectorAll("pre")) {
+    if (pre.offsetParent !== null && pre.scrollWidth > pre.clientWidth + 1) {
+      found.push({kind: pre.closest(".cell_output") ? "output" : "code",
+                  width: pre.scrollWidth, column: pre.clientWidth,
+                  line: longest(pre.textContent).slice(0, 70)});
+    }
+  }
+  for (const img of article.querySelectorAll(".cell_output img")) {
+    if (img.offsetParent !== null && img.naturalWidth > img.clientWidth + 1) {
+      found.push({kind: "image", width: img.naturalWidth, column: img.clientWidth, line: ""});
+    }
+  }
+  document.body.setAttribute("data-width-check", JSON.stringify(found));
+});
+</script>"""
+
+
+def find_browser():
+    """A Chromium (or Chrome) executable: $CHROMIUM, else the first of BROWSERS on PATH."""
+    named = os.environ.get("CHROMIUM")
+    if named:
+        return shutil.which(named) or (named if os.access(named, os.X_OK) else None)
+    return next((path for path in map(shutil.which, BROWSERS) if path), None)
+
+
+def too_wide(browser, page, scratch):
+    """What MEASURE finds on ``page`` (a built HTML file) in a headless window of WINDOW.
+
+    The page is copied next to itself (so its styles and images load) with MEASURE added, then
+    loaded with `--dump-dom`, which prints the DOM once the page has settled."""
+    probe = page.with_name(page.stem + ".width-check.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"),
+                     encoding="utf-8")
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+               "--no-first-run", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", f"--user-data-dir={scratch}", "--window-size=%d,%d" % WINDOW,
+               "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri()]
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        probe.unlink()
+    found = re.search(r'data-width-check="([^"]*)"', run.stdout)
+    assert found, f"the page did not report its widths ({browser} exit {run.returncode}):\n" + (
+        run.stderr[-1500:])
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = find_browser()
+    if path is None:
+        pytest.skip("no Chromium found (looked for $CHROMIUM, then " + ", ".join(BROWSERS)
+                    + " on PATH): the rendered-width check needs a headless browser, "
+                    "e.g. Debian's `apt-get install chromium`")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_chapter_pages_fit_a_1400px_window(built, browser, stem, tmp_path):
+    """No code block or output of a chapter scrolls or is cut, and no output image is shrunk,
+    in a 1400 x 900 window."""
+    wide = too_wide(browser, built / "book" / f"{stem}.html", tmp_path)
+    assert not wide, f"book/{stem}.html, {len(wide)} too wide at {WINDOW[0]} px:\n" + "\n".join(
+        f"  {w['kind']}: {w['width']} px in a {w['column']} px column: {w['line']}" for w in wide)
+
+
+@pytest.mark.slow
+def test_the_rendered_width_check_sees_a_wide_block(built, browser, tmp_path):
+    """The check can fail: a chapter page with one code line of 150 characters added is
+    reported, with that line."""
+    page = built / "book" / f"{STEMS[0]}.width-self-test.html"
+    long = "wide = " + "x" * 143
+    text = (built / "book" / f"{STEMS[0]}.html").read_text(encoding="utf-8")
+    marker = '<div class="highlight"><pre>'
+    assert marker in text
+    page.write_text(text.replace(marker, marker + long + "\n", 1), encoding="utf-8")
+    try:
+        wide = too_wide(browser, page, tmp_path)
+    finally:
+        page.unlink()
+    assert [w["line"] for w in wide] == [long[:70]], wide
