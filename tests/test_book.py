@@ -312,6 +312,14 @@ def test_every_toc_page_is_built(built):
 
 
 @pytest.mark.slow
+def test_next_after_a_chapter_is_its_exercises(built):
+    for stem in STEMS:
+        page = (built / "book" / f"{stem}.html").read_text(encoding="utf-8")
+        found = re.search(r'<a class="right-next"\s+href="([^"]+)"', page)
+        assert found and found.group(1) == f"../notebooks/{stem}.html", (stem, found)
+
+
+@pytest.mark.slow
 def test_no_page_loads_anything_from_the_network(built):
     remote = []
     pages = sorted(built.rglob("*.html"))

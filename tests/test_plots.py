@@ -3,7 +3,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.patches import Rectangle
-
 from matplotlib.text import Text
 
 from rnnbook import plots
