@@ -220,6 +220,7 @@ class Run:
         self.oracle_error = ""
         self.zygotes, self.specs = {}, {}
         self.isolation = ""
+        self.drop = None  # without walls, as root: the uid the children run as
 
     # --- set-up -----------------------------------------------------------------------------
 
@@ -277,7 +278,7 @@ class Run:
         """Probe the walls for each kind of child; refuse to grade without them unless told."""
         mode = self.config.walls
         if mode == "off":
-            self.isolation = "none (--no-walls)"
+            self.isolation = "none (--no-walls)" + self._as_nobody()
             return
         failed = ""
         for kind, zygote in self.zygotes.items():
@@ -301,8 +302,17 @@ class Run:
                 "container of its own per submission (as on Gradescope), pass --no-walls: "
                 "without walls a submission can read the other submissions and the repository "
                 "(solutions included) and write wherever this user can")
-        self.isolation = f"none ({failed})"
+        self.isolation = f"none ({failed})" + self._as_nobody()
         log(f"note: submissions run without walls here ({failed})")
+
+    def _as_nobody(self):
+        """Without walls, a grader running as root runs its children as nobody, where nobody
+        can read Python and NumPy (so not the files made root-only: the bundle's setup.sh)."""
+        needed = [os.path.dirname(os.__file__), sys.prefix, *getattr(self, "numpy_dirs", [])]
+        if os.geteuid() != 0 or not all(_world_readable(p) for p in needed):
+            return ""
+        self.drop = NOBODY
+        return "; submissions run as nobody"
 
     def _probe(self, zygote, job):
         r, w = os.pipe()
@@ -383,7 +393,7 @@ class Run:
         """One child: runs the cells not in ``skip``, answers ``pending``. Returns a reason to
         stop grading this group (the walls, the budget), or ""."""
         walled = kind in self.specs
-        drop = NOBODY if (not walled and os.geteuid() == 0) else None
+        drop = None if walled else self.drop
         if not walled:
             workdir.mkdir()
             os.chmod(workdir, 0o700)
@@ -412,7 +422,7 @@ class Run:
         now = time.monotonic()
         at, is_open, first = -1, False, True
         stage_deadline = now + limits.cell_timeout  # until the first cell starts
-        breach, last_rss, walls_failed = None, 0.0, ""
+        breach, last_rss, walls_failed, flooded = None, 0.0, "", set()
         try:
             while True:
                 ready, _, _ = select.select([r], [], [], 0.05)
@@ -420,7 +430,11 @@ class Run:
                     chunk = os.read(r, 1 << 16)
                     if not chunk:
                         break
-                    for line in reader.feed(chunk):
+                    lines = reader.feed(chunk)
+                    if reader.dropped and at >= 0 and is_open and plan[at][0] == "exercise":
+                        flooded.add(plan[at][1])  # a line too long while it answered
+                    reader.dropped = False
+                    for line in lines:
                         event = _event(line)
                         if event is None:
                             continue
@@ -468,10 +482,10 @@ class Run:
                 pending.remove(stage[1])
             return f"was not run: the submission's time budget of {limits.budget:g} s ran out"
         why = breach or (procs.ended(status) if status != 0 else "")
+        for name in flooded & set(pending):
+            sub.answers[name] = "sent back more data than its trials allow"
+            pending.remove(name)
         if not why:
-            if stage and stage[0] == "exercise" and stage[1] in pending and reader.dropped:
-                sub.answers[stage[1]] = "sent back more data than its trials allow"
-                pending.remove(stage[1])
             for name in list(pending):
                 sub.answers[name] = ("sent back no answer (the notebook's code got in the way "
                                      "of the grader's)")
@@ -480,12 +494,11 @@ class Run:
         if stage and stage[0] == "exercise" and stage[1] in pending:
             sub.answers[stage[1]] = why
             pending.remove(stage[1])
-        elif stage and stage[0] == "cell" and is_open:
+        elif stage and stage[0] == "cell":  # the last cell that started (whatever it said since)
             skip.add(stage[1])
             sub.notes.append(f"cell {stage[1] + 1} {why}; it was skipped")
-        elif stage is None or stage[0] == "cell":
-            name = pending.pop(0)
-            sub.answers[name] = why
+        elif pending:
+            sub.answers[pending.pop(0)] = why
         return ""
 
     def _finish_stage(self, sub, event, stage, pending, bounds, line):
@@ -528,6 +541,20 @@ class Run:
                                self.oracle[sub.chapter], self.isolation)
 
 
+def _world_readable(path):
+    """Whether any user can reach and read ``path`` (every folder on the way searchable)."""
+    path = os.path.realpath(path)
+    parts = pathlib.Path(path).parts
+    for k in range(1, len(parts) + 1):
+        try:
+            mode = os.stat(os.path.join(*parts[:k])).st_mode
+        except OSError:
+            return False
+        if not mode & (stat.S_IXOTH if k < len(parts) or stat.S_ISDIR(mode) else stat.S_IROTH):
+            return False
+    return True
+
+
 def _last_line(path):
     try:
         lines = pathlib.Path(path).read_text(errors="replace").strip().splitlines()
@@ -561,7 +588,7 @@ def _event(line):
     elif "exercise" in event:
         ok = isinstance(event["exercise"], str) and status in ("start", "done")
     else:
-        ok = event == {"finished": True}
+        ok = list(event) == ["finished"] and event["finished"] is True
     return event if ok else None
 
 

@@ -124,23 +124,29 @@ class LineReader:
 
     def __init__(self, limit):
         self.limit = limit
-        self.buffer = b""
-        self.dropping = False
-        self.dropped = False  # whether any line was too long
+        self.buffer = bytearray()
+        self.dropping = False  # inside a line that is too long: skip to its end
+        self.dropped = False  # whether any line was too long (the caller resets it)
 
     def feed(self, chunk):
         lines = []
-        self.buffer += chunk
+        start = 0
         while True:
-            end = self.buffer.find(b"\n")
+            end = chunk.find(b"\n", start)
             if end < 0:
-                if len(self.buffer) > self.limit:
-                    self.buffer, self.dropping, self.dropped = b"", True, True
+                if not self.dropping:
+                    self.buffer += chunk[start:]
+                    if len(self.buffer) > self.limit:
+                        self.buffer.clear()
+                        self.dropping = self.dropped = True
                 return lines
-            line, self.buffer = self.buffer[:end], self.buffer[end + 1:]
             if self.dropping:
                 self.dropping = False
-            elif len(line) <= self.limit:
-                lines.append(line)
             else:
-                self.dropped = True
+                self.buffer += chunk[start:end]
+                if len(self.buffer) <= self.limit:
+                    lines.append(bytes(self.buffer))
+                else:
+                    self.dropped = True
+            self.buffer.clear()
+            start = end + 1
