@@ -210,6 +210,8 @@ def corpus_run(tmp_path_factory):
 @slow
 def test_corpus_is_large_enough_and_walls_stand_here(corpus_run):
     assert len(corpus.EXPECTED) >= 40
+    if os.environ.get("RNNBOOK_CORPUS_ONLY"):
+        pytest.skip("a part of the corpus only")
     if not corpus_run["walls"]:
         pytest.skip("no user namespaces here: the escape attempts were not graded")
     assert "walls: namespaces" in corpus_run["run"].stderr  # nested hidden folders included
@@ -245,6 +247,8 @@ def test_corpus_outcome(corpus_run, name):
 @slow
 def test_corpus_loses_no_report_and_changes_nothing(corpus_run):
     ran, out, made = corpus_run["run"], corpus_run["out"], corpus_run["made"]
+    if os.environ.get("RNNBOOK_CORPUS_ONLY"):
+        pytest.skip("a part of the corpus only")
     assert ran.returncode == 1  # some files are not notebooks
     for name, path in made.items():  # every submission has its reports, none was modified
         folder = out / corpus.report_name(name)
@@ -267,6 +271,8 @@ def test_corpus_loses_no_report_and_changes_nothing(corpus_run):
 def test_corpus_progress_is_one_line_per_event(corpus_run):
     lines = corpus_run["run"].stderr.splitlines()
     graded = [n for n, e in corpus.EXPECTED.items() if not e.error and n in corpus_run["made"]]
+    if len(graded) < 2:
+        pytest.skip("a part of the corpus only")
     progress = [line for line in lines if line.startswith("grade: [")]
     assert len(progress) == len(graded)
     assert progress[-1].startswith(f"grade: [{'#' * 20}] {len(graded)}/{len(graded)} ")
