@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -192,7 +193,11 @@ def test_a_submission_directly_in_tmp_keeps_a_writable_tmp(tmp_path):
 
 @pytest.fixture(scope="module")
 def corpus_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("corpus")
+    # Outside /tmp (the children's own scratch /tmp covers everything in it): the hidden
+    # folders subs/, subs/late/ and subs/out/ nest, which once made the walls fail open.
+    base = pathlib.Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else None
+    tmp = (pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-corpus-", dir=base)) if base
+           else tmp_path_factory.mktemp("corpus"))
     subs = tmp / "subs"
     out = subs / "out"  # --out inside the submissions' folder, and subs/late/ inside it too
     stand = walls_stand()
@@ -205,6 +210,8 @@ def corpus_run(tmp_path_factory):
            "package": package, "walls": stand}
     for folder in (ROOT, ROOT / "rnnbook", ROOT / "solutions", subs, out):
         (folder / corpus.MARKER).unlink(missing_ok=True)  # only there if the walls fell
+    if base:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @slow
