@@ -635,6 +635,7 @@ def grade(config, submissions, out, table_file=None):
             rows[sub.name] = run.report(sub)
             reports.write(out, sub, rows[sub.name])
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
+    os.chmod(work, 0o711)  # (a child run as nobody, without walls, must reach its own folder)
     oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
     try:
         if run.gradable:
