@@ -78,7 +78,10 @@ def exercise_cells(table_file=None):
     for stem in checks.CHAPTERS:
         path = SOLUTIONS / f"{stem}.ipynb"
         if path.exists():
-            found[stem] = source.exercises(source.read(path), f"solutions/{stem}.ipynb")
+            try:
+                found[stem] = source.exercises(source.read(path), f"solutions/{stem}.ipynb")
+            except source.SourceError as error:  # the instructor's side is broken: say so
+                raise GradeError(str(error)) from None
     return found
 
 
