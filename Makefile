@@ -6,6 +6,9 @@ STAMP  := $(VENV)/.installed
 # What to grade with `make grade` (a notebook or a folder of notebooks) and where reports go.
 SUBMISSIONS ?= submissions
 OUT ?= _build/grades
+# `make book EDITION=course`: the book without the Solutions part (for a course that grades
+# the exercises), into _build/course/_build/html. The default edition keeps the solutions.
+EDITION ?= self-study
 # `make autograder` settings: CHAPTER (required) is the assignment; SEED (optional) one seed for all.
 CHAPTER ?=
 SEED ?=
@@ -14,6 +17,7 @@ SEED ?=
 
 help:
 	@echo "make book        build the HTML book into _build/html (strict, offline)"
+	@echo "                 EDITION=course: without solutions, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
 	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
@@ -35,7 +39,15 @@ $(STAMP): requirements.txt pyproject.toml
 venv: $(STAMP)
 
 book: $(STAMP)
+ifeq ($(EDITION),course)
+	$(BIN)/python scripts/course_edition.py _build/course/_toc.yml
+	$(BIN)/jupyter-book build . -W -n --keep-going --toc _build/course/_toc.yml \
+		--path-output _build/course
+else ifeq ($(EDITION),self-study)
 	$(BIN)/jupyter-book build . -W -n --keep-going
+else
+	@echo "make: EDITION must be self-study (the default) or course, not '$(EDITION)'" >&2; exit 2
+endif
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

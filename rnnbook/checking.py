@@ -8,8 +8,13 @@ from another process and the oracle runs in the grader's own (see :mod:`rnnbook.
 """
 from __future__ import annotations
 
+import importlib.util
+import linecache
 import os
+import sys
+import sysconfig
 import traceback
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
@@ -30,10 +35,20 @@ class Raised(NamedTuple):
 
 @dataclass(frozen=True)
 class Mistake:
-    """A known wrong answer: ``answer(case)`` computes what that mistake returns (with NumPy)."""
+    """A known wrong answer: ``answer(case)`` computes what that mistake returns (with NumPy).
+
+    ``variants`` are other ways to write the same mistake (each a function of the case, like
+    ``answer``); the mistake is recognised when any of them matches. A model that raises does
+    not apply to that case (for example a peephole mistake on a cell without peepholes).
+    """
 
     sentence: str  # what went wrong and what to change, one sentence
     answer: Callable[[dict], Any]
+    variants: tuple = ()
+
+    @property
+    def models(self):
+        return (self.answer, *self.variants)
 
 
 @dataclass
@@ -45,16 +60,31 @@ class Exercise:
     make_case: Callable[[np.random.Generator], dict]  # random inputs and weights: plain data
     call: Callable[[Callable, dict], Any]  # runs the learner's function on a case
     oracle: Callable[[dict], Any]  # TensorFlow's answer for a case
+    #: the same answer from the NumPy reference (rnnbook/reference.py), for the tests' 200-seed
+    #: sweeps; tests/test_sweep.py holds it to the oracle
+    reference: Callable[[dict], Any] | None = None
     mistakes: tuple = ()  # Mistake, ...
     parts: tuple = ()  # names of the parts of a tuple answer, e.g. ("outputs", "final state")
     trials: int = 5
     rtol: float = RTOL
     atol: float = ATOL
     number: str = ""  # "1.2": set by the Chapter
+    by_hand: bool = True  # NumPy only: calling TensorFlow, Keras or rnnbook earns nothing
+    #: designed trials: trial k is ``make_case(rng, **designs[k])``, so that every seed's trial
+    #: set holds the cases that tell each known mistake apart (then ``trials`` is their number)
+    designs: tuple = ()
+
+    def __post_init__(self):
+        if self.designs:
+            self.trials = len(self.designs)
 
     @property
     def title(self):
         return f"Exercise {self.number} `{self.name}`"
+
+    @property
+    def kind(self):
+        return "by hand" if self.by_hand else "API"
 
 
 @dataclass
@@ -65,9 +95,17 @@ class Outcome:
     passed: bool
     message: str
     trials: int = 0
+    mistake: str = ""  # the sentence of the mistake it recognised, if any
 
     def __str__(self):
         return self.message
+
+    def __bool__(self):
+        return self.passed
+
+    def _ipython_display_(self):
+        """Nothing: ``check(...)`` has printed the message already, and a notebook cell that
+        ends in ``check(fn)`` should not show it twice."""
 
 
 @dataclass
@@ -90,27 +128,39 @@ class Chapter:
         raise KeyError(f"chapter {self.number} has no exercise called {name!r} (it has {names})")
 
     def cases(self, name, seed, trials=None):
-        """``trials`` cases for exercise ``name``; the same seed always gives the same cases."""
+        """The trial cases of exercise ``name``; the same seed always gives the same cases.
+
+        The random stream is keyed by the exercise's NAME, not its position, so reordering or
+        inserting exercises changes no other exercise's trials.
+        """
         ex = self[name]
-        index = self.exercises.index(ex)
-        rng = np.random.default_rng([seed, self.number, index])
+        rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+        if ex.designs and trials is None:
+            return [ex.make_case(rng, **design) for design in ex.designs]
         return [ex.make_case(rng) for _ in range(trials or ex.trials)]
 
     def check(self, fn, name=None, seed=None):
-        """Check the learner's function ``fn`` on fresh random trials and print the verdict.
+        """Check the learner's function ``fn`` on fresh random trials, print the verdict and
+        return it (an :class:`Outcome`, true when it passed; a notebook shows the message once).
 
-        Returns the :class:`Outcome` only when asked to be quiet by the grader (it prints otherwise,
-        so a notebook cell shows one clean message and no ``Outcome(...)`` repr).
+        Under the grader (``RNNBOOK_GRADING=1``) it does nothing and returns None: the grader
+        runs the real checks in its own process.
         """
         if os.environ.get("RNNBOOK_GRADING") == "1":
-            return None  # the grader runs the real checks in its own process
+            return None
         name = name or getattr(fn, "__name__", "")
         ex = self[name]
         seed = int(np.random.SeedSequence().entropy % 2**32) if seed is None else seed
         cases = self.cases(name, seed)
         expected = [ex.oracle(case) for case in cases]
         answers = [answer(ex, fn, case) for case in cases]
-        print(evaluate(ex, cases, expected, answers).message)
+        outcome = evaluate(ex, cases, expected, answers)
+        print(outcome.message)
+        if outcome.passed:
+            from rnnbook import record
+
+            record.record(self.stem, ex.number, ex.name)
+        return outcome
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,10 +207,27 @@ def to_plain(value):
     return array
 
 
+BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a library
+#: what a by-hand answer may not call: TensorFlow, Keras and this package (its checks, oracles
+#: and reference would answer the exercise)
+FORBIDDEN = ("tensorflow", "keras", "tf_keras", "rnnbook")
+
+
 def answer(ex, fn, case):
-    """Call ``fn`` on ``case`` the way exercise ``ex`` says; exceptions become :class:`Raised`."""
+    """Call ``fn`` on ``case`` the way exercise ``ex`` says; exceptions become :class:`Raised`.
+
+    A by-hand exercise's function is watched while it runs: a call into TensorFlow, Keras or
+    rnnbook makes the answer a :class:`Raised` of kind ``ByHand`` (no credit, and says why).
+    """
+    case = {k: _copy(v) for k, v in case.items()}
     try:
-        return to_plain(ex.call(fn, {k: _copy(v) for k, v in case.items()}))
+        if not ex.by_hand:
+            return to_plain(ex.call(fn, case))
+        guard = ByHandGuard(fn)
+        result = to_plain(ex.call(guard, case))
+        if guard.offence:
+            return Raised(BY_HAND, guard.offence)
+        return result
     except Exception as error:  # noqa: BLE001 - every learner error becomes feedback
         return raised(error)
 
@@ -169,10 +236,87 @@ def _copy(value):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
+def _forbidden_dirs():
+    """Folders of the forbidden packages' Python code (found without importing them)."""
+    dirs = []
+    for name in FORBIDDEN:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None:
+            dirs += [os.path.realpath(d) for d in spec.submodule_search_locations or ()]
+    return tuple(d + os.sep for d in dirs)
+
+
+class ByHandGuard:
+    """Calls the learner's function with a profiler that notes the first call into a forbidden
+    package (a Python frame in its folder, or a C function it defines). The notebook side of
+    "by hand is by hand"; the grader also calls by-hand functions where those packages cannot
+    even be imported."""
+
+    _dirs = None
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.offence = ""
+        if ByHandGuard._dirs is None:
+            ByHandGuard._dirs = _forbidden_dirs()
+        self.__name__ = getattr(fn, "__name__", "function")
+
+    def _note(self, package, caller):
+        """Remember the first offence: which package, and the learner's line that called it."""
+        label = {"tensorflow": "TensorFlow", "keras": "Keras", "tf_keras": "Keras (tf-keras)",
+                 "_pywrap_tf": "TensorFlow"}.get(package, package)
+        where = ""
+        path = caller.f_code.co_filename if caller is not None else "<none>"
+        if not (path.startswith("<frozen") or os.path.realpath(path).startswith(_library_dirs())):
+            line = linecache.getline(path, caller.f_lineno).strip()
+            where = f" at line {caller.f_lineno}" + (f" (`{line}`)" if line else "")
+        self.offence = (f"this exercise is by hand, but your function called {label}{where}. "
+                        "TensorFlow, Keras and rnnbook's own code earn no credit here: compute "
+                        "it with NumPy")
+
+    def _watch(self, frame, event, arg):
+        if self.offence:
+            return
+        if event == "call":
+            if frame.f_code.co_filename.startswith(self._dirs):
+                module = frame.f_globals.get("__name__") or "rnnbook"
+                self._note(module.split(".")[0], frame.f_back)
+        elif event == "c_call":
+            module = getattr(arg, "__module__", None) or ""
+            top = module.split(".")[0]
+            if top in FORBIDDEN or top.startswith("_pywrap_tf"):
+                self._note("_pywrap_tf" if top.startswith("_pywrap_tf") else top, frame)
+
+    def __call__(self, *args, **kwargs):
+        previous = sys.getprofile()
+        sys.setprofile(self._watch)
+        try:
+            result = self.fn(*args, **kwargs)
+        finally:
+            still_ours = sys.getprofile() == self._watch
+            sys.setprofile(previous)
+        if not still_ours and not self.offence:
+            self.offence = ("this exercise is by hand, and your function switched off the "
+                            "check's watch (sys.setprofile), so it earns no credit")
+        return result
+
+
+def _library_dirs():
+    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    here = os.path.dirname(os.path.abspath(__file__))
+    return tuple(os.path.realpath(p) + os.sep for p in paths | {here})
+
+
 def raised(error):
-    """A :class:`Raised` for ``error`` that points at the learner's line, not at rnnbook's."""
+    """A :class:`Raised` for ``error`` that points at the learner's own line: the last frame of
+    the traceback that is not in rnnbook, the standard library or an installed package."""
     where = ""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if "rnnbook" not in f.filename]
+    skip = _library_dirs()
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not os.path.realpath(f.filename).startswith(skip) and "rnnbook" not in f.filename]
     if frames:
         frame = frames[-1]
         where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
@@ -192,17 +336,22 @@ def describe(case):
 
 def kind(value, parts=()):
     """How a value looks, in words: ``array of shape (3, 4), dtype float32``, ``a sequence of 2
-    (W, U)``."""
+    (W, U)``, ``the string 'rnn/split:0'``, ``a sequence of 3 strings``."""
     if isinstance(value, np.ndarray):
         return f"array of shape {value.shape}, dtype {value.dtype}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
     if isinstance(value, list):
+        if value and all(isinstance(v, str) for v in value):
+            return f"a sequence of {len(value)} strings"
         named = f" ({', '.join(parts)})" if len(parts) == len(value) else ""
         return f"a sequence of {len(value)}{named}"
     return f"{type(value).__name__} {value!r}"
 
 
 def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
-    """``None`` when ``got`` matches ``expected``; otherwise what differs, in a few lines."""
+    """``None`` when ``got`` matches ``expected``; otherwise what differs, in a few lines (one
+    line per part that differs, for an answer made of named parts)."""
     if got is None and expected is not None:
         return (f"{path}: expected {kind(expected, parts)}, got None: the function returns "
                 "nothing; end it with `return ...`")
@@ -210,13 +359,19 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
         if not isinstance(got, list):
             return f"{path}: expected {kind(expected, parts)}, got {kind(got)}"
         if len(got) != len(expected):
-            return f"{path}: expected {len(expected)} items, got {len(got)}"
+            return f"{path}: expected {kind(expected, parts)}, got {kind(got)}"
+        if expected and all(isinstance(e, str) for e in expected):
+            return _strings_difference(expected, got, path)
+        found, right = [], []
         for k, (e, g) in enumerate(zip(expected, got, strict=True)):
             sub = parts[k] if k < len(parts) else f"{path}[{k}]"
-            found = difference(e, g, rtol, atol, sub)
-            if found:
-                return found
-        return None
+            one = difference(e, g, rtol, atol, sub)
+            (found if one else right).append(one or sub)
+        if not found:
+            return None
+        if right and len(expected) > 1:
+            found.append(f"right: {', '.join(right)}")
+        return "\n  ".join(found)
     if isinstance(expected, np.ndarray):
         if not isinstance(got, np.ndarray):
             return f"{path}: expected {kind(expected)}, got {kind(got)}"
@@ -228,7 +383,8 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
             if np.array_equal(expected, got):
                 return None
             index = tuple(int(i) for i in np.argwhere(expected != got)[0])
-            return f"{path}: differs at {list(index)}: expected {expected[index]!r}, got {got[index]!r}"
+            return (f"{path}: differs at {list(index)}: expected {expected[index]!r}, "
+                    f"got {got[index]!r}")
         got = got.astype(np.float64)
         close = np.isclose(got, expected, rtol=rtol, atol=atol)
         if close.all():
@@ -239,8 +395,13 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
         at = list(int(i) for i in index)
         return (
             f"{path} ({expected.shape}): {int((~close).sum())} of {close.size} values differ; "
-            f"largest error {largest} at {at}: expected {expected[index]:.6g}, got {got[index]:.6g}"
+            f"largest error {largest} at {at}: expected {expected[index]:.6g}, "
+            f"got {got[index]:.6g}"
         )
+    if isinstance(expected, str):
+        if got == expected:
+            return None
+        return f"{path}: expected {kind(expected)}, got {kind(got)}"
     if isinstance(expected, float) and isinstance(got, (int, float)):
         return None if np.isclose(got, expected, rtol=rtol, atol=atol) else (
             f"{path}: expected {expected:.6g}, got {got:.6g}"
@@ -250,36 +411,98 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
     return None
 
 
+def _strings_difference(expected, got, path):
+    if got == expected:
+        return None
+    if sorted(map(str, got)) == sorted(expected):
+        return f"{path}: the right strings in the wrong order"
+    missing = [e for e in expected if e not in got]
+    extra = [g for g in got if g not in expected]
+    said = []
+    if missing:
+        said.append(f"{len(missing)} missing (first: {missing[0]!r})")
+    if extra:
+        said.append(f"{len(extra)} not expected (first: {extra[0]!r})")
+    return f"{path}: {len(expected)} strings expected; " + "; ".join(said)
+
+
+def _matches(model, case, got, ex):
+    """Whether mistake model ``model`` gives ``got`` on ``case`` (None: does not apply)."""
+    try:
+        wrong = to_plain(model(case))
+    except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
+        return None
+    return difference(wrong, got, ex.rtol, ex.atol) is None
+
+
+def _mistake_matches(mistake, case, got, ex):
+    found = [_matches(model, case, got, ex) for model in mistake.models]
+    if any(found):
+        return True
+    return None if all(f is None for f in found) else False
+
+
 def recognise(ex, case, got):
-    """The sentences of the known mistakes whose answer ``got`` matches."""
-    found = []
-    for mistake in ex.mistakes:
-        try:
-            wrong = to_plain(mistake.answer(case))
-        except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
+    """The sentences of the known mistakes whose answer ``got`` matches on ``case``."""
+    return [m.sentence for m in ex.mistakes if _mistake_matches(m, case, got, ex)]
+
+
+def diagnose(ex, failing, passing=()):
+    """The one mistake that best explains the failing trials, and on which of them it matched.
+
+    ``failing`` and ``passing`` are ``(case, got)`` pairs. A mistake explains the learner's
+    answers best when it matches on every failing trial, and is most specific when its answers
+    also equal the learner's on the passing ones (a mistake that would have failed a trial the
+    learner passed is a worse fit); ties go to the first listed. Returns ``(None, [])`` when no
+    mistake matches any failing trial.
+    """
+    best, best_key, best_hits = None, None, []
+    for order, mistake in enumerate(ex.mistakes):
+        hits = [k for k, (case, got) in enumerate(failing)
+                if _mistake_matches(mistake, case, got, ex)]
+        if not hits:
             continue
-        if difference(wrong, got, ex.rtol, ex.atol) is None:
-            found.append(mistake.sentence)
-    return found
+        fits = sum(_mistake_matches(mistake, case, got, ex) is not False
+                   for case, got in passing)
+        key = (len(hits), fits, -order)
+        if best_key is None or key > best_key:
+            best, best_key, best_hits = mistake, key, hits
+    return best, best_hits
 
 
 def evaluate(ex, cases, expected, answers):
-    """Compare the learner's ``answers`` with the oracle's ``expected`` over all ``cases``."""
+    """Compare the learner's ``answers`` with the oracle's ``expected`` over all ``cases``: the
+    verdict, what differs on the first failing trial, and the one known mistake that explains
+    the failing trials best."""
+    failing, passing, first = [], [], None
     for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
         if isinstance(got, Raised):
             return Outcome(ex, False, _raised_message(ex, got, where), len(cases))
         found = difference(to_plain(want), got, ex.rtol, ex.atol, parts=ex.parts)
         if found:
-            lines = [f"{FAIL} {ex.title} does not match TensorFlow ({where}).", f"  {found}"]
-            mistakes = recognise(ex, case, got)
-            if mistakes:
-                lines += [f"  Likely mistake: {m}" for m in mistakes]
-            else:
-                lines.append(f"  It should return {ex.task}.")
-            return Outcome(ex, False, "\n".join(lines), len(cases))
-    message = f"{PASS} {ex.title} matches TensorFlow on {len(cases)} random trials."
-    return Outcome(ex, True, message, len(cases))
+            failing.append((case, got))
+            first = first or (where, found)
+        else:
+            passing.append((case, got))
+    if not failing:
+        message = f"{PASS} {ex.title} matches TensorFlow on {len(cases)} random trials."
+        return Outcome(ex, True, message, len(cases))
+    where, found = first
+    count = (f"{len(failing)} of {len(cases)} trials" if len(failing) > 1
+             else f"1 of {len(cases)} trials")
+    lines = [f"{FAIL} {ex.title} does not match TensorFlow on {count}.",
+             f"  First ({where}):", f"  {found}"]
+    mistake, hits = diagnose(ex, failing, passing)
+    if mistake is None:
+        lines.append(f"  It should return {ex.task}.")
+        return Outcome(ex, False, "\n".join(lines), len(cases))
+    if len(hits) < len(failing):
+        lines.append(f"  Likely mistake (it explains {len(hits)} of the {len(failing)} failing "
+                     f"trials): {mistake.sentence}")
+    else:
+        lines.append(f"  Likely mistake: {mistake.sentence}")
+    return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence)
 
 
 def _raised_message(ex, got, where):
@@ -288,5 +511,7 @@ def _raised_message(ex, got, where):
             f"{FAIL} {ex.title} is not written yet: replace the `raise NotImplementedError` line "
             f"with code that returns {ex.task}."
         )
+    if got.kind == BY_HAND:
+        return f"{FAIL} {ex.title}: {got.message}."
     at = f" at {got.where}" if got.where else ""
     return f"{FAIL} {ex.title} raised {got.kind}{at} ({where}): {got.message}"

@@ -8,8 +8,11 @@ seeds Python, NumPy, TensorFlow and Keras 3, sets NumPy's print options, and ret
 import contextlib
 import gc
 import importlib
+import importlib.metadata
+import importlib.util
 import os
 import random
+import subprocess
 import sys
 import types
 import warnings
@@ -122,15 +125,40 @@ def import_keras():
     return import_heavy("keras")
 
 
+def in_colab():
+    """Whether this kernel runs on Google Colab."""
+    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+
+
+def colab_packages(run=subprocess.run):
+    """On Colab, install what it lacks for the book: tf-keras matching Colab's own TensorFlow
+    (the TF1 cells live there). Says what it did; does nothing elsewhere or when present.
+
+    The checks need no particular TensorFlow version: their oracle is the TensorFlow that runs
+    in the same process as the learner's code.
+    """
+    if not in_colab() or importlib.util.find_spec("tf_keras") is not None:
+        return None
+    version = importlib.metadata.version("tensorflow")  # read without importing TensorFlow
+    series = ".".join(version.split(".")[:2])
+    command = [sys.executable, "-m", "pip", "install", "--quiet", f"tf-keras~={series}.0"]
+    run(command, check=True)
+    importlib.invalidate_caches()
+    print(f"rnnbook: installed tf-keras {series}.* to match Colab's TensorFlow {version}")
+    return command
+
+
 def setup(seed=0, tensorflow=True):
     """Prepare this process for the book's code and return the ``tensorflow`` module.
 
     Call it once, at the top of a notebook, before anything imports TensorFlow. Calling it again
     later (re-running the cell) only re-seeds. ``tensorflow=False`` sets everything up without
-    importing TensorFlow and returns None.
+    importing TensorFlow and returns None. On Colab it first installs tf-keras to match
+    Colab's TensorFlow (:func:`colab_packages`).
     """
     if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
         raise SetupError(TOO_LATE)
+    colab_packages()
     set_environment()
     np.set_printoptions(**PRINT_OPTIONS)
     random.seed(seed)

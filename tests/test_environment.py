@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -90,3 +91,24 @@ def test_call_with_roomy_stack_stops_the_frame_stack_thrashing():
     if sys.version_info < (3, 13):
         assert counts["plain"] > 200, counts  # the bug is there to fix
     assert counts["roomy"] < 100, counts
+
+
+def test_on_colab_setup_installs_tf_keras_matching_colabs_tensorflow(monkeypatch, capsys):
+    from rnnbook import environment
+
+    ran = []
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    monkeypatch.setattr(environment.importlib.util, "find_spec",
+                        lambda name: None if name == "tf_keras" else object())
+    monkeypatch.setattr(environment.importlib.metadata, "version", lambda name: "2.19.1")
+    command = environment.colab_packages(run=lambda cmd, check: ran.append(cmd))
+    assert ran == [command] and command[-1] == "tf-keras~=2.19.0"
+    assert "installed tf-keras 2.19.* to match Colab's TensorFlow 2.19.1" in capsys.readouterr().out
+
+
+def test_off_colab_setup_installs_nothing(monkeypatch):
+    from rnnbook import environment
+
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
+    assert environment.colab_packages(run=lambda *a, **k: pytest.fail("ran pip")) is None

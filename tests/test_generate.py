@@ -80,3 +80,15 @@ def test_cli_check_mode_and_bad_input(tmp_path, capsys):
     empty.mkdir()
     assert generate.main(["--solutions", str(empty), "--out", str(out)]) == 2
     assert "no .ipynb files" in capsys.readouterr().err
+
+
+def test_mistakes_page_is_up_to_date_and_lists_every_mistake():
+    """book/mistakes.md is generated from the checks: run `make notebooks` if this fails."""
+    from rnnbook import checks
+
+    assert generate.write_mistakes_page(ROOT / "solutions", check=True) == []
+    text = generate.MISTAKES_PAGE.read_text()
+    for stem in checks.CHAPTERS:
+        for ex in checks.load(stem).exercises:
+            assert f"### Exercise {ex.number} `{ex.name}`" in text
+            assert all(f"- {m.sentence}" in text for m in ex.mistakes)

@@ -196,6 +196,7 @@ split_ops_in_event_file = Exercise(
     make_case=_event_case,
     call=lambda fn, c: fn(c["path"]),
     oracle=_event_oracle,
+    by_hand=False,
     mistakes=(
         Mistake(
             "those are tensor names: a node's `name` is the op name (`.../split`), without ':0'.",

@@ -78,7 +78,8 @@ def results(sub, table, seed, oracle, isolation):
                   f"(rnnbook {__version__}).{notes}",
         "tests": tests,
         "extra_data": {"seed": seed, "chapter": sub.chapter, "max_score": maximum,
-                       "isolation": isolation},
+                       "isolation": isolation, "seconds": round(sub.seconds, 2),
+                       "peak_mb": round(sub.peak_mb)},
     }
 
 

@@ -1,0 +1,1 @@
+"""Answers written as learners write them, right and wrong, per chapter (tests/test_sweep.py)."""

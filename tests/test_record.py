@@ -1,0 +1,43 @@
+"""A self-learner's record of passed exercises (rnnbook/record.py, ``rnnbook.progress()``)."""
+import json
+
+import rnnbook
+from rnnbook import checks, record
+from rnnbook.checks.ch01 import CHAPTER
+
+
+def test_a_passing_check_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
+    where = tmp_path / "home" / ".rnnbook" / "progress.json"
+    monkeypatch.setenv("RNNBOOK_PROGRESS", str(where))
+    monkeypatch.delenv("RNNBOOK_GRADING", raising=False)
+    first = CHAPTER.exercises[0]
+    assert record.load() == {}
+    assert record.record(CHAPTER.stem, first.number, first.name)
+    rows = rnnbook.progress()
+    out = capsys.readouterr().out
+    assert rows[0][:3] == (CHAPTER.stem, 1, len(CHAPTER.exercises))
+    assert first.number not in rows[0][3]
+    assert CHAPTER.stem in out and str(where) in out
+    assert len(rows) == len(checks.CHAPTERS)
+    saved = json.loads(where.read_text())
+    assert saved["passed"][CHAPTER.stem][first.number]["name"] == first.name
+
+
+def test_a_failing_check_records_nothing(tmp_path, monkeypatch):
+    where = tmp_path / "progress.json"
+    monkeypatch.setenv("RNNBOOK_PROGRESS", str(where))
+    monkeypatch.delenv("RNNBOOK_GRADING", raising=False)
+    first = CHAPTER.exercises[0]
+    outcome = CHAPTER.check(lambda *args: None, name=first.name)
+    assert not outcome and not where.exists()
+
+
+def test_damaged_or_unwritable_files_never_break_a_notebook(tmp_path):
+    bad = tmp_path / "progress.json"
+    bad.write_text("{not json")
+    assert record.load(bad) == {}
+    assert record.record("01-basic-rnn-cell", "1.1", "x", bad)  # replaced, atomically
+    assert record.load(bad)["01-basic-rnn-cell"]["1.1"]["name"] == "x"
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert not record.record("01-basic-rnn-cell", "1.1", "x", blocked / "progress.json")

@@ -1,0 +1,171 @@
+"""Every function of the NumPy reference (rnnbook/reference.py) against the real TensorFlow cell.
+
+The checks' 200-seed sweeps compare learners' answers with the reference instead of calling
+TensorFlow each time; this file is what entitles them to: each reference function is held here
+to TensorFlow's own cell on random weights, with every option it has.
+"""
+import numpy as np
+import pytest
+
+from rnnbook import reference as ref
+from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def normal(rng, *shape, scale=1.0):
+    return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+
+def rnn_cells():
+    return tensorflow().compat.v1.nn.rnn_cell
+
+
+@pytest.mark.parametrize("B,D,H", [(1, 1, 1), (3, 4, 2), (2, 2, 5)])
+def test_basic_rnn_step(B, D, H):
+    rng = np.random.default_rng([B, D, H])
+    x, h = normal(rng, B, D), normal(rng, B, H)
+    kernel, bias = normal(rng, D + H, H, scale=0.5), normal(rng, H, scale=0.5)
+    out, state = run_tf1(lambda: rnn_cells().BasicRNNCell(H), x, h,
+                         {"kernel": kernel, "bias": bias})
+    np.testing.assert_allclose(ref.basic_rnn_step(x, h, kernel, bias), state, **TOL)
+    np.testing.assert_array_equal(out, state)
+
+
+@pytest.mark.parametrize("forget_bias", [1.0, 0.3, -1.5])
+def test_basic_lstm_unrolled_with_preactivations(forget_bias):
+    rng = np.random.default_rng(7)
+    B, T, D, H = 2, 3, 3, 4
+    inputs = normal(rng, B, T, D)
+    c0, h0 = normal(rng, B, H), normal(rng, B, H)
+    kernel, bias = normal(rng, D + H, 4 * H, scale=0.5), normal(rng, 4 * H, scale=0.5)
+    names = [f"rnn/basic_lstm_cell/split:{k}" for k in range(4)]
+    outputs, (c, h), *split = run_tf1(
+        lambda: rnn_cells().BasicLSTMCell(H, forget_bias=forget_bias), inputs, (c0, h0),
+        {"kernel": kernel, "bias": bias}, mode="static", fetch=names)
+    step = ref.lstm_cell(kernel, bias, forget_bias)
+    want_out, (want_c, want_h) = ref.unroll(step, inputs, (c0, h0))
+    np.testing.assert_allclose(want_out, outputs, **TOL)
+    np.testing.assert_allclose(want_c, c, **TOL)
+    np.testing.assert_allclose(want_h, h, **TOL)
+    gates = ref.lstm_preactivations(inputs[:, 0], h0, kernel, bias)  # step 0's Split outputs
+    for k, gate in enumerate(ref.TF1):
+        np.testing.assert_allclose(gates[gate], split[k], **TOL)
+
+
+LSTM_CELL_OPTIONS = [
+    dict(),
+    dict(use_peepholes=True),
+    dict(cell_clip=0.4),
+    dict(num_proj=2),
+    dict(num_proj=3, proj_clip=0.3),
+    dict(use_peepholes=True, cell_clip=0.5, num_proj=2, proj_clip=0.2, forget_bias=0.5),
+]
+
+
+@pytest.mark.parametrize("options", LSTM_CELL_OPTIONS, ids=str)
+def test_lstm_cell_step(options):
+    rng = np.random.default_rng(len(str(options)))
+    B, D, H = 3, 2, 4
+    P = options.get("num_proj") or H
+    x, c, m = normal(rng, B, D), normal(rng, B, H, scale=2.0), normal(rng, B, P)
+    weights = {"lstm_cell/kernel": normal(rng, D + P, 4 * H, scale=0.5),
+               "bias": normal(rng, 4 * H, scale=0.5)}
+    if options.get("use_peepholes"):
+        weights.update({k: normal(rng, H) for k in ("w_i_diag", "w_f_diag", "w_o_diag")})
+    if options.get("num_proj"):
+        weights["projection/kernel"] = normal(rng, H, P)
+    _, (want_c, want_m) = run_tf1(lambda: rnn_cells().LSTMCell(H, **options), x, (c, m),
+                                  weights)
+    got_c, got_m = ref.lstm_cell_step(
+        x, c, m, weights["lstm_cell/kernel"], weights["bias"],
+        forget_bias=options.get("forget_bias", 1.0), w_i_diag=weights.get("w_i_diag"),
+        w_f_diag=weights.get("w_f_diag"), w_o_diag=weights.get("w_o_diag"),
+        cell_clip=options.get("cell_clip"), projection=weights.get("projection/kernel"),
+        proj_clip=options.get("proj_clip"))
+    np.testing.assert_allclose(got_c, want_c, **TOL)
+    np.testing.assert_allclose(got_m, want_m, **TOL)
+
+
+def test_every_lstm_cell_slip_changes_the_answer():
+    """Each slip is a different wrong answer on a case where all options bite."""
+    rng = np.random.default_rng(3)
+    B, D, H, P = 3, 2, 4, 2
+    args = (normal(rng, B, D), normal(rng, B, H, scale=3.0), normal(rng, B, P),
+            normal(rng, D + P, 4 * H), normal(rng, 4 * H))
+    options = dict(w_i_diag=normal(rng, H), w_f_diag=normal(rng, H), w_o_diag=normal(rng, H),
+                   cell_clip=0.5, projection=normal(rng, H, P), proj_clip=0.2)
+    right = ref.lstm_cell_step(*args, **options)
+    answers = {None: right}
+    for slip in sorted(ref.LSTM_CELL_SLIPS):
+        got = ref.lstm_cell_step(*args, **options, slip=slip)
+        for other, seen in answers.items():
+            assert any(g.shape != s.shape or not np.allclose(g, s) for g, s in
+                       zip(got, seen, strict=True)), (slip, other)
+        answers[slip] = got
+
+
+def test_keras_lstm_and_the_tf1_port():
+    rng = np.random.default_rng(11)
+    B, T, D, H = 2, 4, 3, 2
+    inputs, c0, h0 = normal(rng, B, T, D), normal(rng, B, H), normal(rng, B, H)
+    kernel, bias = normal(rng, D + H, 4 * H, scale=0.5), normal(rng, 4 * H, scale=0.5)
+    keras_weights = ref.keras_from_tf1(kernel, bias, 0.7, D)
+    outputs, h, c = run_keras_lstm(inputs, keras_weights, [h0, c0])
+    want_out, (want_h, want_c) = ref.unroll(ref.keras_cell(*keras_weights), inputs, [h0, c0])
+    np.testing.assert_allclose(want_out, outputs, **TOL)
+    np.testing.assert_allclose(want_h, h, **TOL)
+    np.testing.assert_allclose(want_c, c, **TOL)
+    tf1_out, _ = ref.unroll(ref.lstm_cell(kernel, bias, 0.7), inputs, (c0, h0))
+    np.testing.assert_allclose(tf1_out, outputs, **TOL)
+
+
+def test_pytorch_step_through_its_keras_port():
+    """PyTorch is not installed: its documented step must agree with the real Keras 3 LSTM
+    given :func:`reference.keras_from_pytorch`'s weights."""
+    rng = np.random.default_rng(5)
+    B, T, D, H = 2, 3, 2, 3
+    inputs, c0, h0 = normal(rng, B, T, D), normal(rng, B, H), normal(rng, B, H)
+    torch = [normal(rng, 4 * H, D), normal(rng, 4 * H, H), normal(rng, 4 * H), normal(rng, 4 * H)]
+
+    def step(x, state):
+        h, c = ref.pytorch_lstm_step(x, *state, *torch)
+        return h, (h, c)
+
+    want, _ = ref.unroll(step, inputs, (h0, c0))
+    outputs, _, _ = run_keras_lstm(inputs, ref.keras_from_pytorch(*torch), [h0, c0])
+    np.testing.assert_allclose(want, outputs, **TOL)
+
+
+@pytest.mark.parametrize("L,T,chunk", [(1, 5, 2), (2, 7, 3), (3, 4, 4)])
+def test_stacked_and_chunked_runs_equal_multi_rnn_cell(L, T, chunk):
+    rng = np.random.default_rng([L, T, chunk])
+    B, D, H = 2, 3, 2
+    inputs = normal(rng, B, T, D)
+    packed = normal(rng, L, 2, B, H)
+    kernels = [normal(rng, (D if k == 0 else H) + H, 4 * H, scale=0.5) for k in range(L)]
+    biases = [normal(rng, 4 * H, scale=0.5) for _ in range(L)]
+    weights = {f"cell_{k}/basic_lstm_cell/kernel": kernels[k] for k in range(L)}
+    weights.update({f"cell_{k}/basic_lstm_cell/bias": biases[k] for k in range(L)})
+    rc = rnn_cells()
+    outputs, final = run_tf1(lambda: rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)]),
+                             inputs, ref.unpack(packed), weights, mode="static")
+    step = ref.stacked([ref.lstm_cell(k, b) for k, b in zip(kernels, biases, strict=True)])
+    whole, state = ref.unroll(step, inputs, ref.unpack(packed))
+    chunked, chunk_state = ref.run_in_chunks(step, inputs, ref.unpack(packed), chunk)
+    np.testing.assert_allclose(whole, outputs, **TOL)
+    np.testing.assert_allclose(ref.pack(state), ref.pack(final), **TOL)
+    np.testing.assert_allclose(chunked, whole, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ref.pack(chunk_state), ref.pack(state), rtol=1e-6, atol=1e-7)
+    tf = tensorflow()
+    np.testing.assert_array_equal(
+        tf.stack([tf.stack([c, h]) for c, h in final]).numpy(), ref.pack(final))
+
+
+def test_gate_orders_round_trip():
+    a = np.arange(8.0)
+    moved = ref.reorder(a, ref.TF1, ref.KERAS)
+    np.testing.assert_array_equal(moved, [0, 1, 4, 5, 2, 3, 6, 7])
+    np.testing.assert_array_equal(ref.reorder(moved, ref.KERAS, ref.TF1), a)
+    with pytest.raises(ValueError, match="unknown slip"):
+        ref.basic_rnn_step(a[None, :1], a[None, :1], np.ones((2, 1)), 0.0, slip="nonsense")

@@ -1,0 +1,104 @@
+"""Every check against answers a learner would write, on every one of 200 seeds.
+
+``tests/learners/chNN.py`` holds, per exercise, functions written the way learners write them,
+independently of the checks' own mistake models:
+
+- ``RIGHT[name]``: right answers written several ways (float64, lists, plain tuples, in-place
+  updates, TensorFlow where the exercise allows it); each must pass on every seed;
+- ``WRONG[name]``: ``(function, sentence)`` pairs: a wrong answer, and the start of the
+  mistake sentence the check must name for it (None where no named mistake is expected); each
+  must fail on every seed, naming that mistake.
+
+Each of the check's own mistake models must fail on every seed too (a mistake that passes on
+some seed would give the same wrong code different grades on Gradescope). The expected answers
+come from each exercise's NumPy ``reference`` (no TensorFlow call per seed);
+``test_reference_agrees_with_tensorflow`` holds that reference to the TensorFlow oracle.
+"""
+import importlib
+
+import pytest
+
+from rnnbook import checks
+from rnnbook.checking import answer, evaluate, to_plain
+
+SEEDS = range(200)
+CHAPTERS = list(checks.CHAPTERS)
+
+
+def learners(stem):
+    return importlib.import_module(f"tests.learners.ch{stem[:2]}")
+
+
+def exercises():
+    return [(stem, ex.name) for stem in CHAPTERS for ex in checks.load(stem).exercises]
+
+
+def sweep(stem, name, fn, seeds=SEEDS):
+    """The outcome of ``fn`` on every seed, with the reference's expected answers."""
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for seed in seeds:
+        cases = chapter.cases(name, seed)
+        expected = [ex.reference(case) for case in cases]
+        yield seed, evaluate(ex, cases, expected, [answer(ex, fn, case) for case in cases])
+
+
+@pytest.mark.parametrize("stem,name", exercises())
+def test_every_exercise_has_learners_answers_and_a_reference(stem, name):
+    module = learners(stem)
+    ex = checks.load(stem)[name]
+    assert ex.reference is not None, f"{name}: no NumPy reference for the sweep"
+    assert len(module.RIGHT.get(name, ())) >= 2, f"{name}: write right answers two ways or more"
+    assert module.WRONG.get(name), f"{name}: write the wrong answers a learner would"
+
+
+@pytest.mark.parametrize("stem,name", exercises())
+def test_reference_agrees_with_tensorflow(stem, name):
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for seed in range(3):
+        cases = chapter.cases(name, seed)
+        outcome = evaluate(ex, cases, [ex.oracle(c) for c in cases],
+                           [to_plain(ex.reference(c)) for c in cases])
+        assert outcome.passed, outcome.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name", exercises())
+def test_right_answers_pass_on_every_seed(stem, name):
+    for k, fn in enumerate(learners(stem).RIGHT[name]):
+        for seed, outcome in sweep(stem, name, fn):
+            assert outcome.passed, f"right answer {k} ({fn.__name__}), seed {seed}:\n{outcome}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name", exercises())
+def test_learners_mistakes_fail_on_every_seed_and_are_named(stem, name):
+    for fn, sentence in learners(stem).WRONG[name]:
+        for seed, outcome in sweep(stem, name, fn):
+            assert not outcome.passed, f"wrong answer {fn.__name__} passed on seed {seed}"
+            if sentence is not None:
+                assert outcome.mistake.startswith(sentence), (
+                    f"{fn.__name__}, seed {seed}: expected the mistake {sentence!r}, got:\n"
+                    f"{outcome}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name", exercises())
+def test_each_known_mistake_fails_on_every_seed(stem, name):
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for mistake in ex.mistakes:
+        for seed in SEEDS:
+            cases = chapter.cases(name, seed)
+            expected = [ex.reference(c) for c in cases]
+            answers = []
+            for case in cases:  # the mistake where it applies, the right answer elsewhere
+                try:
+                    answers.append(to_plain(mistake.answer(case)))
+                except Exception:  # noqa: BLE001 - the model does not apply to this case
+                    answers.append(to_plain(ex.reference(case)))
+            outcome = evaluate(ex, cases, expected, answers)
+            assert not outcome.passed, f"{mistake.sentence!r} passes on seed {seed}"
+            assert outcome.mistake == mistake.sentence, (
+                f"seed {seed}: the model of {mistake.sentence!r} is named as:\n{outcome}")
