@@ -78,8 +78,7 @@ def results(sub, table, seed, oracle, isolation):
                   f"(rnnbook {__version__}).{notes}",
         "tests": tests,
         "extra_data": {"seed": seed, "chapter": sub.chapter, "max_score": maximum,
-                       "isolation": isolation, "seconds": round(sub.seconds, 2),
-                       "peak_mb": round(sub.peak_mb)},
+                       "isolation": isolation},
     }
 
 
