@@ -21,7 +21,8 @@ from hostile import corpus
 
 from conftest import ROOT
 from rnnbook import source
-from rnnbook.grading import config, reports, run, walls, wire
+from rnnbook.grading import config, run, walls, wire
+from rnnbook.grading import results as reports
 
 STEM = "01-basic-rnn-cell"
 SOLUTION = ROOT / "solutions" / f"{STEM}.ipynb"

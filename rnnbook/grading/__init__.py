@@ -9,7 +9,7 @@ Modules, one job each:
 - :mod:`.wire`        the protocol between grader and child (JSON lines, bounded, plain data)
 - :mod:`.procs`       process control: zygotes, process trees, memory, killing
 - :mod:`.walls`       the Linux namespaces around each child
-- :mod:`.reports`     results.json, feedback.md and the gradebook; safe report names
+- :mod:`.results`     results.json, feedback.md and the gradebook; safe report names
 - :mod:`.cli`         ``python -m rnnbook.grading``
 - :mod:`.gradescope`  Gradescope's ``run_autograder``
 - :mod:`.release`     ``make autograder`` and ``make release``; templates in ``templates/``

@@ -1,4 +1,4 @@
-"""A grading run: what to grade against, the trials (drawn once), the children, the reports.
+"""A grading run: what to grade against, the trials (drawn once), the children, the results.
 
 1. Every submission is read (a regular file, not too large, a valid notebook) and its chapter
    decided: ``--chapter``, else the chapter whose exercise functions it defines (exactly one),
@@ -34,7 +34,7 @@ import time
 from rnnbook import checks, source
 from rnnbook.checking import Raised
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
-from rnnbook.grading import procs, reports, walls, wire
+from rnnbook.grading import procs, results, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
 
 MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
@@ -195,8 +195,8 @@ class Run:
         self.config = config
         self.out = out
         self.cells = exercise_cells(table_file)
-        self.subs = [reports.Submission(path=p, name=n)
-                     for p, n in zip(paths, reports.names(paths), strict=True)]
+        self.subs = [results.Submission(path=p, name=n)
+                     for p, n in zip(paths, results.names(paths), strict=True)]
         for sub in self.subs:
             load_submission(sub, config.chapter, self.cells)
             if sub.chapter and sub.chapter not in self.cells and not sub.error:
@@ -534,13 +534,13 @@ class Run:
 
     def report(self, sub):
         if sub.error:
-            return reports.not_graded(sub, self.seed)
+            return results.not_graded(sub, self.seed)
         self.oracle_ready[sub.chapter].wait()
         if sub.chapter not in self.oracle:
             sub.error = (f"{sub.path}: TensorFlow could not compute the expected answers "
                          f"({self.oracle_error})")
-            return reports.not_graded(sub, self.seed)
-        return reports.results(sub, self.tables[sub.chapter], self.seed,
+            return results.not_graded(sub, self.seed)
+        return results.graded(sub, self.tables[sub.chapter], self.seed,
                                self.oracle[sub.chapter], self.isolation)
 
 
@@ -626,7 +626,7 @@ def grade(config, submissions, out, table_file=None):
     run = Run(config, paths, out, table_file)
     if out.exists() and not config.overwrite:
         taken = [s.name for s in run.subs if (out / s.name).exists()]
-        if (out / reports.GRADEBOOK).exists() or taken:
+        if (out / results.GRADEBOOK).exists() or taken:
             raise GradeError(f"{out} already holds reports; choose a new --out or pass "
                              "--overwrite")
     procs.guard_this_process()
@@ -636,7 +636,7 @@ def grade(config, submissions, out, table_file=None):
         if sub.error:
             log(f"error: {sub.error}")
             rows[sub.name] = run.report(sub)
-            reports.write(out, sub, rows[sub.name])
+            results.write(out, sub, rows[sub.name])
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
     os.chmod(work, 0o711)  # (a child run as nobody, without walls, must reach its own folder)
     oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
@@ -656,7 +656,7 @@ def grade(config, submissions, out, table_file=None):
                     if sub.error:
                         log(f"error: {sub.error}")
                     rows[sub.name] = run.report(sub)
-                    reports.write(out, sub, rows[sub.name])
+                    results.write(out, sub, rows[sub.name])
                     log(progress(done, len(run.gradable), sub, time.monotonic() - started))
     finally:
         for zygote in run.zygotes.values():
@@ -667,7 +667,7 @@ def grade(config, submissions, out, table_file=None):
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
-    reports.write_atomic(out / reports.GRADEBOOK, reports.gradebook(ordered, run.tables))
+    results.write_atomic(out / results.GRADEBOOK, results.gradebook(ordered, run.tables))
     for sub, report in ordered:
         if not sub.error:
             print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",

@@ -59,7 +59,7 @@ def outcome_for(ex, cases, expected, got):
     return evaluate(ex, cases, expected, got)
 
 
-def results(sub, table, seed, oracle, isolation):
+def graded(sub, table, seed, oracle, isolation):
     """The results object of a graded submission (Gradescope's results.json)."""
     tests, score, maximum = [], 0.0, 0
     for cell, ex in table:
