@@ -396,3 +396,37 @@ def test_a_fifo_among_the_submissions_stops_nothing(tmp_path):
     sub = reports.Submission(path=fifo, name="pipe")
     run.load_submission(sub, None, run.exercise_cells())  # returns at once: never opened
     assert "not a regular file" in sub.error
+
+
+@slow
+def test_api_exercises_run_with_tensorflow_but_not_the_instructors_side(tmp_path):
+    """A chapter with API exercises: they run in the TensorFlow child, which still cannot
+    reach the grader or the reference (the learner release's stub is all it sees)."""
+    cells = run.exercise_cells()
+    found = [(stem, c) for stem, cs in cells.items() for c in cs if not c.by_hand]
+    if not found:
+        pytest.skip("no API exercise in the book yet")
+    stem, api = found[0]
+    if not walls_stand():
+        pytest.skip("no user namespaces here")
+    nb = source.read(ROOT / "solutions" / f"{stem}.ipynb")
+    corpus._wrap(nb, api, (
+        "    import importlib, pathlib\n"
+        f"    text = pathlib.Path({str(ROOT / 'rnnbook' / 'reference.py')!r}).read_text()\n"
+        "    if 'not part of the learner release' not in text:\n"
+        "        raise RuntimeError('the reference is in reach')\n"
+        f"    if pathlib.Path({str(ROOT / 'rnnbook' / 'grading' / 'run.py')!r}).exists():\n"
+        "        raise RuntimeError('the grader is in reach')\n"
+        "    try:\n"
+        "        importlib.import_module('rnnbook.reference').anything\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise RuntimeError('the reference imports')\n"))
+    path = tmp_path / "api.ipynb"
+    nbformat.write(nb, str(path))
+    ran = grade(path, "--out", tmp_path / "out", "--seed", 2)
+    assert ran.returncode == 0, ran.stderr
+    report = results(tmp_path / "out", "api")
+    total = sum(c.points for c in cells[stem])
+    assert report["score"] == total, report
