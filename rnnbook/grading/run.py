@@ -643,11 +643,11 @@ def grade(config, submissions, out, table_file=None):
     try:
         if run.gradable:
             run.start_zygotes(work)
+            oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
             run.build_walls(work)
             workers = min(config.workers, len(run.gradable))
             log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
                 f"time, seed {run.seed}, walls: {run.isolation}")
-            oracle.start()
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = {pool.submit(run.grade, sub, work): sub for sub in run.gradable}
@@ -662,7 +662,7 @@ def grade(config, submissions, out, table_file=None):
         for zygote in run.zygotes.values():
             zygote.close()
         shutil.rmtree(work, ignore_errors=True)
-    if oracle.is_alive() or oracle.ident:
+    if oracle.ident:
         oracle.join()
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
