@@ -9,7 +9,7 @@ OUT ?= _build/grades
 # `make book EDITION=course`: the book without the Solutions part (for a course that grades
 # the exercises), into _build/course/_build/html. The default edition keeps the solutions.
 EDITION ?= self-study
-# `make autograder` settings (optional): grade every upload as CHAPTER; one SEED for everyone.
+# `make autograder` settings: CHAPTER (required) is the assignment; SEED (optional) one seed for all.
 CHAPTER ?=
 SEED ?=
 
@@ -22,7 +22,7 @@ help:
 	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
-	@echo "make autograder  Gradescope bundle _build/autograder.zip [CHAPTER=<stem>] [SEED=<n>]"
+	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>]"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "make bench       speed and memory figures quoted in the README"
 	@echo "make lint        ruff over the package and tests"
@@ -59,14 +59,15 @@ execute: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace book/[0-9]*.ipynb solutions/*.ipynb
 
 grade: $(STAMP)
-	$(BIN)/python -m rnnbook.grade $(SUBMISSIONS) --out $(OUT)
+	$(BIN)/python -m rnnbook.grading $(SUBMISSIONS) --out $(OUT)
 
 autograder: $(STAMP)
-	$(BIN)/python -m rnnbook.release autograder --out _build/autograder.zip \
-		$(if $(CHAPTER),--chapter $(CHAPTER)) $(if $(SEED),--seed $(SEED))
+	@test -n "$(CHAPTER)" || { echo "make: give the assignment's chapter: make autograder CHAPTER=01-basic-rnn-cell" >&2; exit 2; }
+	$(BIN)/python -m rnnbook.grading.release autograder --out _build/autograder.zip \
+		--chapter $(CHAPTER) $(if $(SEED),--seed $(SEED))
 
 release: $(STAMP)
-	$(BIN)/python -m rnnbook.release learners --out _build/release
+	$(BIN)/python -m rnnbook.grading.release learners --out _build/release
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

@@ -1,14 +1,14 @@
 """``make bench``: the speed and memory figures quoted in the README.
 
 1. A bare ``python -c "import tensorflow"`` (the yardstick), best of 3.
-2. Grading Chapter 1's solution notebook (goal: at most 3x the yardstick), with the peak resident
-   memory of the whole grading process tree.
+2. Grading Chapter 1's solution notebook alone, with the peak resident memory of the whole
+   grading process tree (grader, zygotes, children).
 3. Each in-notebook check of every chapter on its solution, TensorFlow already imported
    (goal: < 1 s).
-4. Eight submissions with ``--workers 1`` and ``--workers 2`` (goal: at least 1.6x faster): five
-   pairs of runs, the median of their speed-ups, seconds and peak memory per submission (from the
-   grader's progress lines), and this machine's ceiling for that speed-up (two CPU-bound
-   processes at once against one after the other).
+4. The marginal cost of one more Chapter 1 submission at ``--workers`` = cores: N and 2N copies
+   of the solution graded in one run each, ``(t(2N) - t(N)) / N`` (median of three pairs of
+   runs). Goal: at most 0.15x the yardstick measured in the same run, i.e. 300 submissions in
+   about two minutes on 2 cores. With peak memory and each submission's seconds.
 """
 import os
 import pathlib
@@ -24,24 +24,28 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from rnnbook.environment import TF_ENV  # noqa: E402
-from rnnbook.grade import _rss_mb, collect  # noqa: E402  (memory of a process tree; notebooks)
+from rnnbook.grading.procs import tree_rss_mb  # noqa: E402
 
 SOLUTION = ROOT / "solutions" / "01-basic-rnn-cell.ipynb"
-ROUNDS = 5  # pairs of runs, --workers 1 then --workers 2
+CORES = os.cpu_count() or 1
+N = 40  # submissions in the smaller run; the larger has 2N
+PAIRS = 3
+GOAL = 0.15  # marginal cost of a submission, in units of a bare `import tensorflow`
 ENV = {**os.environ, **TF_ENV}
 
 
 def measure(cmd):
     """Wall seconds and peak resident MB of ``cmd`` and all its children, and its stderr."""
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
     peak = 0.0
     stop = threading.Event()
 
     def poll():
         nonlocal peak
         while not stop.is_set():
-            peak = max(peak, _rss_mb(proc.pid))
+            peak = max(peak, tree_rss_mb(proc.pid))
             stop.wait(0.25)  # (polling more often takes CPU from the grader it measures)
 
     watcher = threading.Thread(target=poll)
@@ -50,39 +54,25 @@ def measure(cmd):
     took = time.monotonic() - start
     stop.set()
     watcher.join()
-    if proc.returncode not in (0,):
+    if proc.returncode != 0:
         raise SystemExit(f"bench: {' '.join(map(str, cmd))} failed:\n{err.decode()[-2000:]}")
     return took, peak, err.decode()
 
 
-def parallel_ceiling():
-    """How much faster two CPU-bound processes finish at once than one after the other, here
-    (median of ROUNDS tries). On a virtual machine this is often well under 2, and it bounds the
-    workers' speed-up."""
-    spin = [sys.executable, "-c", "x = 0\nfor i in range(30_000_000): x += i"]
-    ratios = []
-    for _ in range(ROUNDS):
-        one = measure(spin)[0]
-        start = time.monotonic()
-        procs = [subprocess.Popen(spin) for _ in range(2)]
-        for proc in procs:
-            proc.wait()
-        ratios.append(2 * one / (time.monotonic() - start))
-    return statistics.median(ratios)
-
-
-#: the grader's progress line: "grade: [###...] 3/8 student2.ipynb: 4.1 s, peak 612 MB (...)"
+#: the grader's progress line: "grade: [###...] 3/8 student2.ipynb: 0.1 s, peak 22 MB (...)"
 PROGRESS = re.compile(r"^grade: \[.*: (?P<seconds>[\d.]+) s, peak (?P<mb>\d+) MB", re.MULTILINE)
 
 
-def grade(subs, out, workers):
+def grade(subs, out, count):
     """Wall seconds, peak MB of the whole run, and ``[(seconds, peak MB)]`` per submission."""
-    took, peak, err = measure([sys.executable, "-m", "rnnbook.grade", *map(str, subs), "--out",
-                               str(out), "--seed", "0", "--workers", str(workers)])
+    took, peak, err = measure([sys.executable, "-m", "rnnbook.grading", str(subs), "--out",
+                               str(out), "--seed", "0", "--workers", str(CORES)])
     each = [(float(m["seconds"]), int(m["mb"])) for m in PROGRESS.finditer(err)]
-    if len(each) != len(collect(map(str, subs))):
-        raise SystemExit("bench: the grader's progress lines no longer give seconds and peak memory")
-    return took, peak, each
+    if len(each) != count:
+        raise SystemExit("bench: the grader's progress lines no longer give seconds and peak "
+                         "memory")
+    walls = re.search(r"walls: (.*)", err)
+    return took, peak, each, walls[1] if walls else "?"
 
 
 CHECKS = """
@@ -105,53 +95,55 @@ for stem in checks.CHAPTERS:
         print(f"{ex.number}_{ex.name} {time.monotonic() - start:.2f}")
 """
 
+
+def copies(folder, count):
+    folder.mkdir()
+    for k in range(count):
+        shutil.copy(SOLUTION, folder / f"student{k:03d}.ipynb")
+    return folder
+
+
 def main():
-    print("RNN Internals benchmark (2 cores expected; figures vary with load)\n")
+    print(f"RNN Internals benchmark ({CORES} cores; figures vary with load)\n")
     bare = min(measure([sys.executable, "-c", "import tensorflow"])[0] for _ in range(3))
-    print(f"bare `import tensorflow`:            {bare:6.2f} s (best of 3)")
+    print(f"bare `import tensorflow`:            {bare:6.2f} s (best of 3): the yardstick")
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-bench-"))
     try:
-        seconds, peak, _ = grade([SOLUTION], tmp / "one", 2)
-        ratio = seconds / bare
-        verdict = "ok" if ratio <= 3 else "OVER GOAL"
-        print(f"grade Chapter 1 solution:            {seconds:6.2f} s = {ratio:.2f}x import "
-              f"(goal <= 3x: {verdict}); peak memory {peak:.0f} MB")
+        seconds, peak, _, walls = grade(copies(tmp / "one", 1), tmp / "one-out", 1)
+        print(f"grade Chapter 1's solution alone:    {seconds:6.2f} s = {seconds / bare:.2f}x "
+              f"import; peak memory {peak:.0f} MB (walls: {walls.split(' (')[0]})")
 
-        out = subprocess.run([sys.executable, "-c", CHECKS], cwd=ROOT, env=ENV, capture_output=True,
-                             text=True, check=True).stdout.split("\n")
+        out = subprocess.run([sys.executable, "-c", CHECKS], cwd=ROOT, env=ENV,
+                             capture_output=True, text=True, check=True).stdout.split("\n")
         for line in filter(None, out):
             name, took = line.split()
             verdict = "ok" if float(took) < 1 else "OVER GOAL"
             print(f"in-notebook check {name.replace('_', ' ', 1):28s} {float(took):5.2f} s "
                   f"(goal < 1 s: {verdict})")
 
-        subs = tmp / "eight"
-        subs.mkdir()
-        for k in range(8):
-            shutil.copy(SOLUTION, subs / f"student{k}.ipynb")
-        # The machine's speed drifts from minute to minute: run the two settings in pairs, one
-        # right after the other, and take the median of the pairs' speed-ups.
-        runs = {1: [], 2: []}
-        for k in range(ROUNDS):
-            for workers in runs:
-                runs[workers].append(grade([subs], tmp / f"w{workers}-{k}", workers))
-        ratios = sorted(one[0] / two[0] for one, two in zip(runs[1], runs[2], strict=True))
-        ratio = statistics.median(ratios)
-        verdict = "ok" if ratio >= 1.6 else "UNDER GOAL"
-        for workers, all_runs in runs.items():
-            took, peak, each = sorted(all_runs)[ROUNDS // 2]  # the median run
-            seconds = [s for s, _ in each]
+        small, large = copies(tmp / "small", N), copies(tmp / "large", 2 * N)
+        marginal, runs = [], {N: [], 2 * N: []}
+        for k in range(PAIRS):  # the machine drifts: pairs of runs, one right after the other
+            one = grade(small, tmp / f"s{k}", N)
+            two = grade(large, tmp / f"l{k}", 2 * N)
+            runs[N].append(one)
+            runs[2 * N].append(two)
+            marginal.append((two[0] - one[0]) / N)
+        for count, all_runs in runs.items():
+            took, peak, each, _ = sorted(all_runs)[PAIRS // 2]
+            secs = [s for s, _ in each]
             mbs = [mb for _, mb in each]
-            every = ", ".join(f"{run[0]:.1f}" for run in all_runs)
-            print(f"8 submissions, --workers {workers}:          {took:6.2f} s (median of {every} s), "
-                  f"peak {peak:.0f} MB in all")
-            print(f"  per submission:                    {min(seconds):.1f}-{max(seconds):.1f} s, "
-                  f"peak {min(mbs)}-{max(mbs)} MB")
-        print(f"speed-up with 2 workers:             {ratio:6.2f}x (goal >= 1.6x: {verdict}; "
-              f"median of {', '.join(f'{r:.2f}' for r in ratios)})")
-        ceiling = parallel_ceiling()
-        print(f"this machine's ceiling:              {ceiling:6.2f}x (two CPU-bound processes at once "
-              "against one: what 2 workers could reach at best)")
+            print(f"{count} submissions, --workers {CORES}:       {took:6.2f} s (runs: "
+                  f"{', '.join(f'{r[0]:.1f}' for r in all_runs)} s), peak {peak:.0f} MB in all; "
+                  f"each {min(secs):.1f}-{max(secs):.1f} s, peak {min(mbs)}-{max(mbs)} MB")
+        cost = statistics.median(marginal)
+        ratio = cost / bare
+        verdict = "ok" if ratio <= GOAL else "OVER GOAL"
+        print(f"marginal cost of one more submission: {cost:5.3f} s = {ratio:.3f}x import "
+              f"(goal <= {GOAL}x: {verdict}; pairs: "
+              f"{', '.join(f'{m:.3f}' for m in marginal)} s)")
+        print(f"so 300 submissions: about {300 * cost + runs[N][0][0] - N * cost:.0f} s "
+              f"on {CORES} cores")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

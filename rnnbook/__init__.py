@@ -12,11 +12,8 @@ Modules, one job each:
 - :mod:`rnnbook.graphs`       writing TF graphs for TensorBoard, reading them back, serving them
 - :mod:`rnnbook.source`       reads the one source: exercise headers, points, solution markers
 - :mod:`rnnbook.generate`     writes learner notebooks from ``solutions/`` (``make notebooks``)
-- :mod:`rnnbook.grade`        grades submitted notebooks (``python -m rnnbook.grade``)
-- :mod:`rnnbook.sandbox`      the grader's child process that runs one submission
-- :mod:`rnnbook.isolate`      the walls around that process (Linux namespaces, where allowed)
-- :mod:`rnnbook.gradescope`   Gradescope's ``run_autograder`` entry point
-- :mod:`rnnbook.release`      builds the Gradescope bundle and the learner release
+- :mod:`rnnbook.grading`      the instructor's side: grader, Gradescope, releases (never
+                              shipped to learners; ``python -m rnnbook.grading``)
 """
 __all__ = ["setup", "SetupError", "progress"]
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """The Gradescope bundle (``make autograder``), run the way Gradescope runs it.
 
-The bundle is built with ``python -m rnnbook.release autograder``, unpacked (file modes kept, as
+The bundle is built with ``python -m rnnbook.grading.release autograder``, unpacked (file modes kept, as
 ``unzip`` keeps them) into a temporary tree shaped like Gradescope's ``/autograder``
 (``source/``, ``submission/``, ``results/``, and ``run_autograder`` copied to the top), and
 ``run_autograder`` is executed with ``AUTOGRADER_ROOT`` pointing at that tree.
@@ -21,7 +21,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from rnnbook import gradescope, release, source
+from rnnbook import source
+from rnnbook.grading import config, gradescope, release
 
 STEM = "01-basic-rnn-cell"
 SOLUTION = ROOT / "solutions" / f"{STEM}.ipynb"
@@ -56,18 +57,25 @@ def test_bundle_holds_what_grading_needs(tmp_path):
     with zipfile.ZipFile(bundle) as z:
         names = set(z.namelist())
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in z.infolist()}
-        config = json.loads(z.read("autograder.json"))
+        settings = json.loads(z.read("autograder.json"))
+        table = json.loads(z.read("exercises.json"))
         requirements = z.read("requirements.txt")
         setup = z.read("setup.sh")
-    assert {"setup.sh", "run_autograder", "autograder.json", "requirements.txt", "pyproject.toml",
-            "rnnbook/__init__.py", "rnnbook/grade.py", "rnnbook/sandbox.py", "rnnbook/isolate.py",
-            "rnnbook/gradescope.py", "rnnbook/checks/ch01.py", f"solutions/{STEM}.ipynb"} <= names
-    assert {f"solutions/{p.name}" for p in (ROOT / "solutions").glob("*.ipynb")} <= names
-    assert not [n for n in names if "__pycache__" in n or n.startswith((".venv", "_build", "tests"))]
+    assert {"setup.sh", "run_autograder", "README.md", "autograder.json", "exercises.json",
+            "requirements.txt", "pyproject.toml", "rnnbook/__init__.py",
+            "rnnbook/grading/run.py", "rnnbook/grading/child.py", "rnnbook/grading/zygote.py",
+            "rnnbook/grading/walls.py", "rnnbook/grading/gradescope.py",
+            "rnnbook/grading/templates/learner-stub.py", "rnnbook/checks/ch01.py"} <= names
+    assert not [n for n in names if n.startswith(("solutions", "notebooks", "book", "tests"))]
+    assert not [n for n in names if n.endswith(".ipynb")]  # no solution notebook at all
+    assert not [n for n in names if "__pycache__" in n or n.startswith((".venv", "_build"))]
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     assert requirements == (ROOT / "requirements.txt").read_bytes()  # the pins, unchanged
-    assert config == {**gradescope.DEFAULTS, "chapter": STEM, "seed": 5}
+    assert settings == {**config.bundle_defaults(), "chapter": STEM, "seed": 5}
+    assert [c["name"] for c in table[STEM]] == [
+        ex.name for ex in source.exercises(source.read(SOLUTION))]
     assert b"pip install --quiet -r" in setup and b"--no-deps -e" in setup
+    assert b"go-rwx" in setup  # the instructor's side: root only
     check = subprocess.run(["bash", "-n", str(unpack(bundle, tmp_path / "ag") / "source" / "setup.sh")],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
@@ -75,8 +83,15 @@ def test_bundle_holds_what_grading_needs(tmp_path):
     assert again.read_bytes() == bundle.read_bytes()  # reproducible
 
 
+def test_bundle_needs_the_assignments_chapter(tmp_path):
+    with pytest.raises(source.SourceError, match="CHAPTER"):
+        release.autograder(tmp_path / "autograder.zip", chapter=None)
+    with pytest.raises(SystemExit):  # --chapter is required
+        release.main(["autograder", "--out", str(tmp_path / "a.zip")])
+
+
 def test_run_autograder_writes_results_even_when_python_fails(tmp_path):
-    root = unpack(release.autograder(tmp_path / "autograder.zip"), tmp_path / "autograder")
+    root = unpack(release.autograder(tmp_path / "autograder.zip", STEM), tmp_path / "autograder")
     results = run_autograder(root, python="/bin/false")
     assert results == {"score": 0, "tests": [], "output": "Not graded: the autograder could not "
                        "start (exit status 1); tell your instructor."}
@@ -143,4 +158,13 @@ def test_run_autograder_as_gradescope_runs_it(tmp_path):
     assert results["score"] == 0 and results["tests"] == []
     assert results["output"] == ("Not graded: No notebook (.ipynb file) was found in the "
                                  "submission (it holds: answers.py).")
+
+    # Another chapter's solution (from the public book), saved under this chapter's name and
+    # metadata: graded as this assignment's chapter, so no points.
+    (root / "submission" / "answers.py").unlink()
+    other = sorted(p for p in (ROOT / "solutions").glob("*.ipynb") if p.stem != STEM)[-1]
+    shutil.copy(other, root / "submission" / f"{STEM}.ipynb")
+    (root / "results" / "results.json").unlink()
+    results = run_autograder(root)
+    assert results["extra_data"]["chapter"] == STEM and results["score"] == 0
 

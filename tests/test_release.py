@@ -1,6 +1,6 @@
 """The learner release (``make release``): what students get holds no solution, and works.
 
-The release is built once (``python -m rnnbook.release learners``) into a temporary folder. No
+The release is built once (``python -m rnnbook.grading.release learners``) into a temporary folder. No
 file in it may carry the solution markers or a solution line; the package may share the odd
 line with a solution (a check's mistake model computes a near-solution), but not most of one.
 A learner notebook from the release then runs in a real kernel against the release's own
@@ -14,7 +14,8 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from rnnbook import release, source
+from rnnbook import source
+from rnnbook.grading import release
 
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 MIN = 12  # lines this short ("return h", "c, h = state") say nothing about a solution
@@ -44,8 +45,16 @@ def test_release_layout(built):
             "rnnbook/checking.py", "rnnbook/checks/ch01.py"} <= names
     assert {f"notebooks/{p.name}" for p in SOLUTIONS} <= names
     assert not (built / "solutions").exists() and not (built / "book").exists()
-    for module in release.INSTRUCTOR_MODULES:  # the grader reads solutions/: not for students
-        assert not (built / "rnnbook" / module).exists(), module
+    for part in release.INSTRUCTOR:  # the instructor's folder and tools: not for students
+        assert not (built / "rnnbook" / part).exists(), part
+    stub = (release.TEMPLATES / "learner-stub.py").read_text()
+    for module in release.STUBBED:  # they would solve exercises: a stub in their place
+        if (ROOT / "rnnbook" / module).exists():
+            assert (built / "rnnbook" / module).read_text() == stub, module
+    shipped = {p.relative_to(built / "rnnbook") for p in files(built / "rnnbook")}
+    learner_side = {p.relative_to(ROOT / "rnnbook") for p in (ROOT / "rnnbook").rglob("*.py")
+                    if "grading" not in p.parts and p.name not in release.INSTRUCTOR}
+    assert shipped == learner_side  # everything else of the learner side, and nothing more
     config = tomllib.loads((built / "pyproject.toml").read_text())
     for package in config["tool"]["setuptools"]["packages"]:  # what `pip install -e .` installs
         assert (built / package.replace(".", "/") / "__init__.py").exists(), package

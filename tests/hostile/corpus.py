@@ -1,23 +1,28 @@
 """Hostile and broken submissions for the grader, each with the outcome it must get.
 
 Every notebook is built from Chapter 1's solution notebook (or its learner copy) when the test
-runs, so the corpus follows the exercises as they change. To look at them or grade them by hand::
+runs, and every expectation is derived from that notebook's exercises (names, points, kinds),
+so the corpus follows the exercises as they change. A case that needs one exercise picks it by
+position or kind (the first by-hand exercise, the last exercise), never by name. To look at
+them or grade them by hand::
 
-    .venv/bin/python tests/hostile/corpus.py /tmp/hostile          # writes /tmp/hostile/subs/*
-    .venv/bin/python -m rnnbook.grade /tmp/hostile/subs --out /tmp/hostile/out \\
-        --workers 2 --timeout 5 --memory 1200 --cell-timeout 20
+    .venv/bin/python tests/hostile/corpus.py /tmp/hostile       # writes /tmp/hostile/subs/...
+    .venv/bin/python -m rnnbook.grading /tmp/hostile/subs /tmp/hostile/subs/late \\
+        --out /tmp/hostile/subs/out --workers 2 --timeout 8 --memory 1200 --cell-timeout 20 \\
+        --budget 30
 
-The notebooks set up without TensorFlow (``rnnbook.setup(tensorflow=False)``): Chapter 1's
-functions are NumPy only, and each child then starts in a second instead of ten. The honest
-grading tests in test_grade.py run the real set-up cell.
+The corpus is graded in one run with two folders of submissions, ``subs/`` and ``subs/late/``,
+and ``--out`` inside ``subs/``: hidden folders nested in hidden folders, which once made the
+walls fail open. The notebooks set up without TensorFlow (``rnnbook.setup(tensorflow=False)``).
 
 :data:`EXPECTED` says, for each submission, its total score and, per exercise, the points and a
-phrase its feedback must contain. Entries marked ``walls`` try to get out of the sandbox (read
-the other submissions or the solutions, write into the repository); they are graded only where
-the grader's walls stand (see rnnbook/isolate.py), since elsewhere the attempt would succeed.
+phrase its feedback must contain. Entries marked ``walls`` try to get out of the sandbox; they
+are graded only where the grader's walls stand, since elsewhere the attempt would succeed.
 """
 import json
+import os
 import pathlib
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -31,9 +36,21 @@ STEM = "01-basic-rnn-cell"
 SOLUTION = ROOT / "solutions" / f"{STEM}.ipynb"
 LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
 #: the limits the corpus is graded with
-LIMITS = ["--workers", "2", "--timeout", "5", "--memory", "1200", "--cell-timeout", "20"]
-MARKER = "HACKED-by-corpus.txt"  # a file break_walls tries to create in every folder it can find
+LIMITS = ["--workers", "2", "--timeout", "8", "--memory", "1200", "--cell-timeout", "20",
+          "--budget", "30"]
+MARKER = "HACKED-by-corpus.txt"  # a file break_walls tries to create in every folder it finds
 SLEEP = "77.25"  # `sleep SLEEP`, left running by background_process: must be gone afterwards
+CHAIN = "77.5"  # `sleep CHAIN`, a detached chain of processes: must be gone afterwards
+SECRET = "corpus-secret-4711"  # in the grader's environment: must not reach a child
+NUMPY_ONLY = "must be done with NumPy"
+
+EXERCISES = source.exercises(source.read(SOLUTION))
+BY_HAND = [ex for ex in EXERCISES if ex.by_hand]
+FIRST, LAST = EXERCISES[0], EXERCISES[-1]
+CHECK_CELLS = sum(1 for c in source.read(SOLUTION).cells
+                  if c.cell_type == "code" and c.source.startswith("check("))
+FULL = {ex.name: (ex.points, "matches TensorFlow") for ex in EXERCISES}
+TOTAL = sum(ex.points for ex in EXERCISES)
 
 
 @dataclass
@@ -43,50 +60,100 @@ class Expect:
     error: str = ""  # for a file that is not graded: phrase of its one-line error
     notes: tuple = ()  # phrases of the report's notes, one for each (and no other note)
     walls: bool = False  # graded only behind the grader's walls
-
-
-FULL = {"split_kernel": (1, "matches TensorFlow"), "rnn_step": (2, "matches TensorFlow"),
-        "rnn_unroll": (2, "matches TensorFlow"), "tf1_from_keras": (1, "matches TensorFlow")}
+    file: str = ""  # its file name (default: <name>.ipynb), under subs/
+    report: str = ""  # its report folder (default: <name>)
 
 
 def _with(**changes):
-    return {**FULL, **changes}
+    """FULL with some exercises failing: ``_with(NAME=(0, phrase))``; score to match."""
+    tests = {**FULL, **changes}
+    return tests
 
+
+def _score(tests):
+    return sum(points for points, _ in tests.values())
+
+
+def _failing(exercises, phrase):
+    return _with(**{ex.name: (0, phrase) for ex in exercises})
+
+
+def _uses_numpy(ex):
+    body = source.read(SOLUTION).cells[ex.cell].source.split(source.BEGIN, 1)[-1]
+    return "np." in body
+
+
+def _expect(tests, **kwargs):
+    return Expect(_score(tests), tests, **kwargs)
+
+
+NO_NP = [ex for ex in EXERCISES if _uses_numpy(ex)]
 
 EXPECTED = {
-    "honest": Expect(6, FULL),
-    "endless_loop": Expect(5, _with(tf1_from_keras=(0, "went over the time limit of 5 s"))),
-    "endless_cell": Expect(6, FULL, notes=("went over the time limit of 20 s; it was skipped",)),
-    "memory_hog": Expect(4, _with(rnn_unroll=(0, "went over the memory limit of 1200 MB"))),
-    "forks_briefly": Expect(6, FULL),
-    "os_exit": Expect(5, _with(split_kernel=(0, "ended the process (exit code 3)"))),
-    "sys_exit": Expect(5, _with(tf1_from_keras=(0, "raised SystemExit")),
-                       notes=("raised SystemExit: 1",)),
-    "ctypes_crash": Expect(5, _with(split_kernel=(0, "crashed its process (SIGSEGV)"))),
-    "crash_in_cell": Expect(6, FULL, notes=("crashed its process (SIGSEGV); it was skipped",)),
-    "patch_everything": Expect(0, {name: (0, "") for name in FULL}),
-    "forged_protocol": Expect(0, {name: (0, "") for name in FULL}),
-    "huge_output": Expect(5, _with(tf1_from_keras=(0, "File too large"))),
-    "background_process": Expect(6, FULL),
-    "deleted_setup": Expect(1, _with(rnn_step=(0, "name 'np' is not defined"),
-                                     rnn_unroll=(0, "name 'np' is not defined"),
-                                     tf1_from_keras=(0, "name 'np' is not defined")),
-                            notes=("name 'check' is not defined",) * len(FULL)),  # check cells
-    "deleted_exercise": Expect(4, _with(rnn_unroll=(0, "no function called `rnn_unroll`")),
-                               notes=("name 'rnn_unroll' is not defined",)),  # its check cell
-    "reordered": Expect(6, FULL, notes=("name 'check' is not defined",) * len(FULL)),
-    "renamed": Expect(4, _with(rnn_step=(0, "no function called `rnn_step` is defined")),
-                      notes=("name 'rnn_step' is not defined",)),
-    "wrong_signature": Expect(5, _with(split_kernel=(0, "raised TypeError"))),
-    "empty": Expect(0, {name: (0, f"no function called `{name}`") for name in FULL}),
+    "honest": _expect(FULL),
+    "endless_loop": _expect(_failing([LAST], "went over the time limit of 8 s")),
+    "endless_cell": _expect(FULL, notes=("went over the time limit of 20 s; it was skipped",)),
+    "memory_hog": _expect(_failing([LAST], "went over the memory limit of 1200 MB")),
+    "forks_briefly": _expect(FULL),
+    "os_exit": _expect(_failing([FIRST], "ended the process (exit code 3)")),
+    "sys_exit": _expect(_failing([LAST], "raised SystemExit"), notes=("raised SystemExit: 1",)),
+    "ctypes_crash": _expect(_failing([FIRST], "crashed its process (SIGSEGV)")),
+    "crash_in_cell": _expect(FULL, notes=("crashed its process (SIGSEGV); it was skipped",)),
+    "patch_everything": _expect(_failing(EXERCISES, "")),
+    "forged_protocol": _expect(_failing(EXERCISES, "")),
+    "huge_output": _expect(_failing([LAST], "File too large")),
+    "background_process": _expect(FULL),
+    "detached_chain": _expect(FULL),
+    "deleted_setup": _expect(_failing(NO_NP, "name 'np' is not defined"),
+                             notes=("name 'check' is not defined",) * CHECK_CELLS),
+    "deleted_exercise": _expect(_failing([LAST], f"no function called `{LAST.name}`"),
+                                notes=(f"name '{LAST.name}' is not defined",)),
+    "reordered": _expect(FULL, notes=("name 'check' is not defined",) * CHECK_CELLS),
+    "renamed": _expect(_failing([LAST], f"no function called `{LAST.name}` is defined"),
+                       notes=(f"name '{LAST.name}' is not defined",)),
+    "wrong_signature": _expect(_failing([FIRST], "raised TypeError")),
+    "empty": Expect(0, {ex.name: (0, f"no function called `{ex.name}`") for ex in EXERCISES}),
+    # time limits the child cannot move
+    "resets_deadline": _expect(FULL, notes=("went over the time limit of 20 s; it was skipped",)),
+    "budget_eater": Expect(0, {ex.name: (0, "time budget of 30 s") for ex in EXERCISES}),
+    # answers come back only over the pipe, bounded by what the trial implies
+    "answer_bombs": _expect(_failing([FIRST], "not plain data")),
+    "answer_flood": _expect(_failing([FIRST], "sent back more data than its trials allow")),
+    # by hand is by hand
+    "tensorflow_by_hand": _expect(_failing(BY_HAND, NUMPY_ONLY)),
+    "keras_by_hand": _expect(_failing(BY_HAND, NUMPY_ONLY)),
+    "check_oracle": _expect(_failing(BY_HAND, "raised AttributeError")),
+    "checks_formulas": _expect(_failing(BY_HAND, NUMPY_ONLY)),
+    "undo_numpy_only": _expect(_failing(BY_HAND, "raised ModuleNotFoundError"), walls=True),
+    # leaks
+    "environment": _expect(FULL),
+    # names: reports stay inside --out, clashes get their own folder, bad files stop nothing
+    "dots": _expect(FULL, file="...ipynb", report="submission"),
+    "gradebook_name": _expect(FULL, file="gradebook.csv.ipynb",
+                              report="submission-gradebook.csv"),
+    "late_honest": _expect(FULL, file="late/honest.ipynb", report="honest-2"),
+    "fifo": Expect(0, error="not a regular file"),
+    # broken files
     "invalid_json": Expect(0, error="not a valid notebook"),
     "not_a_notebook": Expect(0, error="not a valid notebook"),
     "json_not_a_notebook": Expect(0, error="not a valid notebook"),
     "binary": Expect(0, error="not a valid notebook"),
     "unknown_chapter": Expect(0, error="cannot tell which chapter"),
-    "steal_solutions": Expect(0, {name: (0, "not written yet") for name in FULL}, walls=True),
-    "break_walls": Expect(6, FULL, walls=True),
+    # getting out
+    "steal_solutions": Expect(0, {ex.name: (0, "not written yet") for ex in EXERCISES},
+                              walls=True),
+    "answer_theft": Expect(0, {ex.name: (0, "not written yet") for ex in EXERCISES},
+                           walls=True),
+    "break_walls": _expect(FULL, walls=True),
 }
+
+
+def file_name(name):
+    return EXPECTED[name].file or f"{name}.ipynb"
+
+
+def report_name(name):
+    return EXPECTED[name].report or name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,13 +169,23 @@ def _notebook(learner=False):
     return nb
 
 
-def _replace(nb, name, code):
-    """Give exercise ``name`` a new body (its header line is kept)."""
-    for ex in source.exercises(nb):
-        if ex.name == name:
-            nb.cells[ex.cell].source = f"# Exercise {ex.number} ({ex.points} points, {ex.kind})\n{code}"
-            return nb
-    raise KeyError(name)
+def _header(ex):
+    return f"# Exercise {ex.number} ({ex.points} point{'s' * (ex.points != 1)}, {ex.kind})\n"
+
+
+def _replace(nb, ex, body):
+    """Exercise ``ex`` becomes ``def NAME(*args, **kwargs):`` with ``body`` (indented)."""
+    nb.cells[ex.cell].source = _header(ex) + f"def {ex.name}(*args, **kwargs):\n" + body
+    return nb
+
+
+def _wrap(nb, ex, prelude):
+    """Exercise ``ex`` runs ``prelude`` (indented code) first, then the solution."""
+    code = nb.cells[ex.cell].source.split("\n", 1)[1]
+    code = re.sub(rf"^def {ex.name}\(", f"def _solution_{ex.name}(", code, flags=re.MULTILINE)
+    nb.cells[ex.cell].source = (_header(ex) + code + f"\n\ndef {ex.name}(*args, **kwargs):\n"
+                                + prelude + f"    return _solution_{ex.name}(*args, **kwargs)\n")
+    return nb
 
 
 def _append(nb, code):
@@ -117,7 +194,30 @@ def _append(nb, code):
 
 
 def _cell_index(nb, start):
-    return next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.startswith(start))
+    return next(i for i, c in enumerate(nb.cells)
+                if c.cell_type == "code" and c.source.startswith(start))
+
+
+#: code that finds the events pipe (any inherited pipe open for writing) and writes to it
+PIPES = (
+    "import os, stat\n"
+    "def pipes():\n"
+    "    found = []\n"
+    "    for fd in range(3, 256):\n"
+    "        try:\n"
+    "            if stat.S_ISFIFO(os.fstat(fd).st_mode) and os.get_blocking(fd) is not None:\n"
+    "                os.write(fd, b'')\n"
+    "                found.append(fd)\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "    return found\n"
+    "def send(line):\n"
+    "    for fd in pipes():\n"
+    "        try:\n"
+    "            os.write(fd, line)\n"
+    "        except OSError:\n"
+    "            pass\n"
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,8 +229,7 @@ def honest(ctx):
 
 
 def endless_loop(ctx):
-    return _replace(_notebook(), "tf1_from_keras",
-                    "def tf1_from_keras(kernel, recurrent_kernel, bias):\n    while True:\n        pass\n")
+    return _replace(_notebook(), LAST, "    while True:\n        pass\n")
 
 
 def endless_cell(ctx):
@@ -138,8 +237,8 @@ def endless_cell(ctx):
 
 
 def memory_hog(ctx):
-    return _replace(_notebook(), "rnn_unroll", (
-        "def rnn_unroll(inputs, h0, kernel, bias):\n    hog = []\n    while True:\n"
+    return _replace(_notebook(), LAST, (
+        "    import numpy as np\n    hog = []\n    while True:\n"
         "        hog.append(np.ones(2**24))  # 128 MB a time\n"))
 
 
@@ -160,19 +259,16 @@ def forks_briefly(ctx):
 
 
 def os_exit(ctx):
-    return _replace(_notebook(), "split_kernel",
-                    "def split_kernel(kernel, input_depth):\n    import os\n    os._exit(3)\n")
+    return _replace(_notebook(), FIRST, "    import os\n    os._exit(3)\n")
 
 
 def sys_exit(ctx):
-    nb = _replace(_notebook(), "tf1_from_keras", (
-        "def tf1_from_keras(kernel, recurrent_kernel, bias):\n    import sys\n    sys.exit('bye')\n"))
-    return _append(nb, "import sys\nsys.exit(1)  # in a cell: IPython catches it\n")
+    nb = _replace(_notebook(), LAST, "    import sys\n    sys.exit('bye')\n")
+    return _append(nb, "import sys\nsys.exit(1)  # in a cell\n")
 
 
 def ctypes_crash(ctx):
-    return _replace(_notebook(), "split_kernel",
-                    "def split_kernel(kernel, input_depth):\n    import ctypes\n    ctypes.string_at(0)\n")
+    return _replace(_notebook(), FIRST, "    import ctypes\n    ctypes.string_at(0)\n")
 
 
 def crash_in_cell(ctx):
@@ -182,48 +278,52 @@ def crash_in_cell(ctx):
 def patch_everything(ctx):
     """The learner's stubs, plus every patch that might fake a pass."""
     return _append(_notebook(learner=True), (
-        "import builtins, sys, numpy, rnnbook.checking\n"
-        "ok = rnnbook.checking.Outcome(None, True, 'ok')\n"
-        "rnnbook.checking.evaluate = lambda *a, **k: ok\n"
-        "rnnbook.checking.difference = lambda *a, **k: None\n"
-        "rnnbook.checking.answer = lambda ex, fn, case: None\n"
+        "import builtins, sys, numpy\n"
         "numpy.allclose = numpy.isclose = numpy.array_equal = lambda *a, **k: True\n"
         "numpy.savez = lambda *a, **k: None\n"
-        "sys.modules['__main__'].encode = lambda value, arrays: [1.0] * 5  # the sandbox's own\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    if name.startswith('rnnbook'):\n"
+        "        for attr in ('encode', 'to_plain', 'evaluate', 'answer'):\n"
+        "            if hasattr(module, attr):\n"
+        "                setattr(module, attr, lambda *a, **k: [1.0] * 5)\n"
         "builtins.print = lambda *a, **k: None\n"))
 
 
 def forged_protocol(ctx):
-    """The learner's stubs, plus forged answers and forged or garbled progress events."""
-    return _append(_notebook(learner=True), (
-        "import json, os, sys\n"
-        "jobdir, fd = sys.argv[1], int(sys.argv[2])\n"
-        "names = ['split_kernel', 'rnn_step', 'rnn_unroll', 'tf1_from_keras']\n"
-        "for name in names:\n"
-        "    try:\n"
-        "        with open(os.path.join(jobdir, 'answers', name + '.json'), 'w') as f:\n"
-        "            json.dump({'defined': True, 'answers': [1.0] * 5}, f)\n"
-        "        np.savez(os.path.join(jobdir, 'answers', name + '.npz'))\n"
-        "    except OSError:\n"
-        "        pass\n"
-        "os.write(fd, b'{\"cell\": \"x\", \"status\": \"ok\"}\\n[1, 2]\\n{\"exercise\": 5}\\n')\n"
-        "os.write(fd, b'x' * (3 * 2**20) + b'\\n')  # a line far too long to be an event\n"
-        "for name in names:\n"
-        "    os.write(fd, json.dumps({'exercise': name, 'status': 'done'}).encode() + b'\\n')\n"))
+    """The learner's stubs, plus forged answers and forged or garbled events, in a cell."""
+    names = [ex.name for ex in EXERCISES]
+    return _append(_notebook(learner=True), PIPES + (
+        "import json\n"
+        f"for name in {names!r}:\n"
+        "    send(json.dumps({'exercise': name, 'status': 'start'}).encode() + b'\\n')\n"
+        "    send(json.dumps({'exercise': name, 'status': 'done', 'defined': True,\n"
+        "                     'answers': [1.0] * 5}).encode() + b'\\n')\n"
+        "send(b'{\"cell\": \"x\", \"status\": \"ok\"}\\n[1, 2]\\n{\"exercise\": 5}\\n')\n"
+        "send(b'x' * (3 * 2**20) + b'\\n')  # a line far too long to be an event\n"))
 
 
 def huge_output(ctx):
     nb = _append(_notebook(), "print('x' * 10**6)\n" * 3)
-    return _replace(nb, "tf1_from_keras", (
-        "def tf1_from_keras(kernel, recurrent_kernel, bias):\n"
-        "    print('y' * 40 * 2**20)  # 40 MB: over the output cap\n"
-        "    return np.concatenate([kernel, recurrent_kernel], axis=0), bias\n"))
+    return _wrap(nb, LAST, "    print('y' * 40 * 2**20)  # 40 MB: over the output cap\n")
 
 
 def background_process(ctx):
     return _append(_notebook(), (
         "import subprocess\n"
         f"subprocess.Popen(['sleep', '{SLEEP}'], start_new_session=True)  # outlives the notebook?\n"))
+
+
+def detached_chain(ctx):
+    """A chain of processes that detaches itself (new session, double fork) and, a second after
+    the notebook ends, would rewrite the reports: all of it must be gone when grading ends."""
+    out = str(ctx["out"])
+    return _append(_notebook(), (
+        "import subprocess\n"
+        "script = ('(sleep 1; for f in ' + " + repr(out) + " + '/gradebook.csv ' + "
+        + repr(out) + " + '/*/results.json; do echo hacked > $f; done; "
+        f"sleep {CHAIN}) & exec sleep {CHAIN}')\n"
+        "subprocess.Popen(['setsid', 'sh', '-c', script], start_new_session=True,\n"
+        "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"))
 
 
 def deleted_setup(ctx):
@@ -234,7 +334,7 @@ def deleted_setup(ctx):
 
 def deleted_exercise(ctx):
     nb = _notebook()
-    del nb.cells[_cell_index(nb, "# Exercise 1.3")]
+    del nb.cells[LAST.cell]
     return nb
 
 
@@ -248,20 +348,147 @@ def reordered(ctx):
 
 def renamed(ctx):
     nb = _notebook()
-    for cell in nb.cells:
-        cell.source = cell.source.replace("rnn_step(", "rnn_step_v2(")
+    cell = nb.cells[LAST.cell]
+    cell.source = cell.source.replace(f"def {LAST.name}(", f"def {LAST.name}_v2(")
     return nb
 
 
 def wrong_signature(ctx):
-    return _replace(_notebook(), "split_kernel", (
-        "def split_kernel(kernel):\n    return kernel[:3], kernel[3:]\n"))
+    nb = _notebook()
+    nb.cells[FIRST.cell].source = _header(FIRST) + f"def {FIRST.name}(only):\n    return only\n"
+    return nb
 
 
 def empty(ctx):
     nb = _notebook()
     nb.cells = []
     return nb
+
+
+def resets_deadline(ctx):
+    """A cell that never ends but keeps telling the grader it has just started."""
+    return _append(_notebook(), PIPES + (
+        "import json, time\n"
+        "me = len([c for c in range(100)])  # (any index: only moving forward counts)\n"
+        "while True:\n"
+        "    for cell in range(0, 64):\n"
+        "        send(json.dumps({'cell': cell, 'status': 'start'}).encode() + b'\\n')\n"
+        "        send(json.dumps({'cell': cell, 'status': 'ok', 'error': ''}).encode() + b'\\n')\n"
+        "    time.sleep(0.05)\n"))
+
+
+def budget_eater(ctx):
+    """Every cell stays under its limit, and together they take more than the budget."""
+    nb = _notebook(learner=True)
+    for _ in range(3):
+        _append(nb, "import time\ntime.sleep(12)  # under the 20 s cell limit\n")
+    return nb
+
+
+def answer_bombs(ctx):
+    """The first exercise sends, as its answers, a short line claiming a 4 GiB array."""
+    bomb = {"exercise": FIRST.name, "status": "done", "defined": True,
+            "answers": [{"__array__": ["float64", [2**29], "AAAA"]}] * 5}
+    nb = _append(_notebook(), PIPES)
+    return _replace(nb, FIRST, f"    send({json.dumps(bomb).encode()!r} + b'\\n')\n"
+                    "    return None\n")
+
+
+def answer_flood(ctx):
+    """The first exercise answers with far more data than its trials allow (5 x 8 MB)."""
+    return _replace(_notebook(), FIRST, "    import numpy as np\n"
+                    "    return np.zeros(2**20)\n")
+
+
+def tensorflow_by_hand(ctx):
+    """Every by-hand exercise asks TensorFlow (the set-up's `tf`, or an import)."""
+    nb = _notebook()
+    for k, ex in enumerate(BY_HAND):
+        body = ("    import tensorflow\n    return tensorflow.zeros(1)\n" if k % 2 else
+                "    return tf.constant(1.0)\n")
+        _replace(nb, ex, body)
+    return _notebook_tf(nb)
+
+
+def _notebook_tf(nb):
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = cell.source.replace("rnnbook.setup(tensorflow=False)", "rnnbook.setup()")
+    return nb
+
+
+def keras_by_hand(ctx):
+    """Every by-hand exercise answered with Keras' own cells."""
+    nb = _notebook()
+    for k, ex in enumerate(BY_HAND):
+        body = ("    import keras\n    return keras.layers.SimpleRNN(1)\n" if k % 2 else
+                "    return tf.keras.layers.SimpleRNNCell(1)\n")
+        _replace(nb, ex, body)
+    return _notebook_tf(nb)
+
+
+def check_oracle(ctx):
+    """Every by-hand exercise calls the check's own oracle through `check.__self__`."""
+    nb = _notebook()
+    for ex in BY_HAND:
+        _replace(nb, ex, f"    return check.__self__['{ex.name}'].oracle(*args)\n")
+    return nb
+
+
+def checks_formulas(ctx):
+    """Every by-hand exercise calls the NumPy formulas that ship in rnnbook's checks."""
+    nb = _notebook()
+    for ex in BY_HAND:
+        _replace(nb, ex, (
+            "    import importlib\n"
+            "    for name in ('rnnbook.reference', 'rnnbook.checks.ch01', 'rnnbook.checking'):\n"
+            "        module = importlib.import_module(name)\n"
+            f"    return module.CHAPTER['{ex.name}'].oracle(*args)\n"))
+    return nb
+
+
+def undo_numpy_only(ctx):
+    """Takes away the NumPy-only import hook and puts the real installation back on the path."""
+    paths = sorted({p for p in sys.path if p.endswith("site-packages")} | {str(ROOT)})
+    nb = _notebook()
+    for ex in BY_HAND:
+        _replace(nb, ex, (
+            "    import sys\n"
+            "    sys.meta_path[:] = [f for f in sys.meta_path if 'NumPyOnly' not in repr(f)]\n"
+            "    for name in [n for n in sys.modules if n.startswith('rnnbook')]:\n"
+            "        del sys.modules[name]\n"
+            f"    sys.path[:0] = {paths!r}\n"
+            "    import tensorflow\n"
+            "    from rnnbook import checks\n"
+            f"    return checks.load('{STEM}')['{ex.name}'].oracle(*args)\n"))
+    return nb
+
+
+def environment(ctx):
+    """Every exercise first looks for the grader's secrets in its environment."""
+    nb = _notebook()
+    for ex in EXERCISES:
+        _wrap(nb, ex, (
+            "    import os\n"
+            f"    if any({SECRET!r} in v for v in os.environ.values()) or len(os.environ) > 20:\n"
+            "        raise RuntimeError('leaked: ' + ', '.join(sorted(os.environ)))\n"))
+    return nb
+
+
+def dots(ctx):
+    return _notebook()
+
+
+def gradebook_name(ctx):
+    return _notebook()
+
+
+def late_honest(ctx):
+    return _notebook()
+
+
+def fifo(ctx):
+    return "fifo"
 
 
 def invalid_json(ctx):
@@ -283,11 +510,12 @@ def binary(ctx):
 def unknown_chapter(ctx):
     nb = _notebook()
     del nb.metadata["rnnbook"]
+    nb.cells = [c for c in nb.cells if not c.source.startswith("# Exercise")]
     return nb
 
 
 def steal_solutions(ctx):
-    """The learner's stubs, plus a cell that runs the solutions' code from wherever it can read it."""
+    """The learner's stubs, plus a cell that runs the solutions' code from wherever it can."""
     paths = [str(SOLUTION), str(ctx["subs"] / "honest.ipynb"), f"/proc/*/root{SOLUTION}",
              f"/proc/*/cwd/../../solutions/{SOLUTION.name}"]
     return _append(_notebook(learner=True), (
@@ -304,8 +532,29 @@ def steal_solutions(ctx):
         "                exec(code, globals())\n"))
 
 
+def answer_theft(ctx):
+    """The learner's stubs, plus a cell that looks for another submission's answers or files
+    wherever a path it can learn leads (argv, its folders, /proc, the grader's work folder)."""
+    subs = str(ctx["subs"])
+    return _append(_notebook(learner=True), (
+        "import glob, json, os, sys\n"
+        "places = list(sys.argv) + [os.getcwd(), os.path.dirname(os.getcwd())]\n"
+        "places += glob.glob('/tmp/rnnbook-grade-*/*') + glob.glob('/proc/*/cwd')\n"
+        f"places += glob.glob({subs!r} + '/*.ipynb')\n"
+        "for place in places:\n"
+        "    for path in glob.glob(os.path.join(place, '*')) + [place]:\n"
+        "        try:\n"
+        "            cells = json.load(open(path))['cells']\n"
+        "        except Exception:\n"
+        "            continue\n"
+        "        for cell in cells:\n"
+        "            code = ''.join(cell['source'])\n"
+        "            if cell['cell_type'] == 'code' and code.startswith('# Exercise'):\n"
+        "                exec(code, globals())\n"))
+
+
 def break_walls(ctx):
-    """Tries every way out it knows; split_kernel raises, naming each that worked."""
+    """Tries every way out it knows; the first exercise raises, naming each that worked."""
     root, subs, out = str(ROOT), str(ctx["subs"]), str(ctx["out"])
     nb = _append(_notebook(), (
         "import ctypes, glob, os, socket\n"
@@ -324,40 +573,43 @@ def break_walls(ctx):
         "def more_than(pattern, n):\n"
         "    if len(glob.glob(pattern)) <= n:\n"
         "        raise OSError(pattern)\n"
-        f"for folder in [{root!r}, {root!r} + '/rnnbook', {root!r} + '/solutions', {subs!r}, {out!r}]:\n"
+        f"for folder in [{root!r}, {root!r} + '/rnnbook', {root!r} + '/solutions', {subs!r},\n"
+        f"               {out!r}]:\n"
         "    attempt('create a file in ' + folder, lambda: create(folder))\n"
         f"attempt('open the package for writing',\n"
         f"        lambda: open({root!r} + '/rnnbook/checking.py', 'r+').close())\n"
         f"attempt('read another submission', lambda: open({subs!r} + '/honest.ipynb').read())\n"
         f"attempt('read the solutions', lambda: open({str(SOLUTION)!r}).read())\n"
         f"attempt('read the git history', lambda: open({root!r} + '/.git/HEAD').read())\n"
+        f"attempt('read the grader', lambda: open({root!r} + '/rnnbook/grading/run.py').read())\n"
         f"attempt('unmount the walls', lambda: umount({root!r}))\n"
         "attempt('see the grader', lambda: os.kill(os.getppid(), 0) if os.getppid() else 1 / 0)\n"
         "attempt('see other processes', lambda: more_than('/proc/[0-9]*', 3))\n"
-        "attempt('see other jobs', lambda: more_than('/tmp/rnnbook-grade-*/sub*', 1))\n"
+        "attempt('see other jobs', lambda: more_than('/tmp/rnnbook-grade-*/*[0-9]', 1))\n"
         "attempt('reach the network', lambda: socket.create_connection(('1.1.1.1', 53), timeout=3))\n"))
-    return _replace(nb, "split_kernel", (
-        "def split_kernel(kernel, input_depth):\n"
-        "    if BROKE:\n"
-        "        raise RuntimeError('got out: ' + '; '.join(BROKE))\n"
-        "    return kernel[:input_depth], kernel[input_depth:]\n"))
+    return _wrap(nb, FIRST, "    if BROKE:\n        raise RuntimeError('got out: ' + '; '.join(BROKE))\n")
 
 
-def build(subs, out, walls=True):
-    """Write every submission into ``subs`` (``out`` is where their reports will go); returns
-    ``{name: path}``. ``walls=False`` leaves out the entries that try to break out."""
+def build(subs, out, walls=True, only=None):
+    """Write every submission under ``subs`` (``out`` is where their reports will go); returns
+    ``{name: path}``. ``walls=False`` leaves out the entries that try to break out; ``only``
+    (names, or $RNNBOOK_CORPUS_ONLY, comma-separated) builds just those (to try a change)."""
+    only = only or [n for n in os.environ.get("RNNBOOK_CORPUS_ONLY", "").split(",") if n]
     subs.mkdir(parents=True, exist_ok=True)
+    (subs / "late").mkdir(exist_ok=True)
     ctx = {"subs": subs.resolve(), "out": out.resolve()}
     made = {}
     for name, expect in EXPECTED.items():
-        if expect.walls and not walls:
+        if (expect.walls and not walls) or (only and name not in only):
             continue
-        path = subs / f"{name}.ipynb"
-        made_ = globals()[name](ctx)
-        if isinstance(made_, bytes):
-            path.write_bytes(made_)
+        path = subs / file_name(name)
+        content = globals()[name](ctx)
+        if content == "fifo":
+            os.mkfifo(path)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
         else:
-            nbformat.write(made_, str(path))
+            nbformat.write(content, str(path))
         made[name] = path
     return made
 
@@ -366,5 +618,5 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: corpus.py FOLDER")
     folder = pathlib.Path(sys.argv[1])
-    for name, path in build(folder / "subs", folder / "out").items():
+    for name, path in build(folder / "subs", folder / "subs" / "out").items():
         print(f"{path}  ({EXPECTED[name].score:g} points expected)")

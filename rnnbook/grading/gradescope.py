@@ -1,10 +1,16 @@
-"""Gradescope's side of the autograder: ``run_autograder`` calls ``python -m rnnbook.gradescope``.
+"""Gradescope's side: ``run_autograder`` calls ``python -m rnnbook.grading.gradescope``.
 
-Gradescope unpacks the bundle that ``make autograder`` builds (:mod:`rnnbook.release`) into
+Gradescope unpacks the bundle that ``make autograder`` builds (:mod:`.release`) into
 ``$AUTOGRADER_ROOT/source``, runs its ``setup.sh`` once when it builds the image, and then, for
 each submission, copies the student's files into ``$AUTOGRADER_ROOT/submission`` and runs
-``run_autograder``. This module picks the notebook to grade, grades it with :mod:`rnnbook.grade`
-(settings from ``source/autograder.json``) and writes ``$AUTOGRADER_ROOT/results/results.json``.
+``run_autograder``. This module picks the notebook to grade, grades it (:mod:`.run`; settings
+from ``source/autograder.json``, the exercise table from ``source/exercises.json``) and writes
+``$AUTOGRADER_ROOT/results/results.json``. The chapter is the bundle's; a bundle without one
+decides from the notebook's exercise functions, never from the file's name alone.
+
+Walls: tried; where the container does not allow them, the submission is graded without (each
+submission has a container of its own) and its process runs as ``nobody``, which cannot read the
+instructor's side (``setup.sh`` made it root-only).
 
 A results.json is always written, even when nothing could be graded (score 0 and the reason),
 because Gradescope shows the student nothing without one.
@@ -17,17 +23,19 @@ import shutil
 import sys
 import tempfile
 
-from rnnbook import checks, grade
+from rnnbook import checks
+from rnnbook.grading import cli
+from rnnbook.grading.config import EXERCISES, bundle_defaults
 
 SETTINGS = "autograder.json"
-DEFAULTS = {"chapter": None, "seed": None, "timeout": 10.0, "cell_timeout": 120.0, "memory": 2048}
 
 
 def settings(source):
     """The bundle's settings (``autograder.json``), with defaults for what it leaves out."""
     path = pathlib.Path(source) / SETTINGS
     found = json.loads(path.read_text()) if path.exists() else {}
-    return {**DEFAULTS, **{k: v for k, v in found.items() if k in DEFAULTS}}
+    defaults = bundle_defaults()
+    return {**defaults, **{k: v for k, v in found.items() if k in defaults}}
 
 
 def _chapter_of(path):
@@ -83,7 +91,7 @@ def run(root):
     if notebook is None:
         results = failed(note, config["seed"])
     else:
-        results = _grade(notebook, config)
+        results = _grade(notebook, config, root / "source" / EXERCISES)
         if note:
             results["output"] = f"{note}\n{results['output']}"
     text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
@@ -91,22 +99,26 @@ def run(root):
     return results
 
 
-def _grade(notebook, config):
+def _grade(notebook, config, table):
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
     try:
         args = [str(notebook), "--out", str(work / "out"), "--workers", "1",
                 "--timeout", str(config["timeout"]), "--cell-timeout", str(config["cell_timeout"]),
-                "--memory", str(config["memory"])]
+                "--budget", str(config["budget"]), "--memory", str(config["memory"]),
+                "--walls-if-possible"]
+        if table.exists():
+            args += ["--exercises", str(table)]
         if config["seed"] is not None:
             args += ["--seed", str(config["seed"])]
         if config["chapter"]:
             args += ["--chapter", config["chapter"]]
         try:
-            grade.main(args)
+            cli.main(args)
         except Exception as error:  # noqa: BLE001 - the student must still get a results.json
             return failed(f"the autograder failed ({type(error).__name__}: {error}); "
                           "tell your instructor", config["seed"])
-        path = work / "out" / notebook.stem / "results.json"
+        found = sorted((work / "out").glob("*/results.json"))
+        path = found[0] if len(found) == 1 else work / "missing"
         if not path.exists():
             return failed("the autograder wrote no report; tell your instructor", config["seed"])
         return json.loads(path.read_text())
@@ -115,14 +127,14 @@ def _grade(notebook, config):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m rnnbook.gradescope",
+    parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.gradescope",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("AUTOGRADER_ROOT", "/autograder")),
                         help="Gradescope's folder (default: $AUTOGRADER_ROOT or /autograder)")
     args = parser.parse_args(argv)
     results = run(args.root)
-    print(f"rnnbook.gradescope: {results['score']:g} points; wrote "
+    print(f"rnnbook.grading.gradescope: {results['score']:g} points; wrote "
           f"{args.root / 'results' / 'results.json'}", file=sys.stderr)
     return 0
 
