@@ -18,6 +18,8 @@ from tests.learners import ch01 as learners  # noqa: E402
 
 CHAPTER = ch01.CHAPTER
 v1 = tf.compat.v1
+#: the TF1 cells warn at every construction that they are deprecated; the chapter says so once
+pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated and will be removed")
 
 
 def outcome(name, fn, seed=0):
@@ -122,13 +124,14 @@ def test_by_hand_exercises_refuse_tensorflow():
 
 
 def test_every_design_has_the_structure_the_mistakes_need():
-    """D > H, D < H and D == H in every exercise; B = 1, T >= 2 where there is time; a nonzero
-    bias and a nonzero h0."""
+    """D > H, D < H and D == H in every by-hand exercise (D != H and D == H in the API ones,
+    whose trials are few because each costs TensorFlow calls); B = 1, T >= 2 where there is
+    time; a nonzero bias and a nonzero h0."""
     for ex in CHAPTER.exercises:
         for seed in range(20):
             cases = CHAPTER.cases(ex.name, seed)
-            shapes = {np.sign(c["D"] - c["H"]) for c in cases}
-            assert shapes == {-1, 0, 1}, (ex.name, seed)
+            shapes = {int(np.sign(c["D"] - c["H"])) for c in cases}
+            assert shapes == {-1, 0, 1} if ex.by_hand else {0} < shapes, (ex.name, seed)
             for c in cases:
                 if "bias" in c:
                     assert np.all(c["bias"] != 0)

@@ -322,7 +322,7 @@ def _on_cell(cell, fn, *args):
     try:
         return fn(cell, *args)
     except Exception as error:
-        if cell.variables:
+        if cell.variables or isinstance(error, NotImplementedError):  # not written yet
             raise
         said = f"your code raised {type(error).__name__} ({str(error).splitlines()[0][:120]})"
         raise NoVariablesYet(f"{said} because {NOT_BUILT}").with_traceback(
@@ -542,9 +542,10 @@ run_keras_weights = Exercise(
     reference=_ported,
     parts=("outputs", "final_state", "the cell's own output on new inputs"),
     by_hand=False,
-    # one cell never called (its first call costs ~15 eager ops, so one is enough), two built
-    designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D=H", "T": 2, "built": True},
-             {"shape": "D<H", "T": 2, "built": True}),
+    # two trials, as each costs a dozen eager calls of the cell: one cell never called (D != H:
+    # a cell built for the wrong depth fails), one built holding other weights (D == H: the
+    # only shape where W and U loaded transposed fit the kernel)
+    designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D=H", "T": 2, "built": True}),
     mistakes=(
         Mistake(
             "the cell's kernel has W and U swapped: BasicRNNCell concatenates [x, h], so Keras' "

@@ -447,8 +447,6 @@ WRONG = {
     "read_cell_weights": [
         (read_never_builds, None),
         (read_h_first, "you split the kernel at row H"),
-        (read_swapped, "W and U are swapped"),
-        (read_transposed, "W and U are transposed"),
     ],
     "rnn_unroll": [
         (unroll_zero_start, "h0 is ignored"),
@@ -465,7 +463,6 @@ WRONG = {
         (port_zero_state, "h0 is ignored"),
         (port_swapped, "the cell's kernel has W and U swapped"),
         (port_no_bias, "the bias was not loaded"),
-        (port_hstack, None),
     ],
 }
 
@@ -477,11 +474,16 @@ MORE_RIGHT = {
     "run_keras_weights": [port_dynamic_rnn],
 }
 MORE_WRONG = {
-    "read_cell_weights": [(read_from_a_new_cell, None)],
+    "read_cell_weights": [
+        (read_swapped, "W and U are swapped"),
+        (read_transposed, "W and U are transposed"),
+        (read_from_a_new_cell, None),
+    ],
     "run_keras_weights": [
         (port_time_major, "the outputs are time-major"),
         (port_skips_first_step, "the loop skips step 0"),
         (port_not_carried, "the state is not carried"),
         (port_into_own_cell, None),
+        (port_hstack, None),
     ],
 }
