@@ -242,7 +242,18 @@ def _keys(cell):
     return tuple(pairs)
 
 
+def _eager_cells():
+    """Make TF1 cells usable eagerly again. tf-keras switches the base class of every TF1 cell
+    to its v1 Layer whenever a cell is made inside a ``tf.Graph`` (as the oracles do), and a cell
+    built eagerly before that then refuses to run ("Your Layer or Model is in an invalid state")
+    until a cell is made eagerly again, which switches the class back."""
+    cls = tensorflow().compat.v1.nn.rnn_cell.LSTMCell
+    if any(base.__module__.endswith("base_layer_v1") for base in cls.__mro__):
+        cls(1)
+
+
 def _cell_for(case, state_is_tuple):
+    _eager_cells()
     cell = _real_cell(case["D"], case["H"], case["num_proj"], case["use_peepholes"],
                       state_is_tuple)
     _load(cell, _weights_of(case))
@@ -696,6 +707,7 @@ def _move_call(fn, case):
     """Build the real TF1 cell with the trial's weights and its state as TF1 returns it (an
     ``LSTMStateTuple`` of arrays, or the (B, 2H) array [c, h]); flatten the learner's
     ``(weights, initial_state)`` into the five parts."""
+    _eager_cells()
     cell = _port_cell(case["D"], case["H"], case["state_is_tuple"])
     _load(cell, {"kernel": case["kernel"], "bias": case["bias"]})
     cell._forget_bias = case["forget_bias"]  # noqa: SLF001 - read at call time and by get_config
