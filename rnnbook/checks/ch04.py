@@ -505,13 +505,24 @@ def _stream_oracle(case):
     return outputs, packed
 
 
+#: the last case whose right chunked run was computed, and that run: the expected answer and
+#: several mistake models start from it (the sweeps diagnose thousands of answers)
+_last_run = [None, None]
+
+
 def _chunked(case, between=None, stop=None, swap_final=False, zeros_first=False):
     """The reference run chunk by chunk; ``between(k, state)`` changes the state handed to chunk
     k; ``stop`` ends the sequence early; ``swap_final`` packs the final state as (h, c)."""
+    plain = between is None and stop is None and not zeros_first
+    if plain and _last_run[0] is case:
+        outputs, final = _last_run[1]
+        return outputs, ref.pack(_swap(final) if swap_final else final)
     step = ref.stacked(_steps(case))
     state = ref.unpack(np.zeros_like(case["state"]) if zeros_first else case["state"])
     outputs, final = ref.run_in_chunks(step, case["inputs"][:, :stop], state, case["chunk"],
                                        between)
+    if plain:
+        _last_run[:] = case, (outputs, final)  # the case is kept alive: `is` stays sound
     return outputs, ref.pack(_swap(final) if swap_final else final)
 
 
@@ -521,12 +532,6 @@ def _zeros(_k, state):
 
 def _dropped_tail(case):
     return _chunked(case, stop=case["T"] // case["chunk"] * case["chunk"])
-
-
-def _last_chunk_only(case):
-    outputs, final = _chunked(case)
-    start = (case["T"] - 1) // case["chunk"] * case["chunk"]
-    return outputs[:, start:], final
 
 
 stream_in_chunks = Exercise(
@@ -563,19 +568,9 @@ stream_in_chunks = Exercise(
             lambda c: _chunked(c, swap_final=True),
         ),
         Mistake(
-            "the final state is returned as run_chunk gives it (a tuple of LSTMStateTuple): "
-            "pack it into one (L, 2, B, H) array.",
-            lambda c: (_chunked(c)[0], ref.unpack(_chunked(c)[1])),
-        ),
-        Mistake(
             "the last, shorter chunk is missing: T is not always a multiple of chunk, so run "
             "the remaining T % chunk steps too.",
             _dropped_tail,
-        ),
-        Mistake(
-            "the outputs are only the last chunk's: collect every chunk's outputs and join them "
-            "along the time axis (axis 1).",
-            _last_chunk_only,
         ),
     ),
 )
@@ -757,10 +752,6 @@ drive_stateful = Exercise(
         Mistake(
             "only h is reset: layer.states is [h, c]; zero the row in both.",
             lambda c: _driven(c, reset=lambda k, s, h, c: _reset_rows(k, s, h, c, "h")),
-        ),
-        Mistake(
-            "only c is reset: layer.states is [h, c] (h first); zero the row in both.",
-            lambda c: _driven(c, reset=lambda k, s, h, c: _reset_rows(k, s, h, c, "c")),
         ),
     ),
 )

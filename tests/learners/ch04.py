@@ -1,5 +1,6 @@
 """Chapter 4 answers written the way learners write them (right ones, and wrong ones with the
 mistake the check must name). Written from the exercise texts, not from the checks' models."""
+# ruff: noqa: B905 - learners write zip() without strict=
 import numpy as np
 
 from rnnbook.environment import import_tensorflow
