@@ -583,7 +583,7 @@ split_grad_by_name = Exercise(
 
 # --- Exercise 5.7: Keras 3's gradients in TF1's layout (API) ---------------------------------
 
-KERAS_DESIGNS = (dict(B=2, D=3, H=2, forget_bias=0.5),)  # D != H, B > 1: tells every mistake
+KERAS_DESIGNS = (dict(B=2, D=3, H=2, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
 
 
 def _blocks(a, order, axis=-1):
