@@ -399,12 +399,13 @@ def _lstm_oracle(case):
     return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
 
 
-def _lstm_ref(slip=None, order=None, **change):
+def _lstm_ref(slip=None, keras_order=False, **change):
     def model(c):
+        order = ref.KERAS if keras_order else ref.TF1
         case = {**c, **change}
         return bwd.basic_lstm_step_backward(
             case["x"], case["c"], case["h"], case["kernel"], case["bias"], case["dc_new"],
-            case["dh_new"], case["forget_bias"], order=order or ref.TF1, slip=slip)
+            case["dh_new"], case["forget_bias"], order=order, slip=slip)
     return model
 
 
@@ -453,7 +454,7 @@ lstm_step_backward = Exercise(
             "time, not a variable, so it gets none; return (dx, dc, dh, dkernel, dbias).",
             _with_forget_gradient,
         ),
-        Mistake(KERAS_ORDER, _lstm_ref(order=ref.KERAS),
+        Mistake(KERAS_ORDER, _lstm_ref(keras_order=True),
                 variants=(_keras_read(_lstm_ref()),)),
         Mistake(F_WITHOUT_BIAS, _lstm_ref("sigmoid' of f without forget_bias")),
         Mistake(
@@ -709,12 +710,12 @@ def _cell_oracle(case):
     return tuple(g[k] for k in CELL_PARTS)
 
 
-def _cell_ref(slip=None, order=None):
+def _cell_ref(slip=None):
     def model(c):
         g = bwd.lstm_cell_step_backward(
             c["x"], c["c"], c["m"], c["kernel"], c["bias"], c["dc_new"], c["dm_new"],
             c["forget_bias"], c["w_i_diag"], c["w_f_diag"], c["w_o_diag"], c["cell_clip"],
-            c["projection"], order=order or ref.TF1, slip=slip)
+            c["projection"], slip=slip)
         return tuple(g[k] for k in CELL_PARTS)
     return model
 
