@@ -428,7 +428,27 @@ def _matches(model, case, got, ex):
         wrong = to_plain(model(case))
     except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
         return None
-    return difference(wrong, got, ex.rtol, ex.atol) is None
+    return agrees(wrong, got, ex.rtol, ex.atol)
+
+
+def agrees(expected, got, rtol=RTOL, atol=ATOL):
+    """``difference(expected, got) is None``, without building the message: recognising a
+    mistake compares every model with every answer, and the message costs ten times the test."""
+    if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got) and (
+            not expected or not all(isinstance(e, str) for e in expected)):
+        return all(agrees(e, g, rtol, atol) for e, g in zip(expected, got, strict=True))
+    if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray)
+            and expected.dtype.kind == "f" and got.dtype.kind in "fiu"):
+        if got.shape != expected.shape:
+            return False
+        want = expected.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = np.abs(got.astype(np.float64) - want)
+        if (gap <= atol + rtol * np.abs(want)).all():
+            return True
+        if np.isfinite(gap).all():
+            return False
+    return difference(expected, got, rtol, atol) is None
 
 
 def _mistake_matches(mistake, case, got, ex):
