@@ -373,6 +373,8 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
             found.append(f"right: {', '.join(right)}")
         return "\n  ".join(found)
     if isinstance(expected, np.ndarray):
+        if isinstance(got, list):  # numbers as nested lists (``.tolist()``) are an array too
+            got = _as_array(got, expected)
         if not isinstance(got, np.ndarray):
             return f"{path}: expected {kind(expected)}, got {kind(got)}"
         if got.shape != expected.shape:
@@ -411,6 +413,15 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
     return None
 
 
+def _as_array(got, expected):
+    """``got`` (nested lists) as an array of numbers when it is one, else unchanged."""
+    try:
+        array = np.asarray(got, dtype=np.float64 if expected.dtype.kind == "f" else None)
+    except (ValueError, TypeError):
+        return got
+    return got if array.dtype == object else array
+
+
 def _strings_difference(expected, got, path):
     if got == expected:
         return None
@@ -432,21 +443,26 @@ def _matches(model, case, got, ex):
         wrong = to_plain(model(case))
     except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
         return None
-    return _same(wrong, got, ex.rtol, ex.atol)
+    return agrees(wrong, got, ex.rtol, ex.atol)
 
 
-def _same(expected, got, rtol, atol):
-    """``difference(expected, got, rtol, atol) is None``, without writing the message: each
-    check tries every mistake model on every failing trial, so this runs thousands of times in
-    a 200-seed sweep. Arrays of numbers and lists of them take the short way."""
+def agrees(expected, got, rtol=RTOL, atol=ATOL):
+    """``difference(expected, got) is None``, without building the message: recognising a
+    mistake compares every model with every answer, and the message costs ten times the test."""
+    if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got) and (
+            not expected or not all(isinstance(e, str) for e in expected)):
+        return all(agrees(e, g, rtol, atol) for e, g in zip(expected, got, strict=True))
     if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray)
             and expected.dtype.kind == "f" and got.dtype.kind in "fiu"):
-        return got.shape == expected.shape and bool(
-            np.isclose(got.astype(np.float64), expected, rtol=rtol, atol=atol).all())
-    if (isinstance(expected, list) and isinstance(got, list) and expected
-            and not all(isinstance(e, str) for e in expected)):
-        return len(got) == len(expected) and all(
-            _same(e, g, rtol, atol) for e, g in zip(expected, got, strict=True))
+        if got.shape != expected.shape:
+            return False
+        want = expected.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = np.abs(got.astype(np.float64) - want)
+        if (gap <= atol + rtol * np.abs(want)).all():
+            return True
+        if np.isfinite(gap).all():
+            return False
     return difference(expected, got, rtol, atol) is None
 
 
@@ -495,7 +511,9 @@ def evaluate(ex, cases, expected, answers):
         if isinstance(got, Raised):
             error = error or (got, where)
             continue
-        found = difference(to_plain(want), got, ex.rtol, ex.atol, parts=ex.parts)
+        want = to_plain(want)
+        found = None if agrees(want, got, ex.rtol, ex.atol) else difference(
+            want, got, ex.rtol, ex.atol, parts=ex.parts)
         if found:
             failing.append((case, got))
             first = first or (where, found)

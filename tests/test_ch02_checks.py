@@ -1,0 +1,144 @@
+"""Chapter 2's checks on their own: the real objects the API exercises hand to learners carry the
+trial's weights, the designed trials hold what the chapter's mistakes need, and the check module
+never touches the NumPy reference at import (it does not ship to learners).
+
+The generic tests (solution passes, stub fails, every mistake named on 200 seeds) are in
+tests/test_checks.py and tests/test_sweep.py.
+"""
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import rnnbook
+
+rnnbook.setup()  # before anything imports TensorFlow
+
+from rnnbook import graphs  # noqa: E402
+from rnnbook.checking import BY_HAND, Raised, answer  # noqa: E402
+from rnnbook.checks import ch02  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SESSION_EXERCISES = ["gate_preactivations", "gate_activations"]
+
+
+def variables_of(session):
+    return session.run(session.graph.get_collection("variables"))
+
+
+@pytest.mark.parametrize("name", SESSION_EXERCISES)
+def test_live_session_carries_each_trials_weights(name):
+    """The session handed to the learner holds THIS trial's kernel and bias, and its Split
+    outputs are what the independent oracle fetches from a graph of its own."""
+    for case in ch02.CHAPTER.cases(name, seed=11):
+        session = ch02.live_session(case)
+        kernel, bias = variables_of(session)
+        np.testing.assert_array_equal(kernel, case["kernel"])
+        np.testing.assert_array_equal(bias, case["bias"])
+        fetched = session.run([f"{ch02.SPLIT}:{k}" for k in range(4)], {"x:0": case["inputs"]})
+        want = ch02._fetch_static(case, [f"{ch02.SPLIT}:{k}" for k in range(4)])
+        for got, expected in zip(fetched, want, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_live_session_graphs_are_built_once_and_reloaded():
+    cases = ch02.CHAPTER.cases("gate_activations", seed=3)
+    first = ch02.live_session(cases[0])
+    other = ch02.CHAPTER.cases("gate_activations", seed=4)[0]  # same design, new weights
+    again = ch02.live_session(other)
+    assert again is first
+    np.testing.assert_array_equal(variables_of(again)[0], other["kernel"])
+
+
+def test_a_closed_session_is_replaced():
+    """A learner's `with session:` closes the session; the next trial gets a fresh one."""
+    case = ch02.CHAPTER.cases("gate_preactivations", seed=5)[0]
+
+    def closes(session, inputs, t):
+        with session:
+            return session.run([f"{ch02.SPLIT}:{k}" for k in range(4)], {"x:0": inputs})
+
+    ex = ch02.CHAPTER["gate_preactivations"]
+    answer(ex, closes, case)
+    assert not isinstance(answer(ex, closes, case), Raised)
+
+
+def test_the_forget_bias_of_the_session_graph_is_the_trials():
+    """The cell's forget_bias is a constant in the graph: the designs choose it, and the
+    session graph really was built with it."""
+    for case in ch02.CHAPTER.cases("gate_activations", seed=0):
+        graph = ch02.live_session(case).graph
+        add = graph.get_tensor_by_name(f"{ch02.SPLIT}:2").consumers()[0]
+        assert add.type in ("Add", "AddV2")
+        forget_bias = ch02.live_session(case).run(add.inputs[1])
+        assert forget_bias == case["forget_bias"]
+
+
+@pytest.mark.parametrize("name", ["lstm_step", "gate_preactivations", "gate_activations"])
+def test_every_trial_set_has_a_forget_bias_other_than_1_and_0(name):
+    """A hard-coded forget_bias=1.0 (or none at all) must fail on every seed."""
+    for seed in range(20):
+        biases = [case["forget_bias"] for case in ch02.CHAPTER.cases(name, seed)]
+        assert any(b not in (0.0, 1.0) for b in biases), biases
+        assert 0.0 not in biases
+
+
+def test_event_file_holds_the_graph_the_oracle_reads():
+    for case in ch02.CHAPTER.cases("split_ops_in_event_file", seed=2):
+        path = ch02.event_file(*ch02._key(case))
+        graph_def = graphs.read_graph(path)
+        assert graphs.ops_of_type(graph_def, "Split") == ch02._event_oracle(case)
+        assert ch02._event_reference(case) == ch02._event_oracle(case)
+
+
+def test_name_matching_split_meets_a_const_on_every_seed():
+    """The reason matching 'split' in names fails on every seed: a design with tf.split."""
+    for seed in range(200):
+        cases = ch02.CHAPTER.cases("split_ops_in_event_file", seed)
+        assert any(n == "split/split_dim" for c in cases for n, _ in ch02._nodes(*ch02._key(c)))
+
+
+def test_an_op_name_fetch_says_so():
+    """session.run on an op name returns None: the check says to fetch 'op_name:k'."""
+    ex = ch02.CHAPTER["gate_preactivations"]
+    case = ch02.CHAPTER.cases("gate_preactivations", seed=1)[0]
+    got = answer(ex, lambda session, inputs, t: [session.run(ch02.SPLIT, {"x:0": inputs})] * 4,
+                 case)
+    assert isinstance(got, Raised) and "OP name" in got.message and "op_name:k" in got.message
+
+
+def test_by_hand_step_answered_with_tensorflow_gets_no_credit():
+    import tensorflow as tf
+
+    ex = ch02.CHAPTER["lstm_step"]
+    case = ch02.CHAPTER.cases("lstm_step", seed=1)[0]
+
+    def with_tf(x, c, h, kernel, bias, forget_bias):
+        z = tf.matmul(tf.concat([x, h], 1), kernel) + bias
+        i, j, f, o = tf.split(z, 4, axis=1)
+        c_new = c * tf.sigmoid(f + forget_bias) + tf.sigmoid(i) * tf.tanh(j)
+        return c_new, tf.tanh(c_new) * tf.sigmoid(o)
+
+    got = answer(ex, with_tf, case)
+    assert isinstance(got, Raised) and got.kind == BY_HAND
+
+
+def test_the_check_module_does_not_touch_the_reference_at_import():
+    """Learners get a stub for rnnbook.reference whose attributes raise; importing the chapter's
+    checks (and making its cases) must not touch it."""
+    code = (
+        "import sys, types\n"
+        "class Stub(types.ModuleType):\n"
+        "    def __getattr__(self, name):\n"
+        "        raise RuntimeError('reference.' + name)\n"
+        "sys.modules['rnnbook.reference'] = Stub('rnnbook.reference')\n"
+        "from rnnbook.checks import ch02\n"
+        "for ex in ch02.CHAPTER.exercises:\n"
+        "    ch02.CHAPTER.cases(ex.name, 0)\n"
+        "print('ok')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert run.stdout.strip().endswith("ok"), run.stderr[-2000:]
