@@ -21,7 +21,8 @@ import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-stateful-batching"]
+STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-stateful-batching",
+         "05-gradients-by-hand"]
 BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell",
             "tfrnncell14", "tf12release"}
 REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)

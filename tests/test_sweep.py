@@ -9,11 +9,18 @@ independently of the checks' own mistake models:
   mistake sentence the check must name for it (None where no named mistake is expected); each
   must fail on every seed, naming that mistake.
 
-Each of the check's own mistake models must fail on every seed too (a mistake that passes on
-some seed would give the same wrong code different grades on Gradescope). The expected answers
-come from each exercise's NumPy ``reference`` (no TensorFlow call per seed);
-``test_reference_agrees_with_tensorflow`` holds that reference to the TensorFlow oracle.
+Each of the check's own mistake models must fail on every seed too, and be named as itself (a
+mistake that passes on some seed would give the same wrong code different grades on
+Gradescope; one named as another is a duplicate). The expected answers come from each
+exercise's NumPy ``reference`` (no TensorFlow call per seed); ``test_reference_agrees_with_
+tensorflow`` holds that reference to the TensorFlow oracle.
+
+One pass over the seeds per exercise serves its three sweep tests: per seed, the cases, the
+expected answers and every mistake model's answers are computed once and shared by all the
+functions judged on that seed.
 """
+import dataclasses
+import functools
 import importlib
 
 import pytest
@@ -33,14 +40,63 @@ def exercises():
     return [(stem, ex.name) for stem in CHAPTERS for ex in checks.load(stem).exercises]
 
 
-def sweep(stem, name, fn, seeds=SEEDS):
-    """The outcome of ``fn`` on every seed, with the reference's expected answers."""
+def _remembered(model):
+    """``model`` answering each case once (cases are kept alive for the seed, so ids hold)."""
+    store = {}
+
+    def answer_once(case):
+        key = id(case)
+        if key not in store:
+            try:
+                store[key] = (True, to_plain(model(case)))
+            except Exception as error:  # noqa: BLE001 - the model does not apply to this case
+                store[key] = (False, error)
+        ok, value = store[key]
+        if not ok:
+            raise value
+        return value
+
+    return answer_once
+
+
+def _with_remembered_mistakes(ex):
+    mistakes = tuple(dataclasses.replace(m, answer=_remembered(m.answer),
+                                         variants=tuple(map(_remembered, m.variants)))
+                     for m in ex.mistakes)
+    return dataclasses.replace(ex, mistakes=mistakes)
+
+
+@functools.cache
+def swept(stem, name):
+    """``{"right": [...], "wrong": [...], "mistakes": [...]}``: per function (or mistake), the
+    list of ``(seed, outcome)`` over every seed."""
     chapter = checks.load(stem)
-    ex = chapter[name]
-    for seed in seeds:
+    original = chapter[name]
+    module = learners(stem)
+    right, wrong = module.RIGHT[name], module.WRONG[name]
+    found = {"right": [[] for _ in right], "wrong": [[] for _ in wrong],
+             "mistakes": [[] for _ in original.mistakes]}
+    for seed in SEEDS:
+        ex = _with_remembered_mistakes(original)
         cases = chapter.cases(name, seed)
-        expected = [ex.reference(case) for case in cases]
-        yield seed, evaluate(ex, cases, expected, [answer(ex, fn, case) for case in cases])
+        expected = [to_plain(ex.reference(case)) for case in cases]
+
+        def judge(fn, ex=ex, cases=cases, expected=expected):
+            return evaluate(ex, cases, expected, [answer(ex, fn, case) for case in cases])
+
+        for k, fn in enumerate(right):
+            found["right"][k].append((seed, judge(fn)))
+        for k, (fn, _) in enumerate(wrong):
+            found["wrong"][k].append((seed, judge(fn)))
+        for k, mistake in enumerate(ex.mistakes):
+            answers = []
+            for case, want in zip(cases, expected, strict=True):
+                try:  # the mistake where it applies, the right answer elsewhere
+                    answers.append(mistake.answer(case))
+                except Exception:  # noqa: BLE001
+                    answers.append(want)
+            found["mistakes"][k].append((seed, evaluate(ex, cases, expected, answers)))
+    return found
 
 
 @pytest.mark.parametrize("stem,name", exercises())
@@ -66,16 +122,17 @@ def test_reference_agrees_with_tensorflow(stem, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("stem,name", exercises())
 def test_right_answers_pass_on_every_seed(stem, name):
-    for k, fn in enumerate(learners(stem).RIGHT[name]):
-        for seed, outcome in sweep(stem, name, fn):
-            assert outcome.passed, f"right answer {k} ({fn.__name__}), seed {seed}:\n{outcome}"
+    for fn, outcomes in zip(learners(stem).RIGHT[name], swept(stem, name)["right"], strict=True):
+        for seed, outcome in outcomes:
+            assert outcome.passed, f"right answer {fn.__name__}, seed {seed}:\n{outcome}"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stem,name", exercises())
 def test_learners_mistakes_fail_on_every_seed_and_are_named(stem, name):
-    for fn, sentence in learners(stem).WRONG[name]:
-        for seed, outcome in sweep(stem, name, fn):
+    pairs = zip(learners(stem).WRONG[name], swept(stem, name)["wrong"], strict=True)
+    for (fn, sentence), outcomes in pairs:
+        for seed, outcome in outcomes:
             assert not outcome.passed, f"wrong answer {fn.__name__} passed on seed {seed}"
             if sentence is not None:
                 assert outcome.mistake.startswith(sentence), (
@@ -86,19 +143,9 @@ def test_learners_mistakes_fail_on_every_seed_and_are_named(stem, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("stem,name", exercises())
 def test_each_known_mistake_fails_on_every_seed(stem, name):
-    chapter = checks.load(stem)
-    ex = chapter[name]
-    for mistake in ex.mistakes:
-        for seed in SEEDS:
-            cases = chapter.cases(name, seed)
-            expected = [ex.reference(c) for c in cases]
-            answers = []
-            for case in cases:  # the mistake where it applies, the right answer elsewhere
-                try:
-                    answers.append(to_plain(mistake.answer(case)))
-                except Exception:  # noqa: BLE001 - the model does not apply to this case
-                    answers.append(to_plain(ex.reference(case)))
-            outcome = evaluate(ex, cases, expected, answers)
+    mistakes = checks.load(stem)[name].mistakes
+    for mistake, outcomes in zip(mistakes, swept(stem, name)["mistakes"], strict=True):
+        for seed, outcome in outcomes:
             assert not outcome.passed, f"{mistake.sentence!r} passes on seed {seed}"
             assert outcome.mistake == mistake.sentence, (
                 f"seed {seed}: the model of {mistake.sentence!r} is named as:\n{outcome}")
