@@ -78,8 +78,6 @@ def rnn_step_a(x, h, kernel, bias, dh_new, wrong=None):
     dbias = dz if wrong == "bias" else dz.sum(0)
     dxh = dz @ kernel.T
     D = x.shape[1]
-    if wrong == "swap":
-        return dxh[:, D:], dxh[:, :D], dkernel, dbias
     return dxh[:, :D], dxh[:, D:], dkernel, dbias
 
 
@@ -199,12 +197,7 @@ def lstm_a(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     si, tj, sf, so = sig(i), np.tanh(j), sig(f + fb), sig(o)
     c_new = c * sf + si * tj
     tc = np.tanh(c_new)
-    if wrong == "no h path":
-        dc_t = dc_new
-    elif wrong == "tanh at c":
-        dc_t = dc_new + dh_new * so * (1 - c_new ** 2)
-    else:
-        dc_t = dc_new + dh_new * so * (1 - tc ** 2)
+    dc_t = dc_new + dh_new * so * (1 - tc ** 2)
     do = dh_new * tc * so * (1 - so)
     di = dc_t * tj * si * (1 - si)
     dj = dc_t * si * (1 - tj ** 2)
@@ -289,7 +282,7 @@ def keras_a(cell, x, state, dh, wrong=None):
         loss = tf.reduce_sum(h * dh)
     dk, dr, db = tape.gradient(loss, [cell.kernel, cell.recurrent_kernel, cell.bias])
     dk, dr, db = np.asarray(dk), np.asarray(dr), np.asarray(db)
-    stacked = np.concatenate([dr, dk]) if wrong == "U on top" else np.concatenate([dk, dr])
+    stacked = np.concatenate([dk, dr])
 
     def tf1(a):
         i, f, j, o = np.split(a, 4, axis=-1)
@@ -336,12 +329,9 @@ def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None)
     go = sig(o + wo * c_new)
     m_raw = go * np.tanh(c_new)
     dm_raw = dm_new @ P_.T
-    dP = dm_new.T @ m_raw if wrong == "P transposed" else m_raw.T @ dm_new
+    dP = m_raw.T @ dm_new
     do = dm_raw * np.tanh(c_new) * go * (1 - go)
-    if wrong == "tanh at c":
-        dc_new_total = dc_new + dm_raw * go * (1 - c_new ** 2)
-    else:
-        dc_new_total = dc_new + dm_raw * go * (1 - np.tanh(c_new) ** 2)
+    dc_new_total = dc_new + dm_raw * go * (1 - np.tanh(c_new) ** 2)
     if wrong != "no wo path":
         dc_new_total = dc_new_total + do * wo
     inside = np.abs(c_raw) <= cell_clip
@@ -353,16 +343,11 @@ def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None)
         dc_raw = dc_new_total * inside
     di = dc_raw * gj * gi * (1 - gi)
     dj = dc_raw * gi * (1 - gj ** 2)
-    if wrong == "f no bias":
-        s = sig(f + wf * c)
-        df = dc_raw * c * s * (1 - s)
-    else:
-        df = dc_raw * c * gf * (1 - gf)
+    df = dc_raw * c * gf * (1 - gf)
     dc = dc_raw * gf + di * wi + df * wf
-    blocks = [di, df, dj, do] if wrong == "keras" else [di, dj, df, do]
-    dz = np.concatenate(blocks, 1)
+    dz = np.concatenate([di, dj, df, do], 1)
     dxm = dz @ K.T
-    dwo = (do * (c if wrong == "wo old c" else c_new)).sum(0)
+    dwo = (do * c_new).sum(0)
     return (dxm[:, :D], dc, dxm[:, D:], xm.T @ dz, dz.sum(0), (di * c).sum(0), (df * c).sum(0),
             dwo, dP)
 
