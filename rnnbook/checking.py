@@ -404,7 +404,9 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
         if got == expected:
             return None
         return f"{path}: expected {kind(expected)}, got {kind(got)}"
-    if isinstance(expected, float) and isinstance(got, (int, float)):
+    if isinstance(expected, float):
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            return f"{path}: expected a number ({expected:.6g}), got {kind(got)}"
         return None if np.isclose(got, expected, rtol=rtol, atol=atol) else (
             f"{path}: expected {expected:.6g}, got {got:.6g}"
         )
@@ -522,7 +524,8 @@ def evaluate(ex, cases, expected, answers):
     if error is not None:
         return _raised_outcome(ex, cases, error, failing, passing)
     if not failing:
-        message = f"{PASS} {ex.title} matches TensorFlow on {len(cases)} random trials."
+        trials = "1 random trial" if len(cases) == 1 else f"{len(cases)} random trials"
+        message = f"{PASS} {ex.title} matches TensorFlow on {trials}."
         return Outcome(ex, True, message, len(cases))
     where, found = first
     count = (f"{len(failing)} of {len(cases)} trials" if len(failing) > 1
