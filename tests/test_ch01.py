@@ -108,6 +108,12 @@ def test_loading_into_a_cell_of_ones_own_is_explained():
     assert "still has no variables after your function ran" in result.message
 
 
+def test_building_a_built_cell_again_is_explained():
+    result = outcome("run_keras_weights", learners.port_builds_always)
+    assert not result.passed
+    assert "raised BuiltTwice" in result.message and "now has 4 variables" in result.message
+
+
 def test_a_trial_that_raises_does_not_hide_the_mistake_on_the_others():
     """np.hstack of W and U raises when D != H and returns a (H, 2H) array when D == H: the
     message shows the error and names the mistake."""

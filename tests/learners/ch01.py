@@ -400,6 +400,18 @@ def port_into_own_cell(cell, kernel, recurrent_kernel, bias, inputs, h0):
     return tf.compat.v1.nn.dynamic_rnn(mine, inputs, initial_state=h0)
 
 
+def port_builds_always(cell, kernel, recurrent_kernel, bias, inputs, h0):
+    cell.build((None, kernel.shape[0]))  # "build it first", even when it was built already
+    kernel_var, bias_var = cell.variables[:2]
+    kernel_var.assign(np.concatenate([kernel, recurrent_kernel]))
+    bias_var.assign(bias)
+    outputs, h = [], h0
+    for t in range(inputs.shape[1]):
+        out, h = cell(inputs[:, t], h)
+        outputs.append(out)
+    return tf.stack(outputs, axis=1), h
+
+
 def port_not_carried(cell, kernel, recurrent_kernel, bias, inputs, h0):
     if not cell.built:
         cell.build((None, kernel.shape[0]))
@@ -485,5 +497,6 @@ MORE_WRONG = {
         (port_not_carried, "the state is not carried"),
         (port_into_own_cell, None),
         (port_hstack, None),
+        (port_builds_always, None),
     ],
 }
