@@ -142,3 +142,19 @@ def test_the_check_module_does_not_touch_the_reference_at_import():
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert run.stdout.strip().endswith("ok"), run.stderr[-2000:]
+
+
+def test_an_unfed_placeholder_is_reported_briefly_at_the_learners_line():
+    """The question's `.eval()` failure: TensorFlow's message names the placeholder; the stack
+    that built the graph (the check's) is left out, the learner's own line is named."""
+    ex = ch02.CHAPTER["gate_preactivations"]
+    case = ch02.CHAPTER.cases("gate_preactivations", seed=1)[0]
+
+    def no_feed(session, inputs, t):
+        return session.run([f"{ch02.SPLIT}:{k}" for k in range(4)])
+
+    got = answer(ex, no_feed, case)
+    assert isinstance(got, Raised) and got.kind == "InvalidArgumentError"
+    assert "You must feed a value for placeholder tensor 'x'" in got.message
+    assert "File " not in got.message and "stack trace" not in got.message
+    assert "session.run(" in got.where
