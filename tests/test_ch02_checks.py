@@ -158,3 +158,23 @@ def test_an_unfed_placeholder_is_reported_briefly_at_the_learners_line():
     assert "You must feed a value for placeholder tensor 'x'" in got.message
     assert "File " not in got.message and "stack trace" not in got.message
     assert "session.run(" in got.where
+
+
+def test_agrees_is_difference_without_the_message():
+    """checking.agrees (the fast comparison mistake recognition uses) says what difference()
+    says, on arrays near the tolerance, NaN, inf, shapes, dtypes, sequences and strings."""
+    from rnnbook.checking import agrees, difference
+
+    rng = np.random.default_rng(0)
+    pairs = []
+    for _ in range(300):
+        a = rng.standard_normal((2, 3)).astype(np.float32)
+        noise = rng.choice([0.0, 1e-6, 1e-5, 3e-5, 1e-4, 1e-3]) * rng.standard_normal(a.shape)
+        pairs.append((a, (a + noise).astype(rng.choice([np.float32, np.float64]))))
+    a = np.ones((2, 2), np.float32)
+    pairs += [(a, a * np.nan), (a * np.inf, a * np.inf), (a, a * np.inf), (a, a[:1]),
+              (a, a.astype(int)), (a, np.ones((2, 2), bool)), ([a, a], [a, a + 1]),
+              ([a, a], [a]), ([a, a], (a, a)), ("x:0", "x:0"), ("x:0", "x"), (["a", "b"],
+              ["b", "a"]), (a, None), (a, [[1.0, 1.0], [1.0, 1.0]])]
+    for expected, got in pairs:
+        assert agrees(expected, got) == (difference(expected, got) is None), (expected, got)
