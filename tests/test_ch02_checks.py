@@ -178,3 +178,18 @@ def test_agrees_is_difference_without_the_message():
               ["b", "a"]), (a, None), (a, [[1.0, 1.0], [1.0, 1.0]])]
     for expected, got in pairs:
         assert agrees(expected, got) == (difference(expected, got) is None), (expected, got)
+
+
+def test_a_graph_the_learner_added_ops_to_is_replaced():
+    """Ops a learner adds to the session's graph (a tf.sigmoid of split:2, say) become new
+    consumers of the gates; the next trial must not walk into them."""
+    case = ch02.CHAPTER.cases("gate_activations", seed=6)[0]
+    session = ch02.live_session(case)
+    import tensorflow as tf
+
+    with session.graph.as_default():
+        tf.sigmoid(session.graph.get_tensor_by_name(f"{ch02.SPLIT}:2"))
+    fresh = ch02.live_session(case)
+    assert fresh is not session
+    assert len(fresh.graph.get_tensor_by_name(f"{ch02.SPLIT}:2").consumers()) == 1
+    np.testing.assert_array_equal(variables_of(fresh)[1], case["bias"])

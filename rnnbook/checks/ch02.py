@@ -104,21 +104,23 @@ def _fetch_static(case, names):
 
 # --- Live sessions for the API exercises -----------------------------------------------------
 
-_SESSIONS = {}  # (T, D, H, forget_bias) -> (session, variables), in the process that runs fn
+_SESSIONS = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
 
 
 def live_session(case):
     """A ``tf.compat.v1.Session`` over the chapter's graph (``BasicLSTMCell(H, forget_bias)``
     unrolled ``T`` steps by ``static_rnn``, input placeholder ``x:0`` of shape (None, T, D)),
     with the case's kernel and bias loaded into its variables. The graph is built once per
-    shape and process (a closed session is replaced); each call loads new weights."""
+    shape and process; each call loads new weights. A session the learner closed, or a graph
+    the learner added ops to (new consumers of the gates would mislead the next walk through
+    the graph), is replaced by a fresh one."""
     key = (case["T"], case["D"], case["H"], float(case["forget_bias"]))
     found = _SESSIONS.get(key)
-    if found is None or found[0]._closed:
+    if found is None or found[0]._closed or found[0].graph.version != found[2]:
         graph = graphs.lstm_graph(*key[:3], forget_bias=key[3])[0]
         session = tensorflow().compat.v1.Session(graph=graph)
-        found = _SESSIONS[key] = (session, graph.get_collection("variables"))
-    session, variables = found
+        found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
+    session, variables, _ = found
     load_weights(session, variables, _weights(case))
     return session
 
