@@ -514,13 +514,11 @@ def evaluate(ex, cases, expected, answers):
             error = error or (got, where)
             continue
         want = to_plain(want)
-        found = None if agrees(want, got, ex.rtol, ex.atol) else difference(
-            want, got, ex.rtol, ex.atol, parts=ex.parts)
-        if found:
-            failing.append((case, got))
-            first = first or (where, found)
-        else:
+        if agrees(want, got, ex.rtol, ex.atol):
             passing.append((case, got))
+            continue
+        failing.append((case, got))  # only the first failing trial's difference is shown
+        first = first or (where, difference(want, got, ex.rtol, ex.atol, parts=ex.parts))
     if error is not None:
         return _raised_outcome(ex, cases, error, failing, passing)
     if not failing:

@@ -142,3 +142,54 @@ def test_the_check_module_does_not_touch_the_reference_at_import():
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert run.stdout.strip().endswith("ok"), run.stderr[-2000:]
+
+
+def test_an_unfed_placeholder_is_reported_briefly_at_the_learners_line():
+    """The question's `.eval()` failure: TensorFlow's message names the placeholder; the stack
+    that built the graph (the check's) is left out, the learner's own line is named."""
+    ex = ch02.CHAPTER["gate_preactivations"]
+    case = ch02.CHAPTER.cases("gate_preactivations", seed=1)[0]
+
+    def no_feed(session, inputs, t):
+        return session.run([f"{ch02.SPLIT}:{k}" for k in range(4)])
+
+    got = answer(ex, no_feed, case)
+    assert isinstance(got, Raised) and got.kind == "InvalidArgumentError"
+    assert "You must feed a value for placeholder tensor 'x'" in got.message
+    assert "File " not in got.message and "stack trace" not in got.message
+    assert "session.run(" in got.where
+
+
+def test_agrees_is_difference_without_the_message():
+    """checking.agrees (the fast comparison mistake recognition uses) says what difference()
+    says, on arrays near the tolerance, NaN, inf, shapes, dtypes, sequences and strings."""
+    from rnnbook.checking import agrees, difference
+
+    rng = np.random.default_rng(0)
+    pairs = []
+    for _ in range(300):
+        a = rng.standard_normal((2, 3)).astype(np.float32)
+        noise = rng.choice([0.0, 1e-6, 1e-5, 3e-5, 1e-4, 1e-3]) * rng.standard_normal(a.shape)
+        pairs.append((a, (a + noise).astype(rng.choice([np.float32, np.float64]))))
+    a = np.ones((2, 2), np.float32)
+    pairs += [(a, a * np.nan), (a * np.inf, a * np.inf), (a, a * np.inf), (a, a[:1]),
+              (a, a.astype(int)), (a, np.ones((2, 2), bool)), ([a, a], [a, a + 1]),
+              ([a, a], [a]), ([a, a], (a, a)), ("x:0", "x:0"), ("x:0", "x"), (["a", "b"],
+              ["b", "a"]), (a, None), (a, [[1.0, 1.0], [1.0, 1.0]])]
+    for expected, got in pairs:
+        assert agrees(expected, got) == (difference(expected, got) is None), (expected, got)
+
+
+def test_a_graph_the_learner_added_ops_to_is_replaced():
+    """Ops a learner adds to the session's graph (a tf.sigmoid of split:2, say) become new
+    consumers of the gates; the next trial must not walk into them."""
+    case = ch02.CHAPTER.cases("gate_activations", seed=6)[0]
+    session = ch02.live_session(case)
+    import tensorflow as tf
+
+    with session.graph.as_default():
+        tf.sigmoid(session.graph.get_tensor_by_name(f"{ch02.SPLIT}:2"))
+    fresh = ch02.live_session(case)
+    assert fresh is not session
+    assert len(fresh.graph.get_tensor_by_name(f"{ch02.SPLIT}:2").consumers()) == 1
+    np.testing.assert_array_equal(variables_of(fresh)[1], case["bias"])

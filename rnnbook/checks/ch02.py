@@ -31,19 +31,18 @@ import numpy as np
 
 from rnnbook import graphs
 from rnnbook import reference as ref
-from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.checking import Chapter, Exercise, Mistake, normal, to_plain
 from rnnbook.oracles import load_weights, run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
 KERAS = "ifjo"  # Keras' order i, f, c, o, written with TF1's letters (Keras' c is TF1's j)
 SPLIT = "rnn/basic_lstm_cell/split"  # step 0's Split op in the question's graph
 
-#: The designed graphs of the session exercises (2.4, 2.6): few shapes, each built once per
-#: process. forget_bias is a constant in the graph, so it is part of the design; two of the
-#: three are not 1.0 (a hard-coded 1.0 fails), none is 0 (so leaving it out fails).
+#: The designed graphs of the session exercises (2.4, 2.6): two shapes, each built once per
+#: process. forget_bias is a constant in the graph, so it is part of the design: neither is
+#: 1.0 (a hard-coded 1.0 fails) nor 0 (leaving it out fails); D != H, T > 2.
 GRAPH_A = dict(T=3, D=2, H=3, forget_bias=2.5)
 GRAPH_B = dict(T=4, D=3, H=2, forget_bias=-1.0)
-GRAPH_C = dict(T=2, D=1, H=4, forget_bias=1.0)
 
 
 # --- The gates in the real graph -------------------------------------------------------------
@@ -105,21 +104,23 @@ def _fetch_static(case, names):
 
 # --- Live sessions for the API exercises -----------------------------------------------------
 
-_SESSIONS = {}  # (T, D, H, forget_bias) -> (session, variables), in the process that runs fn
+_SESSIONS = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
 
 
 def live_session(case):
     """A ``tf.compat.v1.Session`` over the chapter's graph (``BasicLSTMCell(H, forget_bias)``
     unrolled ``T`` steps by ``static_rnn``, input placeholder ``x:0`` of shape (None, T, D)),
     with the case's kernel and bias loaded into its variables. The graph is built once per
-    shape and process (a closed session is replaced); each call loads new weights."""
+    shape and process; each call loads new weights. A session the learner closed, or a graph
+    the learner added ops to (new consumers of the gates would mislead the next walk through
+    the graph), is replaced by a fresh one."""
     key = (case["T"], case["D"], case["H"], float(case["forget_bias"]))
     found = _SESSIONS.get(key)
-    if found is None or found[0]._closed:
+    if found is None or found[0]._closed or found[0].graph.version != found[2]:
         graph = graphs.lstm_graph(*key[:3], forget_bias=key[3])[0]
         session = tensorflow().compat.v1.Session(graph=graph)
-        found = _SESSIONS[key] = (session, graph.get_collection("variables"))
-    session, variables = found
+        found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
+    session, variables, _ = found
     load_weights(session, variables, _weights(case))
     return session
 
@@ -131,6 +132,27 @@ def _no_missing_parts(result):
                         f"'{SPLIT}') runs the op and returns None; fetch its output TENSORS, "
                         "'op_name:k'")
     return result
+
+
+_STACK_LINES = ("File ", "Detected at node", "Original stack trace", "Node:", "[[")
+
+
+def _with_session(fn, *args):
+    """``fn(session, *args)`` as the learner wrote it. TensorFlow's run-time errors (an unfed
+    placeholder, the question's `.eval()` failure) carry the stack that BUILT the graph, which
+    is the check's, not the learner's: keep their own sentences, and the learner's traceback."""
+    tf = tensorflow()
+    try:
+        return _no_missing_parts(fn(*args))
+    except tf.errors.OpError as error:
+        lines = [line.strip() for line in error.message.splitlines()]
+        short = " ".join(line for line in lines
+                         if line and not line.startswith(_STACK_LINES) and "most recent" not in line)
+        try:
+            shorter = type(error)(error.node_def, None, short)  # no op: no graph stack
+        except TypeError:  # a subclass with another signature: keep the original
+            raise error from None
+        raise shorter.with_traceback(error.__traceback__) from None
 
 
 def _session_case(rng, T, D, H, forget_bias, B=None, **extra):
@@ -488,15 +510,14 @@ gate_preactivations = Exercise(
     task="(i, j, f, o) at step t, each an array (B, H): the outputs :0..:3 of step t's Split "
     "op, fetched from the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
-    call=lambda fn, c: _no_missing_parts(fn(live_session(c), c["inputs"], c["t"])),
+    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"], c["t"]),
     oracle=_preactivations_oracle,
     reference=lambda c: _preactivations(c),
     parts=("i", "j", "f", "o"),
     by_hand=False,
-    designs=(  # t = 0 (the bare name), t = 1, t = 2; never the last step, so t + 1 exists
+    designs=(  # t = 0 (the bare name) and t = 2 (t - 1 is not step 0); never the last step
         dict(GRAPH_A, t=0, B=1),
         dict(GRAPH_B, t=2),
-        dict(GRAPH_A, t=1),
     ),
     mistakes=(
         Mistake(
@@ -578,7 +599,6 @@ lstm_step = Exercise(
         dict(B=1, D=2, H=3, forget_bias=2.5),
         dict(B=3, D=3, H=2, forget_bias=-1.0),
         dict(B=2, D=1, H=4, forget_bias=1.0),
-        dict(B=2, D=4, H=3, forget_bias=0.25),
     ),
     mistakes=(
         Mistake(
@@ -704,12 +724,12 @@ gate_activations = Exercise(
     "each an array (B, T, H): the values of the gate tensors after the split, fetched from "
     "the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
-    call=lambda fn, c: _no_missing_parts(fn(live_session(c), c["inputs"])),
+    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"]),
     oracle=_activations_oracle,
     reference=_activations_reference,
     parts=("sigmoid(i)", "tanh(j)", "sigmoid(f + forget_bias)", "sigmoid(o)"),
     by_hand=False,
-    designs=(dict(GRAPH_A, B=2), dict(GRAPH_B, B=1), dict(GRAPH_C, B=3)),
+    designs=(dict(GRAPH_A, B=2), dict(GRAPH_B, B=1)),  # forget_bias 2.5 and -1.0
     mistakes=(
         Mistake(
             "these are the pre-activations (the Split op's outputs): the gate values are the "
@@ -771,12 +791,20 @@ gate_activations = Exercise(
 
 # --- Remembered models ------------------------------------------------------------------------
 
-_REMEMBERED = {}  # (model, case fingerprint) -> answer; bounded below
+_REMEMBERED = {}  # (model, case fingerprint) -> plain answer; bounded below
+_FINGERPRINTS = {}  # id(case) -> (case, fingerprint), while the case is in use
 
 
 def _fingerprint(case):
-    return tuple((k, v.shape, v.tobytes()) if isinstance(v, np.ndarray) else (k, v)
-                 for k, v in case.items())
+    found = _FINGERPRINTS.get(id(case))
+    if found is not None and found[0] is case:
+        return found[1]
+    if len(_FINGERPRINTS) > 5_000:
+        _FINGERPRINTS.clear()
+    print_ = tuple((k, v.shape, v.tobytes()) if isinstance(v, np.ndarray) else (k, v)
+                   for k, v in case.items())
+    _FINGERPRINTS[id(case)] = (case, print_)
+    return print_
 
 
 def _remember(model):
@@ -787,7 +815,7 @@ def _remember(model):
         if key not in _REMEMBERED:
             if len(_REMEMBERED) > 20_000:
                 _REMEMBERED.clear()
-            _REMEMBERED[key] = model(case)
+            _REMEMBERED[key] = to_plain(model(case))
         return _REMEMBERED[key]
     return remembered
 

@@ -330,13 +330,6 @@ def step_h_from_old_c(x, c, h, kernel, bias, forget_bias):
     return c, h_new
 
 
-def step_no_tanh_c(x, c, h, kernel, bias, forget_bias):
-    z = np.concatenate([x, h], axis=1) @ kernel + bias
-    i, j, f, o = np.split(z, 4, axis=1)
-    c_new = c * sigmoid(f + forget_bias) + sigmoid(i) * np.tanh(j)
-    return c_new, c_new * sigmoid(o)
-
-
 def step_h_x(x, c, h, kernel, bias, forget_bias):
     z = np.concatenate([h, x], axis=1) @ kernel + bias
     i, j, f, o = np.split(z, 4, axis=1)
@@ -346,13 +339,6 @@ def step_h_x(x, c, h, kernel, bias, forget_bias):
 
 def step_no_h(x, c, h, kernel, bias, forget_bias):
     z = x @ kernel[:x.shape[1]] + bias
-    i, j, f, o = np.split(z, 4, axis=1)
-    c_new = c * sigmoid(f + forget_bias) + sigmoid(i) * np.tanh(j)
-    return c_new, np.tanh(c_new) * sigmoid(o)
-
-
-def step_no_bias(x, c, h, kernel, bias, forget_bias):
-    z = np.concatenate([x, h], axis=1) @ kernel
     i, j, f, o = np.split(z, 4, axis=1)
     c_new = c * sigmoid(f + forget_bias) + sigmoid(i) * np.tanh(j)
     return c_new, np.tanh(c_new) * sigmoid(o)
@@ -446,19 +432,6 @@ def acts_forget_bias_one(session, inputs):
                    for i, j, f, o in steps])
 
 
-def acts_forget_bias_outside(session, inputs):
-    fb = _forget_bias_of(session)
-    steps = _split_outputs(session, inputs)
-    return _stack([(sigmoid(i), np.tanh(j), sigmoid(f) + fb, sigmoid(o)) for i, j, f, o in steps])
-
-
-def acts_sigmoid_j(session, inputs):
-    fb = _forget_bias_of(session)
-    steps = _split_outputs(session, inputs)
-    return _stack([(sigmoid(i), sigmoid(j), sigmoid(f + fb), sigmoid(o))
-                   for i, j, f, o in steps])
-
-
 def acts_keras(session, inputs):
     fb = _forget_bias_of(session)
     steps = _split_outputs(session, inputs)
@@ -504,19 +477,6 @@ def acts_skip_step_0(session, inputs):
             step.append(op.outputs[0])
         fetches.append(step)
     return _stack(session.run(fetches, {"x:0": inputs}))
-
-
-def acts_state_not_carried(session, inputs):
-    graph = session.graph
-    kernel, bias = session.run(graph.get_collection("variables"))
-    fb = _forget_bias_of(session)
-    B, T, _ = inputs.shape
-    h = np.zeros((B, bias.shape[0] // 4), np.float32)
-    steps = []
-    for t in range(T):
-        i, j, f, o = np.split(np.concatenate([inputs[:, t], h], 1) @ kernel + bias, 4, 1)
-        steps.append((sigmoid(i), np.tanh(j), sigmoid(f + fb), sigmoid(o)))
-    return _stack(steps)
 
 
 RIGHT = {
@@ -577,22 +537,17 @@ WRONG = {
         (step_forget_bias_outside, "forget_bias is outside the sigmoid"),
         (step_sigmoid_j, "sigmoid is applied to j"),
         (step_h_from_old_c, "h' is computed from the old cell state"),
-        (step_no_tanh_c, "tanh of the new cell state is missing"),
         (step_h_x, "x and h are swapped"),
         (step_no_h, "the previous h is left out"),
-        (step_no_bias, "the bias is left out"),
         (step_h_c, "c' and h' are swapped"),
     ],
     "gate_activations": [
         (acts_preactivations, "these are the pre-activations"),
         (acts_no_forget_bias, "forget_bias is left out"),
         (acts_forget_bias_one, "forget_bias is hard-coded as 1.0"),
-        (acts_forget_bias_outside, "forget_bias is outside the sigmoid"),
-        (acts_sigmoid_j, "sigmoid is applied to j"),
         (acts_keras, "you used Keras' gate order"),
         (acts_sigmoids_in_order, "i and f are swapped"),
         (acts_time_major, "the arrays are time-major"),
         (acts_skip_step_0, "step 0 is missing"),
-        (acts_state_not_carried, "the state is not carried"),
     ],
 }
