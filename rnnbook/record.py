@@ -72,7 +72,10 @@ def table(where=None):
 
 
 def show(where=None):
-    """Print the progress table and return its rows (``rnnbook.progress()``)."""
+    """Print the progress table (``rnnbook.progress()``; :func:`table` gives its rows); under
+    the grader (``RNNBOOK_GRADING=1``) nothing."""
+    if os.environ.get("RNNBOOK_GRADING") == "1":
+        return
     rows = table(where)
     width = max(len(stem) for stem, *_ in rows)
     print(f"{'chapter':<{width}}  done  still to do")
@@ -82,4 +85,3 @@ def show(where=None):
     total = sum(r[2] for r in rows)
     print(f"{sum(r[1] for r in rows)} of {total} exercises passed "
           f"(kept in {where or path()})")
-    return rows

@@ -104,6 +104,7 @@ class _NumPyOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module):
         if module.__name__ == "rnnbook":
             module.setup = lambda *a, **k: _NoTensorFlow()
+            module.progress = lambda *a, **k: None  # a notebook's last cell
             module.__version__ = "grading"
         module.check = _no_check
 
