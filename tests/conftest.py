@@ -10,14 +10,18 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def notebook_functions(nb):
-    """Run a notebook's code cells (checks silenced, as the grader does) and return its names."""
+    """Run a notebook's code cells (checks silenced, as the grader does) and return its names.
+    Cells are IPython: their magics (the set-up cell's Colab ``%pip``) become plain Python."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    transform = TransformerManager().transform_cell
     namespace = {"__name__": "__notebook__"}
     previous = os.environ.get("RNNBOOK_GRADING")
     os.environ["RNNBOOK_GRADING"] = "1"
     try:
         for cell in nb.cells:
             if cell.cell_type == "code":
-                exec(compile(cell.source, "<cell>", "exec"), namespace)  # noqa: S102
+                exec(compile(transform(cell.source), "<cell>", "exec"), namespace)  # noqa: S102
     finally:
         if previous is None:
             os.environ.pop("RNNBOOK_GRADING")
