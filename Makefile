@@ -64,7 +64,8 @@ grade: $(STAMP)
 autograder: $(STAMP)
 	@test -n "$(CHAPTER)" || { echo "make: give the assignment's chapter: make autograder CHAPTER=01-basic-rnn-cell" >&2; exit 2; }
 	$(BIN)/python -m rnnbook.grading.release autograder --out _build/autograder.zip \
-		--chapter $(CHAPTER) $(if $(SEED),--seed $(SEED))
+		--chapter $(CHAPTER) $(if $(SEED),--seed $(SEED)) \
+		$(if $(VISIBILITY),--visibility $(VISIBILITY))
 
 release: $(STAMP)
 	$(BIN)/python -m rnnbook.grading.release learners --out _build/release

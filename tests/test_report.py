@@ -2,6 +2,7 @@
 import csv
 import json
 import math
+import pathlib
 import re
 
 import pytest
@@ -74,3 +75,52 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "results.json").write_text("{broken")
     assert report.main([str(tmp_path / "x")]) == 2
+
+
+@pytest.mark.slow
+def test_a_grading_run_writes_the_class_report_and_uses_the_roster(tmp_path):
+    """Grade three notebooks (right, one wrong line, a stub) with a roster that misses one of
+    them and lists a student who handed nothing in."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    from rnnbook import generate, source
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    solution = source.read(root / "solutions" / "01-basic-rnn-cell.ipynb")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nbformat.write(solution, str(subs / "ann.ipynb"))
+    wrong = source.read(root / "solutions" / "01-basic-rnn-cell.ipynb")
+    cell = next(c for c in wrong.cells if c.source.startswith("# Exercise")
+                and "def rnn_step(" in c.source)
+    cell.source = cell.source.replace("[x, h]", "[h, x]")
+    assert "[h, x]" in cell.source
+    nbformat.write(wrong, str(subs / "ben.ipynb"))
+    nbformat.write(generate.learner_copy(solution), str(subs / "cat.ipynb"))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,id,name,email\nann.ipynb,s1,Ann,ann@example.org\n"
+                      "ben,s2,Ben,ben@example.org\ndan.ipynb,s4,Dan,dan@example.org\n")
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "rnnbook.grading", str(subs), "--out", str(out),
+                          "--roster", str(roster), "--seed", "1", "--visibility",
+                          "after_due_date"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "not on the roster: cat.ipynb" in run.stderr and "no submission from 1: dan.ipynb" \
+        in run.stderr
+    book = list(csv.DictReader((out / "gradebook.csv").open()))
+    by_file = {row["submission"]: row for row in book}
+    assert by_file["ann.ipynb"]["id"] == "s1" and by_file["ben.ipynb"]["name"] == "Ben"
+    assert by_file["cat.ipynb"]["roster"] == "not on the roster"
+    assert by_file["dan.ipynb"]["roster"] == "no submission" and by_file["dan.ipynb"]["id"] == "s4"
+    ben = json.loads((out / "ben" / "results.json").read_text())
+    step = next(t for t in ben["tests"] if t["name"].endswith(" rnn_step"))
+    assert step["score"] == 0 and step["visibility"] == "after_due_date"
+    assert step["extra_data"]["mistake"].startswith("you concatenated [h, x]")
+    page = (out / "class-report.html").read_text()
+    assert "you concatenated [h, x]" in page and "s2" in page
+    rows = list(csv.DictReader((out / "class-report.csv").open()))
+    assert any(r["row"] == "mistake" and r["example"] == "s2" for r in rows)
+    assert (out / "timings.csv").read_text().startswith("report,seconds,peak_mb")

@@ -2,10 +2,11 @@
 
     python -m rnnbook.grading SUBMISSION.ipynb|FOLDER [...] --out DIR [--seed N] [--workers K]
         [--timeout S] [--cell-timeout S] [--budget S] [--memory MB] [--chapter STEM]
-        [--overwrite] [--no-walls]
+        [--overwrite] [--no-walls] [--visibility V] [--roster roster.csv]
 
 Writes ``DIR/<name>/results.json`` and ``feedback.md`` as each submission is graded, and
-``DIR/gradebook.csv`` at the end; one line per event on stderr. Exit status: 0 every file was
+``DIR/gradebook.csv``, ``DIR/class-report.html`` and ``DIR/class-report.csv`` at the end; one
+line per event on stderr. Exit status: 0 every file was
 graded, 1 some could not be (their reports say why), 2 nothing was graded.
 """
 import argparse
@@ -14,7 +15,7 @@ import sys
 
 from rnnbook import checks
 from rnnbook.grading import run
-from rnnbook.grading.config import Config
+from rnnbook.grading.config import VISIBILITY, Config
 
 
 def parser():
@@ -37,6 +38,12 @@ def parser():
     p.add_argument("--chapter", choices=sorted(checks.CHAPTERS),
                    help="grade every submission as this chapter")
     p.add_argument("--overwrite", action="store_true", help="replace reports already in --out")
+    p.add_argument("--visibility", choices=VISIBILITY, default=defaults.visibility,
+                   help="Gradescope's visibility of each exercise's output (its trials)")
+    p.add_argument("--roster", type=pathlib.Path,
+                   help="CSV with columns file, id, name, email: who wrote which submission")
+    p.add_argument("--no-class-report", action="store_true",
+                   help="skip class-report.html and .csv (Gradescope grades one at a time)")
     p.add_argument("--no-walls", action="store_true",
                    help="grade without the walls around submissions (only where each submission "
                         "has a container of its own)")
@@ -50,7 +57,9 @@ def main(argv=None):
     walls = "off" if args.no_walls else "auto" if args.walls_if_possible else "required"
     config = Config(seed=args.seed, chapter=args.chapter, timeout=args.timeout,
                     cell_timeout=args.cell_timeout, budget=args.budget, memory=args.memory,
-                    workers=args.workers, walls=walls, overwrite=args.overwrite)
+                    workers=args.workers, walls=walls, overwrite=args.overwrite,
+                    visibility=args.visibility, roster=args.roster and str(args.roster),
+                    class_report=not args.no_class_report)
     try:
         config.check()
     except ValueError as error:

@@ -9,6 +9,9 @@ SOLUTIONS = ROOT / "solutions"
 #: in place of solutions/
 EXERCISES = "exercises.json"
 WALLS = ("required", "auto", "off")
+#: Gradescope's visibility of each test's output (its trials): shown at once, never, after the
+#: due date, or once the grades are published
+VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 
 
 @dataclass
@@ -22,6 +25,9 @@ class Config:
     workers: int = os.cpu_count() or 1
     walls: str = "required"  # "auto": without them where they cannot stand; "off"
     overwrite: bool = False
+    visibility: str = "visible"  # each test's, in results.json (Gradescope)
+    roster: str | None = None  # a CSV mapping submission files to students
+    class_report: bool = True  # class-report.html and .csv after the run (not on Gradescope)
 
     def limits_text(self):
         return (f"--timeout {self.timeout:g} --cell-timeout {self.cell_timeout:g} "
@@ -33,11 +39,14 @@ class Config:
                              "be positive")
         if self.walls not in WALLS:
             raise ValueError(f"walls must be one of {', '.join(WALLS)}")
+        if self.visibility not in VISIBILITY:
+            raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}, not "
+                             f"{self.visibility!r}")
         return self
 
 
 #: what the Gradescope bundle's autograder.json may set, with its defaults
-BUNDLE_KEYS = ("chapter", "seed", "timeout", "cell_timeout", "budget", "memory")
+BUNDLE_KEYS = ("chapter", "seed", "timeout", "cell_timeout", "budget", "memory", "visibility")
 
 
 def bundle_defaults():

@@ -108,6 +108,9 @@ def _grade(notebook, config, table):
                 "--walls-if-possible"]
         if table.exists():
             args += ["--exercises", str(table)]
+        args.append("--no-class-report")
+        if config.get("visibility"):
+            args += ["--visibility", config["visibility"]]
         if config["seed"] is not None:
             args += ["--seed", str(config["seed"])]
         if config["chapter"]:

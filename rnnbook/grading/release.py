@@ -25,13 +25,13 @@ import sys
 import zipfile
 
 from rnnbook import checks, generate, source
-from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS, bundle_defaults
+from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS, VISIBILITY, bundle_defaults
 from rnnbook.grading.gradescope import SETTINGS
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
 #: what the learner release leaves out of rnnbook/: the instructor's folder, and the tools that
 #: read solutions/
-INSTRUCTOR = ("grading", "generate.py", "source.py")
+INSTRUCTOR = ("grading", "generate.py", "source.py", "report.py")
 #: modules that solve exercises: the learner release gets the stub in their place
 STUBBED = ("reference.py", "backward.py")
 PYPROJECT_SECTIONS = ("[build-system]", "[project]", "[tool.setuptools]")
@@ -152,6 +152,9 @@ def main(argv=None):
     bundle.add_argument("--cell-timeout", type=float, help="seconds per notebook cell")
     bundle.add_argument("--budget", type=float, help="seconds of wall time per submission")
     bundle.add_argument("--memory", type=int, help="MB of memory for the notebook's process")
+    bundle.add_argument("--visibility", choices=VISIBILITY,
+                        help="Gradescope's visibility of each exercise's output (default "
+                             "visible; after_due_date keeps the trials hidden until the deadline)")
     release = sub.add_parser("learners", help="the folder to give students")
     release.add_argument("--out", type=pathlib.Path, default=ROOT / "_build" / "release")
     args = parser.parse_args(argv)
@@ -159,7 +162,7 @@ def main(argv=None):
         if args.what == "autograder":
             path = autograder(args.out, args.chapter, seed=args.seed, timeout=args.timeout,
                               cell_timeout=args.cell_timeout, budget=args.budget,
-                              memory=args.memory)
+                              memory=args.memory, visibility=args.visibility)
         else:
             path = learners(args.out)
     except source.SourceError as error:

@@ -1,6 +1,6 @@
 """The class report: what a whole class got right and, mistake by mistake, what it got wrong.
 
-    python -m rnnbook.grading.report DIR [MORE ...] [--out DIR] [--roster roster.csv]
+    python -m rnnbook.report DIR [MORE ...] [--out DIR]   (or python -m rnnbook.grading.report)
 
 reads every ``results.json`` below the folders given (a grading run's ``--out``, or the files
 downloaded from Gradescope) and writes ``class-report.html`` (self-contained: styles inline,
@@ -91,11 +91,32 @@ def mistake_of(test):
     return "wrong answer, no known mistake recognised"
 
 
+def _beside(folder):
+    """What a grading run wrote beside its reports: ``{report folder: student id}`` from
+    ``gradebook.csv`` (with a roster) and ``{report folder: (seconds, peak MB)}`` from
+    ``timings.csv``; empty when they are not there (files downloaded from Gradescope)."""
+    ids, times = {}, {}
+    try:
+        with open(folder / "gradebook.csv", newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                if row.get("report") and row.get("id"):
+                    ids[row["report"]] = row["id"]
+    except (OSError, csv.Error):
+        pass
+    try:
+        with open(folder / "timings.csv", newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                times[row["report"]] = (float(row["seconds"]), float(row["peak_mb"]))
+    except (OSError, csv.Error, KeyError, ValueError):
+        pass
+    return ids, times
+
+
 def load(paths, roster=None):
     """Every ``results.json`` below ``paths`` as :class:`Submission` objects (sorted by name).
 
-    The student is the report's folder name (the submission's file stem), or the roster's id
-    for it when a roster ``{folder or file name: id}`` is given."""
+    The student is the report's folder name (the submission's file stem), the id the run's
+    gradebook gives it (a run with ``--roster``), or ``roster[folder name]`` when given."""
     files = []
     for raw in paths:
         path = pathlib.Path(raw)
@@ -107,19 +128,21 @@ def load(paths, roster=None):
             raise ReportError(f"{path}: no such file or folder")
     if not files:
         raise ReportError(f"no results.json below {', '.join(map(str, paths))}")
-    subs = []
+    subs, beside = [], {}
     for path in files:
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as error:
             raise ReportError(f"{path}: not a readable results.json ({error})") from None
         name = path.parent.name
-        student = (roster or {}).get(name, name)
+        ids, times = beside.setdefault(path.parent.parent, _beside(path.parent.parent))
+        student = (roster or {}).get(name) or ids.get(name, name)
         extra = data.get("extra_data") or {}
+        seconds, peak = times.get(name, (extra.get("seconds"), extra.get("peak_mb")))
         sub = Submission(student, str(extra.get("chapter", "")), float(data.get("score", 0)),
                          float(extra.get("max_score") or sum(t.get("max_score", 0)
                                                              for t in data.get("tests", []))),
-                         extra.get("seconds"), extra.get("peak_mb"), str(extra.get("error", "")))
+                         seconds, peak, str(extra.get("error", "")))
         for test in data.get("tests", []):
             score, top = float(test.get("score", 0)), float(test.get("max_score", 0))
             sub.results.append(Result(student, sub.chapter, str(test.get("name", "?")), score,
@@ -311,7 +334,7 @@ def build(paths, out, roster=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.report",
+    parser = argparse.ArgumentParser(prog="python -m rnnbook.report",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("reports", nargs="+", help="folders holding results.json files")
     parser.add_argument("--out", help="where to write the report (default: the first folder)")

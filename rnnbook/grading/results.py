@@ -59,8 +59,9 @@ def outcome_for(ex, cases, expected, got):
     return evaluate(ex, cases, expected, got)
 
 
-def graded(sub, table, seed, oracle, isolation):
-    """The results object of a graded submission (Gradescope's results.json)."""
+def graded(sub, table, seed, oracle, isolation, visibility="visible"):
+    """The results object of a graded submission (Gradescope's results.json). Each test's
+    ``extra_data`` names the mistake its check recognised (for the class report)."""
     tests, score, maximum = [], 0.0, 0
     for cell, ex in table:
         cases, expected = oracle[ex.name]
@@ -70,7 +71,8 @@ def graded(sub, table, seed, oracle, isolation):
         maximum += cell.points
         tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
                       "max_score": cell.points, "output": outcome.message,
-                      "visibility": "visible"})
+                      "visibility": visibility,
+                      "extra_data": {"kind": cell.kind, "mistake": outcome.mistake}})
     notes = "".join(f"\nNote: {n}" for n in sub.notes)
     return {
         "score": score,
@@ -112,18 +114,61 @@ def write(out, sub, report):
     write_atomic(folder / "feedback.md", feedback_markdown(report))
 
 
-def gradebook(rows, tables):
-    """A row per submission (every one, graded or not), a column per exercise in book order."""
+ROSTER_COLUMNS = ("file", "id", "name", "email")
+
+
+class RosterError(ValueError):
+    """A roster that cannot be read (one line, names the file and the row)."""
+
+
+def read_roster(path):
+    """``{submission file name: {"id", "name", "email"}}`` from a CSV with the columns
+    :data:`ROSTER_COLUMNS` (``file`` is the notebook's file name, with or without .ipynb)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise RosterError(f"{path}: cannot read the roster ({error})") from None
+    if not rows or set(ROSTER_COLUMNS) - set(rows[0]):
+        raise RosterError(f"{path}: a roster needs the columns {', '.join(ROSTER_COLUMNS)}")
+    roster = {}
+    for line, row in enumerate(rows, 2):
+        file = (row["file"] or "").strip()
+        if not file:
+            raise RosterError(f"{path}, row {line}: no file name")
+        key = file if file.endswith(".ipynb") else file + ".ipynb"
+        if key in roster:
+            raise RosterError(f"{path}, row {line}: {file} is listed twice")
+        roster[key] = {k: (row[k] or "").strip() for k in ("id", "name", "email")}
+    return roster
+
+
+def gradebook(rows, tables, roster=None):
+    """A row per submission (every one, graded or not), a column per exercise in book order;
+    with a ``roster``, the student's id, name and email, a row for every student without a
+    submission, and in ``roster`` why a row has no match."""
     columns = [f"{cell.number} {ex.name}" for stem in sorted(tables) for cell, ex in tables[stem]]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["submission", "report", "path", "chapter", "seed", *columns, "total", "max",
-                     "error"])
+    people = ["id", "name", "email", "roster"] if roster is not None else []
+    writer.writerow(["submission", "report", "path", *people, "chapter", "seed", *columns,
+                     "total", "max", "error"])
+    seen = set()
     for sub, report in rows:
         scores = {t["name"].removeprefix("Exercise "): t["score"] for t in report["tests"]}
         extra = report["extra_data"]
-        writer.writerow([sub.path.name, sub.name, str(sub.path), sub.chapter, extra["seed"],
-                         *[scores.get(c, "") for c in columns], report["score"],
+        who = []
+        if roster is not None:
+            student = roster.get(sub.path.name)
+            seen.add(sub.path.name)
+            who = ([student["id"], student["name"], student["email"], ""] if student
+                   else ["", "", "", "not on the roster"])
+        writer.writerow([sub.path.name, sub.name, str(sub.path), *who, sub.chapter,
+                         extra["seed"], *[scores.get(c, "") for c in columns], report["score"],
                          extra.get("max_score", ""),
                          f"not graded: {sub.error}" if sub.error else ""])
+    for file, student in sorted((roster or {}).items()):
+        if file not in seen:
+            writer.writerow([file, "", "", student["id"], student["name"], student["email"],
+                             "no submission", "", "", *["" for _ in columns], "", "", ""])
     return out.getvalue()

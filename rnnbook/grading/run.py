@@ -26,6 +26,7 @@ import secrets
 import select
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -36,6 +37,8 @@ from rnnbook.checking import Raised
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import procs, results, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
+
+TIMINGS = "timings.csv"  # each submission's seconds and peak memory (not in the reports)
 
 MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
 #: a child's thread pools, one thread each: --workers children share the cores
@@ -541,7 +544,8 @@ class Run:
                          f"({self.oracle_error})")
             return results.not_graded(sub, self.seed)
         return results.graded(sub, self.tables[sub.chapter], self.seed,
-                               self.oracle[sub.chapter], self.isolation)
+                               self.oracle[sub.chapter], self.isolation,
+                               self.config.visibility)
 
 
 def _world_readable(path):
@@ -609,6 +613,21 @@ def _case_paths(cases):
     return found
 
 
+def _class_report(out, ordered):
+    """``timings.csv`` (each submission's seconds and peak memory: they vary run to run, so
+    they stay out of the reports), then ``class-report.html`` and ``.csv`` from the reports, in
+    a process of their own (it draws; this one keeps matplotlib out). A failure here is told
+    and costs no grade: the reports are written already."""
+    lines = ["report,seconds,peak_mb"] + [f"{sub.name},{sub.seconds:.2f},{sub.peak_mb:.0f}"
+                                          for sub, _ in ordered]
+    results.write_atomic(out / TIMINGS, "\n".join(lines) + "\n")
+    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.report", str(out)],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        reason = (made.stderr.strip().splitlines() or [f"exit status {made.returncode}"])[-1]
+        log(f"error: the class report could not be written ({reason})")
+
+
 def progress(done, total, sub, seconds, width=20):
     """One line per graded submission: a bar, the count, which one, its seconds and peak memory
     (see --timeout and --memory), seconds so far."""
@@ -622,6 +641,10 @@ def grade(config, submissions, out, table_file=None):
     paths = collect(submissions)
     if not paths:
         raise GradeError("no notebooks found in " + " ".join(map(str, submissions)))
+    try:
+        roster = results.read_roster(config.roster) if config.roster else None
+    except results.RosterError as error:
+        raise GradeError(str(error)) from None
     out = pathlib.Path(out)
     run = Run(config, paths, out, table_file)
     if out.exists() and not config.overwrite:
@@ -667,7 +690,17 @@ def grade(config, submissions, out, table_file=None):
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
-    results.write_atomic(out / results.GRADEBOOK, results.gradebook(ordered, run.tables))
+    results.write_atomic(out / results.GRADEBOOK,
+                         results.gradebook(ordered, run.tables, roster))
+    if roster is not None:
+        missing = sorted(set(roster) - {sub.path.name for sub in run.subs})
+        unknown = [sub.path.name for sub in run.subs if sub.path.name not in roster]
+        if missing:
+            log(f"roster: no submission from {len(missing)}: {', '.join(missing)}")
+        if unknown:
+            log(f"roster: not on the roster: {', '.join(unknown)}")
+    if config.class_report:
+        _class_report(out, ordered)
     for sub, report in ordered:
         if not sub.error:
             print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",
