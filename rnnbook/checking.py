@@ -432,7 +432,22 @@ def _matches(model, case, got, ex):
         wrong = to_plain(model(case))
     except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
         return None
-    return difference(wrong, got, ex.rtol, ex.atol) is None
+    return _same(wrong, got, ex.rtol, ex.atol)
+
+
+def _same(expected, got, rtol, atol):
+    """``difference(expected, got, rtol, atol) is None``, without writing the message: each
+    check tries every mistake model on every failing trial, so this runs thousands of times in
+    a 200-seed sweep. Arrays of numbers and lists of them take the short way."""
+    if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray)
+            and expected.dtype.kind == "f" and got.dtype.kind in "fiu"):
+        return got.shape == expected.shape and bool(
+            np.isclose(got.astype(np.float64), expected, rtol=rtol, atol=atol).all())
+    if (isinstance(expected, list) and isinstance(got, list) and expected
+            and not all(isinstance(e, str) for e in expected)):
+        return len(got) == len(expected) and all(
+            _same(e, g, rtol, atol) for e, g in zip(expected, got, strict=True))
+    return difference(expected, got, rtol, atol) is None
 
 
 def _mistake_matches(mistake, case, got, ex):
@@ -474,17 +489,20 @@ def evaluate(ex, cases, expected, answers):
     """Compare the learner's ``answers`` with the oracle's ``expected`` over all ``cases``: the
     verdict, what differs on the first failing trial, and the one known mistake that explains
     the failing trials best."""
-    failing, passing, first = [], [], None
+    failing, passing, first, error = [], [], None, None
     for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
         if isinstance(got, Raised):
-            return Outcome(ex, False, _raised_message(ex, got, where), len(cases))
+            error = error or (got, where)
+            continue
         found = difference(to_plain(want), got, ex.rtol, ex.atol, parts=ex.parts)
         if found:
             failing.append((case, got))
             first = first or (where, found)
         else:
             passing.append((case, got))
+    if error is not None:
+        return _raised_outcome(ex, cases, error, failing, passing)
     if not failing:
         message = f"{PASS} {ex.title} matches TensorFlow on {len(cases)} random trials."
         return Outcome(ex, True, message, len(cases))
@@ -503,6 +521,22 @@ def evaluate(ex, cases, expected, answers):
     else:
         lines.append(f"  Likely mistake: {mistake.sentence}")
     return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence)
+
+
+def _raised_outcome(ex, cases, error, failing, passing):
+    """The verdict when the function raised on a trial: the error, and the known mistake that
+    explains the trials where it returned a wrong answer, if one does (``np.hstack`` of W and U
+    returns an array when D == H and raises when D != H)."""
+    got, where = error
+    message = _raised_message(ex, got, where)
+    if got.kind in (BY_HAND, "NotImplementedError") or not failing:
+        return Outcome(ex, False, message, len(cases))
+    mistake, _ = diagnose(ex, failing, passing)
+    if mistake is None:
+        return Outcome(ex, False, message, len(cases))
+    message += (f"\n  On the {'trial' if len(failing) == 1 else 'trials'} where it returned, "
+                f"likely mistake: {mistake.sentence}")
+    return Outcome(ex, False, message, len(cases), mistake.sentence)
 
 
 def _raised_message(ex, got, where):

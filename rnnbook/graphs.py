@@ -10,6 +10,7 @@ graph a reader opens in TensorBoard is the graph the tests look into:
 - :func:`read_graph`      the ``GraphDef`` back from an event file with TensorBoard's own reader
 - :func:`ops_of_type`     op names of one type in a ``GraphDef`` (``"Split"``), in graph order
 - :func:`tensorboard`     a real TensorBoard server on 127.0.0.1 (context manager), for tests
+- :func:`run_program`     a whole TF1 program in a fresh Python process (the chapter's 2017 code)
 
 Only the standard library is imported at module level; TensorFlow and TensorBoard are imported
 when a function needs them.
@@ -98,6 +99,17 @@ def read_graph(path):
 def ops_of_type(graph_def, op_type="Split"):
     """Names of the ops of type ``op_type`` in ``graph_def``, in the order the graph lists them."""
     return [node.name for node in graph_def.node if node.op == op_type]
+
+
+def run_program(source, timeout=300.0):
+    """Run ``source`` with this interpreter in a fresh Python process and return what it
+    printed. The child inherits this process's environment (so ``TF_USE_LEGACY_KERAS=1`` too);
+    its stderr, TensorFlow's log, is dropped. A program that calls
+    ``tf.compat.v1.disable_v2_behavior()`` needs a process of its own: the switch is global and
+    one-way, and a notebook that ran it could no longer run Keras 3."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
+    return subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
+                          text=True, check=True, timeout=timeout).stdout
 
 
 # ---------------------------------------------------------------------------------------------

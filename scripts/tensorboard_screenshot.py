@@ -16,7 +16,8 @@ elsewhere); Playwright's own browser download is not needed. The script
 2. starts that venv's TensorBoard on 127.0.0.1 on a free port (nothing leaves the machine);
 3. opens the Graphs tab, picks run ``static_rnn``, double-clicks ``rnn`` and ``basic_lstm_cell``
    to open them and clicks ``split``, as the chapter tells readers to;
-4. pans the op to the middle of the view and saves the page as a PNG; then stops the server.
+4. zooms in on the op, pans it to the middle of the canvas and saves the graph and the node
+   card (the window without TensorBoard's header and sidebar) as a PNG; then stops the server.
 
 Only the standard library, Playwright and ``rnnbook.graphs`` (which starts the server, and
 imports nothing else at module level) are imported here.
@@ -33,6 +34,9 @@ from rnnbook import graphs  # noqa: E402  (standard library only at import: no T
 STEM = "02-lstm-gate-tensors"
 RUN = "static_rnn"
 NODE = "rnn/basic_lstm_cell/split"
+#: TensorBoard's layout in pixels: its header's height, its sidebar's width, its node card's
+#: width (with margins). The screenshot keeps what lies right of the sidebar, below the header.
+HEADER, SIDEBAR, CARD = 64, 320, 330
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -44,8 +48,10 @@ def arguments():
     parser.add_argument("--logdir", default=str(ROOT / "logs" / STEM))
     parser.add_argument("--out", default=str(ROOT / "book" / "images" / "tensorboard-split-op.png"))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
-    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--width", type=int, default=1100,
+                        help="window width; the image is this minus the sidebar's 320 px")
     parser.add_argument("--height", type=int, default=760)
+    parser.add_argument("--zoom", type=int, default=2, help="wheel notches to zoom in on split")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the server")
     return parser.parse_args()
 
@@ -85,9 +91,18 @@ def screenshot(url, args):
         split.click()
         page.get_by_text("Operation: Split").first.wait_for(timeout=10_000)  # the node's card
         page.wait_for_timeout(1000)
+        for _ in range(args.zoom):  # zoom in on the op, one wheel notch at a time
+            box = split.bounding_box()
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            page.mouse.wheel(0, -120)
+            page.wait_for_timeout(300)
+        page.wait_for_timeout(1000)
+        # pan the op right of the middle of the canvas between the sidebar and the card, so
+        # that `kernel`, down to its left, stays in the picture
         box = split.bounding_box()
-        target_x, target_y = 0.5 * (330 + args.width - 330), 0.55 * args.height  # left of the card
-        start_x, start_y = 336, args.height - 40  # empty canvas, left of the graph
+        target_x = SIDEBAR + 0.63 * (args.width - SIDEBAR - CARD)
+        target_y = 0.45 * args.height
+        start_x, start_y = SIDEBAR + 10, args.height - 20  # empty canvas, bottom left
         page.mouse.move(start_x, start_y)
         page.mouse.down()
         page.mouse.move(start_x + target_x - (box["x"] + box["width"] / 2),
@@ -95,7 +110,10 @@ def screenshot(url, args):
         page.mouse.up()
         page.evaluate("window.getSelection().removeAllRanges()")  # the drag may select text
         page.wait_for_timeout(1500)
-        page.screenshot(path=args.out)
+        # crop: the graph and the node card, without TensorBoard's header and sidebar
+        page.screenshot(path=args.out, clip={"x": SIDEBAR, "y": HEADER,
+                                             "width": args.width - SIDEBAR,
+                                             "height": args.height - HEADER})
         browser.close()
 
 

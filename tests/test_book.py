@@ -6,7 +6,10 @@ exactly as `make book` does (`jupyter-book build . -W -n --keep-going`) and insp
 every page of the table of contents is there, no page loads a script or a style from the
 network, MathJax comes from `_static`, and every exercise renders with its hint collapsed.
 """
+import html
 import html.parser
+import json
+import os
 import pathlib
 import re
 import shutil
@@ -19,17 +22,27 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-stateful-batching"]
-BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell"}
+BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell",
+            "tfrnncell14", "tf12release"}
 REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+def toc_entries(entries):
+    """The `file:` of each entry and of its sections, in reading order."""
+    files = []
+    for entry in entries:
+        files.append(entry["file"])
+        files += toc_entries(entry.get("sections", []))
+    return files
+
+
 def toc_files():
-    """Every `file:` of _toc.yml (root first), without extension."""
+    """Every `file:` of _toc.yml (root first, sections after their chapter), without extension."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
     for part in toc["parts"]:
-        files += [entry["file"] for entry in part["chapters"]]
+        files += toc_entries(part["chapters"])
     return files
 
 
@@ -84,6 +97,14 @@ def test_toc_lists_every_chapter_exercise_and_solution_page():
     assert len(files) == len(set(files)), "a page is listed twice"
 
 
+def test_each_chapter_is_followed_by_its_exercises():
+    """Reading order (what the book's "Next" button follows): book/NN, then notebooks/NN."""
+    files = toc_files()
+    for stem in STEMS:
+        chapter = files.index(f"book/{stem}")
+        assert files[chapter + 1] == f"notebooks/{stem}", files[chapter : chapter + 2]
+
+
 def test_bibliography_has_exactly_the_books_keys():
     keys = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(), re.MULTILINE))
     assert keys == BIB_KEYS
@@ -105,6 +126,119 @@ def test_every_citation_and_term_resolves():
             if name not in terms:
                 problems.append(f"{path.relative_to(ROOT)}: {{term}} {name!r} is not in book/glossary.md")
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- lines that fit the column (fast)
+
+#: the longest code or output line a page shows without a scroll bar (STYLE.md; ruff's default)
+MAX_LINE = 88
+#: notebooks whose code and stored outputs are pages of the book
+PAGE_NOTEBOOKS = sorted((ROOT / "book").glob("[0-9]*.ipynb")) + sorted(
+    (ROOT / "solutions").glob("[0-9]*.ipynb"))
+FENCE = re.compile(r"^(```+|~~~+)")
+
+
+def shown_lines(nb):
+    """(where, line) for every line a notebook shows as code: code cells' source, their text
+    outputs (stream, text/plain, tracebacks) and fenced code blocks inside markdown cells."""
+    for number, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            fence, code = None, False  # the open fence, and whether it is code (not a directive)
+            for line in cell.source.splitlines():
+                stripped = line.strip()
+                opened = FENCE.match(stripped)
+                if fence is None and opened:
+                    fence = opened.group(1)
+                    code = not stripped[len(fence):].startswith("{")
+                elif fence is not None and stripped == fence:
+                    fence = None
+                elif fence is not None and code:
+                    yield f"cell {number} (markdown code block)", line
+            continue
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            yield f"cell {number} (source)", line
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                text = output.text
+            elif output.output_type == "error":
+                text = ANSI.sub("", "\n".join(output.traceback))
+            else:
+                text = output.get("data", {}).get("text/plain", "")
+            for line in text.splitlines():
+                yield f"cell {number} (output)", line
+
+
+@pytest.mark.parametrize("path", PAGE_NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_code_and_outputs_fit_the_column(path):
+    nb = nbformat.read(str(path), as_version=4)
+    wide = [f"{where}, {len(line)} characters: {line[:60]}..."
+            for where, line in shown_lines(nb) if len(line) > MAX_LINE]
+    assert not wide, f"{len(wide)} lines longer than {MAX_LINE} characters:\n" + "\n".join(wide)
+
+
+def test_the_width_check_sees_a_wide_line():
+    """The check above can fail: a code line, an output line and a markdown code block line
+    one character too long are each reported; a long prose or directive line is not."""
+    long = "x" * (MAX_LINE + 1)
+    code = nbformat.v4.new_code_cell(f"{long} = 1")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=long + "\n")]
+    text = nbformat.v4.new_markdown_cell(
+        f"{long}\n\n```{{figure}} a.png\n:alt: {long}\n```\n\n```python\n{long}\n```\n")
+    nb = nbformat.v4.new_notebook(cells=[code, text])
+    found = [where for where, line in shown_lines(nb) if len(line) > MAX_LINE]
+    assert found == ["cell 0 (source)", "cell 0 (output)", "cell 1 (markdown code block)"]
+
+
+# ---------------------------------------------------------------- Chapter 1's table of errors (slow)
+
+
+def chapter1_program_table():
+    """From Chapter 1's markdown: the 2017 program, its diff's hunks (old lines, new lines) and
+    the table's rows (program, stops at, last line of the traceback)."""
+    nb = nbformat.read(str(ROOT / "book" / "01-basic-rnn-cell.ipynb"), as_version=4)
+    text = next(c.source for c in nb.cells
+                if c.cell_type == "markdown" and "## The 2017 program, run today" in c.source)
+    program = re.search(r"```python\n(.*?)```", text, re.DOTALL).group(1)
+    hunks, old, new = [], [], []
+    for line in re.search(r"```diff\n(.*?)```", text, re.DOTALL).group(1).splitlines():
+        if line.startswith("-") and new:
+            hunks.append((old, new))
+            old, new = [], []
+        (old if line.startswith("-") else new).append(line[1:])
+    hunks.append((old, new))
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("| ")][1:]  # without the header
+    return program, hunks, rows
+
+
+@pytest.mark.slow
+def test_chapter1_table_of_errors_is_what_tensorflow_prints():
+    """Each version of the 2017 program stops with the error the chapter's table shows, and
+    the last, with tf-keras and TF_USE_LEGACY_KERAS=1, prints the zeros it shows."""
+    program, hunks, rows = chapter1_program_table()
+    assert len(hunks) == 2 and len(rows) == 4
+    versions = [program]
+    for old, new in hunks:
+        assert "\n".join(old) in versions[-1], old
+        versions.append(versions[-1].replace("\n".join(old), "\n".join(new)))
+    versions.append(versions[-1])  # the same code, with the legacy switch on
+    for number, (source, row) in enumerate(zip(versions, rows, strict=True)):
+        legacy = "1" if number == 3 else "0"
+        env = {**os.environ, "TF_USE_LEGACY_KERAS": legacy, "TF_CPP_MIN_LOG_LEVEL": "3",
+               "TF_ENABLE_ONEDNN_OPTS": "0"}
+        run = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
+                             text=True, timeout=300, check=False)
+        if number < 3:
+            fence = "``" if row[2].startswith("``") else "`"
+            expected = row[2][len(fence):-len(fence)]  # the error, without its code marks
+            assert run.returncode != 0, row
+            last = [line for line in run.stderr.splitlines() if line.strip()][-1]
+            assert last == expected, (row[0], last)
+        else:
+            assert run.returncode == 0, run.stderr[-2000:]
+            assert row[2] == f"prints `{' '.join(run.stdout.split())}`", (row[2], run.stdout)
 
 
 # ---------------------------------------------------------------- the built book (slow)
@@ -178,6 +312,14 @@ def test_every_toc_page_is_built(built):
 
 
 @pytest.mark.slow
+def test_next_after_a_chapter_is_its_exercises(built):
+    for stem in STEMS:
+        page = (built / "book" / f"{stem}.html").read_text(encoding="utf-8")
+        found = re.search(r'<a class="right-next"\s+href="([^"]+)"', page)
+        assert found and found.group(1) == f"../notebooks/{stem}.html", (stem, found)
+
+
+@pytest.mark.slow
 def test_no_page_loads_anything_from_the_network(built):
     remote = []
     pages = sorted(built.rglob("*.html"))
@@ -225,3 +367,100 @@ def test_exercises_render_with_collapsed_hints(built, folder, stem):
     assert sum(1 for title in hints if title.startswith("Hint")) >= graded, f"hint dropdowns: {hints}"
     assert "togglebutton.js" in page and "'.toggle, .admonition.dropdown'" in page
     assert "sphinx-exercise directive" not in page and "Unknown directive" not in page
+
+
+# ---------------------------------------------------------------- rendered widths (slow, Chromium)
+
+#: the browser window the rendered-width check uses (the issue's "1400 px window")
+WINDOW = (1400, 900)
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: measures, once the page has loaded, every code block and output in the article that is wider
+#: than the box it sits in (it would scroll or be cut), and every output image shown smaller than
+#: it was drawn; writes the list as JSON into <body data-width-check="...">, which
+#: `chromium --dump-dom` prints
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  const found = [], article = document.querySelector("article") || document.body;
+  const longest = (text) => text.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), "");
+  for (const pre of article.querySelectorAll("pre")) {
+    if (pre.offsetParent !== null && pre.scrollWidth > pre.clientWidth + 1) {
+      found.push({kind: pre.closest(".cell_output") ? "output" : "code",
+                  width: pre.scrollWidth, column: pre.clientWidth,
+                  line: longest(pre.textContent).slice(0, 70)});
+    }
+  }
+  for (const img of article.querySelectorAll(".cell_output img")) {
+    if (img.offsetParent !== null && img.naturalWidth > img.clientWidth + 1) {
+      found.push({kind: "image", width: img.naturalWidth, column: img.clientWidth, line: ""});
+    }
+  }
+  document.body.setAttribute("data-width-check", JSON.stringify(found));
+});
+</script>"""
+
+
+def find_browser():
+    """A Chromium (or Chrome) executable: $CHROMIUM, else the first of BROWSERS on PATH."""
+    named = os.environ.get("CHROMIUM")
+    if named:
+        return shutil.which(named) or (named if os.access(named, os.X_OK) else None)
+    return next((path for path in map(shutil.which, BROWSERS) if path), None)
+
+
+def too_wide(browser, page, scratch):
+    """What MEASURE finds on ``page`` (a built HTML file) in a headless window of WINDOW.
+
+    The page is copied next to itself (so its styles and images load) with MEASURE added, then
+    loaded with `--dump-dom`, which prints the DOM once the page has settled."""
+    probe = page.with_name(page.stem + ".width-check.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"),
+                     encoding="utf-8")
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+               "--no-first-run", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", f"--user-data-dir={scratch}", "--window-size=%d,%d" % WINDOW,
+               "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri()]
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        probe.unlink()
+    found = re.search(r'data-width-check="([^"]*)"', run.stdout)
+    assert found, f"the page did not report its widths ({browser} exit {run.returncode}):\n" + (
+        run.stderr[-1500:])
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = find_browser()
+    if path is None:
+        pytest.skip("no Chromium found (looked for $CHROMIUM, then " + ", ".join(BROWSERS)
+                    + " on PATH): the rendered-width check needs a headless browser, "
+                    "e.g. Debian's `apt-get install chromium`")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", STEMS)
+def test_chapter_pages_fit_a_1400px_window(built, browser, stem, tmp_path):
+    """No code block or output of a chapter scrolls or is cut, and no output image is shrunk,
+    in a 1400 x 900 window."""
+    wide = too_wide(browser, built / "book" / f"{stem}.html", tmp_path)
+    assert not wide, f"book/{stem}.html, {len(wide)} too wide at {WINDOW[0]} px:\n" + "\n".join(
+        f"  {w['kind']}: {w['width']} px in a {w['column']} px column: {w['line']}" for w in wide)
+
+
+@pytest.mark.slow
+def test_the_rendered_width_check_sees_a_wide_block(built, browser, tmp_path):
+    """The check can fail: a chapter page with one code line of 150 characters added is
+    reported, with that line."""
+    page = built / "book" / f"{STEMS[0]}.width-self-test.html"
+    long = "wide = " + "x" * 143
+    text = (built / "book" / f"{STEMS[0]}.html").read_text(encoding="utf-8")
+    marker = '<div class="highlight"><pre>'
+    assert marker in text
+    page.write_text(text.replace(marker, marker + long + "\n", 1), encoding="utf-8")
+    try:
+        wide = too_wide(browser, page, tmp_path)
+    finally:
+        page.unlink()
+    assert [w["line"] for w in wide] == [long[:70]], wide

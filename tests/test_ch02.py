@@ -99,3 +99,14 @@ def test_gate_map_from_the_graph_matches_the_cell_source():
         assert {g: gates[g][0] for g in "ijfo"} == {g: f"{op}:{k}" for k, g in enumerate("ijfo")}
         assert gates["j"][1].split("/")[-1].startswith("Tanh")
         assert all(gates[g][1].split("/")[-1].startswith("Sigmoid") for g in "ifo")
+
+
+def test_run_program_runs_source_in_a_fresh_process_with_this_environment(monkeypatch):
+    """The chapter's 2017 programs run through graphs.run_program: a new interpreter (so
+    disable_v2_behavior() there cannot touch this process) that inherits the environment."""
+    monkeypatch.setenv("RNNBOOK_PROBE", "inherited")
+    out = graphs.run_program("import os, sys; print(os.environ['RNNBOOK_PROBE'], 'tensorflow' "
+                             "in sys.modules)")
+    assert out == "inherited False\n"
+    with pytest.raises(subprocess.CalledProcessError):
+        graphs.run_program("raise SystemExit(3)")

@@ -1,60 +1,178 @@
-"""Chapter 4's own helpers: the NumPy cell models behind its mistake feedback must reproduce
-TensorFlow when no mistake is switched on (otherwise a "likely mistake" could be named for an
-answer that is merely right), and the Keras test of a stateful layout must tell layouts apart."""
+"""Chapter 4's own tests: the objects the API checks hand to learners are the real ones and carry
+the trial's weights and state; ``run_chunk`` really refuses a whole-sequence run; the designed
+trials hold the cases that tell the mistakes apart; and the learners' wrong answers that the
+200-seed sweep leaves out (to keep it fast) still fail, named, on a few seeds."""
 import numpy as np
 import pytest
 
+from rnnbook.checking import answer, evaluate
 from rnnbook.checks import ch04
+from rnnbook.oracles import keras3, tensorflow
+from tests.learners import ch04 as learners
 
 CHAPTER = ch04.CHAPTER
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_numpy_stack_model_is_tf1_multirnncell(seed):
-    """The chunked NumPy run with the state carried equals TF1's one dynamic_rnn call."""
-    for case in CHAPTER.cases("run_in_chunks", seed):
-        outputs, state = ch04._chunks_oracle(case)
-        mine_outputs, mine_state = ch04._chunked(case)
-        np.testing.assert_allclose(mine_outputs, outputs, rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(mine_state, state, rtol=1e-4, atol=1e-5)
+def outcome(name, fn, seed):
+    ex = CHAPTER[name]
+    cases = CHAPTER.cases(name, seed)
+    return evaluate(ex, cases, [ex.reference(c) for c in cases],
+                    [answer(ex, fn, c) for c in cases])
 
 
-def test_not_carrying_the_state_changes_the_answer():
-    case = next(c for c in CHAPTER.cases("run_in_chunks", 0, trials=20) if c["chunk"] < c["T"])
-    right, _ = ch04._chunks_oracle(case)
-    wrong, _ = ch04._chunked(case, start="zeros")
-    assert np.abs(wrong - right).max() > 1e-3
+# --- 4.6: the session-backed run_chunk ------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_numpy_keras_model_is_a_stateful_keras_layer(seed):
-    for case in CHAPTER.cases("stream_steps", seed):
-        outputs, (h, c) = ch04._stream_oracle(case)
-        mine_outputs, (mine_h, mine_c) = ch04._keras(case)
-        np.testing.assert_allclose(mine_outputs, outputs, rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(mine_h, h, rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(mine_c, c, rtol=1e-4, atol=1e-5)
-        np.testing.assert_array_equal(h, outputs[:, -1])  # Keras' h is the last output
+def test_run_chunk_is_the_real_graph_with_the_trials_weights():
+    for case in CHAPTER.cases("stream_in_chunks", 0):
+        ch04.make_run_chunk(case)
+        graph = ch04.state_graph(case["L"], case["D"], case["H"])
+        values = {v.op.name: graph.session.run(v) for v in graph.variables}
+        for k in range(case["L"]):
+            name = f"rnn/multi_rnn_cell/cell_{k}/basic_lstm_cell/"
+            np.testing.assert_array_equal(values[name + "kernel"], case[f"kernel{k}"])
+            np.testing.assert_array_equal(values[name + "bias"], case[f"bias{k}"])
+        assert graph.state.shape.as_list() == [case["L"], 2, None, case["H"]]
+        rc = tensorflow().compat.v1.nn.rnn_cell
+        assert all(isinstance(s, rc.LSTMStateTuple) for s in graph.final)
+
+
+def test_run_chunk_refuses_more_than_chunk_steps():
+    case = CHAPTER.cases("stream_in_chunks", 1)[0]
+    run_chunk = ch04.make_run_chunk(case)
+    x, state = case["inputs"], case["state"]
+    with pytest.raises(ValueError, match="feed the sequence one chunk at a time"):
+        run_chunk(x, state)  # the whole sequence in one call
+    with pytest.raises(ValueError, match="packed state"):
+        run_chunk(x[:, :1], state[:, :, :, :1])
+    outputs, final = run_chunk(x[:, : case["chunk"]], ch04._pairs(state))  # tuples feed too
+    assert outputs.shape == (case["B"], case["chunk"], case["H"])
+    assert len(final) == case["L"] and final[0].c.shape == (case["B"], case["H"])
+
+
+def test_carrying_the_state_is_needed_in_every_design():
+    """A run whose chunks all start from the given state differs from the right one."""
+    for case in CHAPTER.cases("stream_in_chunks", 2):
+        right, _ = ch04._stream_oracle(case)
+        restart, _ = ch04._chunked(case, between=lambda _k, _s, c=case: ch04._pairs(c["state"]))
+        assert np.abs(right - restart).max() > 1e-3
+
+
+def test_stream_designs_tell_the_mistakes_apart():
+    designs = ch04.STREAM_DESIGNS
+    assert all(d["T"] % d["chunk"] and d["T"] > d["chunk"] for d in designs)
+    assert all(d["L"] >= 2 for d in designs)
+    assert any(d["B"] == 1 for d in designs) and all(d["D"] != d["H"] for d in designs)
+
+
+# --- 4.7 and 4.8: the Keras layers ----------------------------------------------------------
+
+
+def test_compiled_layer_is_a_stateful_keras_lstm_with_the_same_numbers():
+    keras = keras3()
+    case = CHAPTER.cases("drive_stateful", 0)[0]
+    layer = ch04.stateful_layer(case["B"], case["S"], case["D"], case["H"])
+    ch04._load_layer(layer, ch04._keras_weights(case), case["h"], case["c"])
+    assert isinstance(layer, keras.layers.LSTM) and layer.stateful
+    for got, want in zip(layer.get_weights(), ch04._keras_weights(case), strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(layer.states[0].numpy(), case["h"])  # Keras keeps [h, c]
+    np.testing.assert_array_equal(layer.states[1].numpy(), case["c"])
+    plain = keras.layers.LSTM(case["H"], stateful=True, return_sequences=True)
+    plain.build(case["batches"][0].shape)
+    plain.set_weights(ch04._keras_weights(case))
+    for variable, value in zip(plain.states, (case["h"], case["c"]), strict=True):
+        variable.assign(value)
+    for x in case["batches"]:  # the state carried from call to call, in both
+        np.testing.assert_allclose(np.asarray(layer(x)), np.asarray(plain(x)), rtol=1e-6,
+                                   atol=1e-6)
+
+
+def test_served_layer_starts_with_weights_and_state_of_its_own():
+    seen = []
+    for case in CHAPTER.cases("serve_at_batch_1", 0):
+        def look(trained, served, row, stream, case=case):
+            assert trained.stateful and served.stateful
+            assert trained.states[0].shape[0] == case["B"] and served.states[0].shape[0] == 1
+            seen.append(not np.allclose(served.get_weights()[0], trained.get_weights()[0]))
+            np.testing.assert_array_equal(trained.states[1].numpy(), case["c"])
+            return np.zeros((len(stream), case["H"]))
+        ch04._serve_call(look, case)
+    assert seen and all(seen)
+
+
+def test_drive_designs_reset_some_all_and_none():
+    for design in ch04.DRIVE_DESIGNS:
+        starts = np.array(design["starts"], bool)
+        assert not starts[0].all()  # the state the layer holds matters
+    big = np.array(ch04.DRIVE_DESIGNS[0]["starts"], bool)
+    assert any(0 < row.sum() < len(row) for row in big) and any(row.all() for row in big)
+    assert any(d["B"] == 1 for d in ch04.DRIVE_DESIGNS)
+
+
+# --- the by-hand exercises' helpers ---------------------------------------------------------
 
 
 def test_keras_tells_row_continuous_from_contiguous_batches():
     series = np.arange(48, dtype=np.float32) / 48  # (48,)
     right = ch04.row_continuous(series, 3, 4)  # (4, 3, 4)
     contiguous = series.reshape(4, 3, 4)  # batch k = the next 3 windows of 4
-    assert right.shape == contiguous.shape == (4, 3, 4)
     np.testing.assert_array_equal(right[1, 0], series[4:8])  # row 0 of batch 1 continues 0..3
     rows = series.reshape(3, 16)  # the three stretches the rows must continue
     assert ch04.keras_continuity_error(right, rows) < 1e-5
     assert ch04.keras_continuity_error(contiguous, rows) > 1e-3
 
 
-def test_reset_model_matches_zero_state():
+def test_reset_reference_is_zero_state():
     for case in CHAPTER.cases("reset_ended", 0):
-        np.testing.assert_array_equal(
-            ch04._zero_rows(case["state"], case["ended"]), ch04._reset_oracle(case)
-        )
+        np.testing.assert_array_equal(CHAPTER["reset_ended"].reference(case),
+                                      ch04._reset_oracle(case))
 
 
-def test_chunks_cover_the_sequence_once():
-    assert ch04.chunks(7, 3) == [(0, 3), (3, 6), (6, 7)]
-    assert ch04.chunks(6, 3) == [(0, 3), (3, 6)]
+def test_stacked_designs_read_the_layer_below_only_where_shapes_allow():
+    for case in CHAPTER.cases("stacked_step", 0):
+        assert case["L"] == 1 or case["D"] == case["H"]
+    assert any(c["D"] != c["H"] for c in CHAPTER.cases("stacked_step", 0))
+
+
+# --- learners' wrong answers left out of the 200-seed sweep (each costs real TF calls) ------
+
+EXTRA_WRONG = [
+    ("stream_in_chunks", learners.stream_tuple_back, None),  # the message: expected an array
+    ("stream_in_chunks", learners.stream_keeps_last, None),  # the message: expected (B, T, H)
+    ("drive_stateful", learners.drive_every_batch_fresh, "the state is not carried from batch"),
+    ("drive_stateful", learners.drive_no_reset, "the state is never reset"),
+    ("drive_stateful", learners.drive_inverted, "the reset mask is inverted"),
+    ("serve_at_batch_1", learners.serve_no_state, "the stream does not continue the trained"),
+    ("serve_at_batch_1", learners.serve_copy_each_step, "the state is not carried from step"),
+]
+EXTRA_RIGHT = [("stream_in_chunks", learners.stream_packed)]
+
+
+@pytest.mark.parametrize("name,fn,sentence", EXTRA_WRONG, ids=lambda v: getattr(v, "__name__",
+                                                                                   None))
+def test_more_wrong_answers_fail_and_are_named(name, fn, sentence):
+    for seed in range(20):
+        result = outcome(name, fn, seed)
+        assert not result.passed, (seed, str(result))
+        if sentence is None:
+            assert "expected array of shape" in str(result) or "expected shape" in str(result)
+        else:
+            assert result.mistake.startswith(sentence), (seed, str(result))
+
+
+@pytest.mark.parametrize("name,fn", EXTRA_RIGHT, ids=lambda v: getattr(v, "__name__", None))
+def test_more_right_answers_pass(name, fn):
+    for seed in range(20):
+        result = outcome(name, fn, seed)
+        assert result.passed, (seed, str(result))
+
+
+def test_a_whole_sequence_run_gets_no_credit():
+    """The old 4.3's loophole: running everything in one call. run_chunk refuses it."""
+    def whole(run_chunk, inputs, state, chunk):
+        outputs, final = run_chunk(inputs, state)
+        return outputs, np.array(final)
+
+    result = outcome("stream_in_chunks", whole, 0)
+    assert not result.passed and "one chunk at a time" in str(result)

@@ -3,7 +3,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.patches import Rectangle
+from matplotlib.text import Text
 
+from rnnbook import plots
 from rnnbook.plots import DPI, kernel_blocks
 
 
@@ -68,3 +70,62 @@ def test_draws_into_a_given_axes():
 def test_rejects_a_kernel_it_cannot_split(shape, depth, gates):
     with pytest.raises(ValueError):
         kernel_blocks(np.zeros(shape), depth, gates=gates)
+
+
+def texts(fig):
+    """Every visible, non-empty text of a figure (titles, labels, ticks, legends, notes)."""
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+def chapter_figures():
+    """One of each figure the package draws, on small made-up data."""
+    rng = np.random.default_rng(0)
+    values = {g: rng.uniform(0, 1, size=(7, 4)) for g in "ijfo"}
+    series = np.arange(38)
+    rows = series[:36].reshape(3, 12)
+    right = rows.reshape(3, 3, 4).transpose(1, 0, 2)
+    return {
+        "kernel_blocks": kernel_blocks(rng.normal(size=(7, 16)), 3, gates="ijfo"),
+        "gate_heatmaps": plots.gate_heatmaps(values, dict.fromkeys("ijfo", 0.5),
+                                             {g: g for g in "ijfo"}),
+        "lstm_cell_diagram": plots.lstm_cell_diagram(),
+        "stateful_layout": plots.stateful_layout(series, right, series[:36].reshape(3, 3, 4),
+                                                 rows),
+    }
+
+
+def test_every_figure_fits_the_column_and_its_type_is_readable():
+    for name, fig in chapter_figures().items():
+        assert fig.get_figwidth() <= plots.MAX_WIDTH, name
+        assert fig.dpi == DPI, name
+        small = [(t.get_text(), t.get_fontsize()) for t in texts(fig)
+                 if t.get_fontsize() < plots.MIN_FONT]
+        assert not small, f"{name}: type under {plots.MIN_FONT} pt: {small}"
+
+
+def test_figure_refuses_a_width_the_column_would_shrink():
+    with pytest.raises(ValueError, match="at most"):
+        plots.figure(plots.MAX_WIDTH + 0.1, 3.0)
+
+
+def test_gate_heatmaps_centre_each_colour_map_on_the_gates_resting_value():
+    values = {"f": np.array([[0.70, 0.73], [0.80, 0.73]])}  # (T, H)
+    fig = plots.gate_heatmaps(values, {"f": 0.73}, {"f": "forget"}, ncols=1)
+    image = fig.axes[0].get_images()[0]
+    low, high = image.get_clim()
+    assert low == pytest.approx(0.73 - 0.07) and high == pytest.approx(0.73 + 0.07)
+    np.testing.assert_array_equal(image.get_array(), values["f"].T)  # units down, time across
+    assert sorted(t.get_text() for t in fig.axes[0].texts) == ["0.70", "0.73", "0.73", "0.80"]
+
+
+def test_stateful_layout_colours_each_value_by_its_row():
+    series = np.arange(14)
+    rows = series[:12].reshape(2, 6)  # B = 2 rows of 6
+    right = rows.reshape(2, 3, 2).transpose(1, 0, 2)  # 3 batches of (2, 2)
+    fig = plots.stateful_layout(series, right, series[:12].reshape(3, 2, 2), rows)
+    top = fig.axes[-1]  # the series, added last
+    colours = top.get_images()[0].get_array()[0]  # (14, 3)
+    assert (colours[:6] == colours[0]).all() and (colours[6:12] == colours[6]).all()
+    assert not (colours[0] == colours[6]).all() and not (colours[12] == colours[0]).all()
+    assert [t.get_text() for t in top.texts] == ["0-1", "2-3", "4-5", "6-7", "8-9", "10-11",
+                                                 "12-13"]

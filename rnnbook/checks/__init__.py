@@ -15,6 +15,7 @@ CHAPTERS = {
     "02-lstm-gate-tensors": "rnnbook.checks.ch02",
     "03-c-state-m-state": "rnnbook.checks.ch03",
     "04-stateful-batching": "rnnbook.checks.ch04",
+    "05-gradients-by-hand": "rnnbook.checks.ch05",
 }
 
 

@@ -1,0 +1,459 @@
+"""Chapter 5 answers written the way learners write them, independently of the checks' models.
+
+Each exercise has a learner's own solution; a wrong answer is that solution with ONE line
+written the wrong way (a keyword switches the line, so that the wrong line sits where a learner
+would write it). RIGHT holds right answers written differently (float64, lists, in-place
+updates, TensorFlow where the exercise allows it); WRONG pairs each wrong answer with the start
+of the mistake sentence the check must name (see tests/test_sweep.py).
+"""
+import numpy as np
+
+
+def named(fn, name, **wrong):
+    """``fn`` with its wrong-line switches set, under a name of its own (for the sweep's
+    messages)."""
+    def answer(*args):
+        return fn(*args, **wrong)
+    answer.__name__ = name
+    return answer
+
+
+def sig(z):
+    return 1 / (1 + np.exp(-z))
+
+
+# --- 5.1 clip_global_norm --------------------------------------------------------------------
+
+
+def clip_a(grads, clip_norm, wrong=None):
+    if wrong == "per tensor":
+        out = [g * clip_norm / max(np.linalg.norm(g), clip_norm) for g in grads]
+        return out, float(np.sqrt(sum((g ** 2).sum() for g in grads)))
+    if wrong == "sum of norms":
+        norm = sum(np.linalg.norm(g) for g in grads)
+    elif wrong == "no sqrt":
+        norm = sum(np.sum(g * g) for g in grads)
+    else:
+        norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    if wrong == "always":
+        scale = clip_norm / norm
+    else:
+        scale = clip_norm / max(norm, clip_norm)
+    return [g * scale for g in grads], norm
+
+
+def clip_b(grads, clip_norm):
+    flat = np.concatenate([np.ravel(g).astype(np.float64) for g in grads])
+    norm = float(np.linalg.norm(flat))
+    if norm > clip_norm:
+        grads = [g * (clip_norm / norm) for g in grads]
+    return tuple(grads), norm
+
+
+def clip_in_place(grads, clip_norm):
+    grads = [np.array(g, dtype=np.float64) for g in grads]
+    total = 0.0
+    for g in grads:
+        total += float(np.vdot(g, g))
+    norm = total ** 0.5
+    for g in grads:
+        g *= clip_norm / max(norm, clip_norm)
+    return grads, norm
+
+
+# --- 5.2 rnn_step_backward -------------------------------------------------------------------
+
+
+def rnn_step_a(x, h, kernel, bias, dh_new, wrong=None):
+    xh = np.concatenate([x, h], axis=1)
+    z = xh @ kernel + bias
+    h_new = np.tanh(z)
+    if wrong == "tanh at z":
+        dz = dh_new * (1 - z ** 2)
+    elif wrong == "no tanh":
+        dz = dh_new
+    else:
+        dz = dh_new * (1 - h_new ** 2)
+    dkernel = dz.T @ xh if wrong == "transposed" else xh.T @ dz
+    dbias = dz if wrong == "bias" else dz.sum(0)
+    dxh = dz @ kernel.T
+    D = x.shape[1]
+    if wrong == "swap":
+        return dxh[:, D:], dxh[:, :D], dkernel, dbias
+    return dxh[:, :D], dxh[:, D:], dkernel, dbias
+
+
+def rnn_step_b(x, h, kernel, bias, dh_new):
+    D = x.shape[1]
+    W, U = kernel[:D].astype(np.float64), kernel[D:].astype(np.float64)
+    h_new = np.tanh(x @ W + h @ U + bias)
+    dz = (1.0 - h_new * h_new) * dh_new
+    dW, dU = x.T @ dz, h.T @ dz
+    return [dz @ W.T, dz @ U.T, np.vstack([dW, dU]), np.sum(dz, axis=0)]
+
+
+# --- 5.3 rnn_backward ------------------------------------------------------------------------
+
+
+def rnn_seq_a(inputs, h0, kernel, bias, doutputs, wrong=None):
+    B, T, D = inputs.shape
+    hs = [h0]
+    for t in range(T):
+        hs.append(np.tanh(np.concatenate([inputs[:, t], hs[-1]], 1) @ kernel + bias))
+    dinputs = np.zeros_like(inputs)
+    dkernel = np.zeros_like(kernel)
+    dbias = np.zeros_like(bias)
+    dh_next = np.zeros_like(h0)
+    stop = 0 if wrong == "skip 0" else -1
+    for t in range(T - 1, stop, -1):
+        dh = doutputs[:, t] if wrong == "no carry" else doutputs[:, t] + dh_next
+        if wrong == "tanh at z":
+            z = np.concatenate([inputs[:, t], hs[t]], 1) @ kernel + bias
+            dz = dh * (1 - z ** 2)
+        else:
+            dz = dh * (1 - hs[t + 1] ** 2)
+        xh = np.concatenate([inputs[:, t], hs[t]], 1)
+        if wrong == "overwrite":
+            dkernel = xh.T @ dz
+            dbias = dz.sum(0)
+        else:
+            dkernel += xh.T @ dz
+            dbias += dz.sum(0)
+        dxh = dz @ kernel.T
+        dinputs[:, t] = dxh[:, :D]
+        dh_next = dxh[:, D:]
+    return dinputs, dh_next, dkernel, dbias
+
+
+def rnn_seq_b(inputs, h0, kernel, bias, doutputs):
+    """Time-major lists, W and U apart, float64."""
+    D = inputs.shape[2]
+    W, U = kernel[:D].astype(np.float64), kernel[D:].astype(np.float64)
+    xs = [inputs[:, t].astype(np.float64) for t in range(inputs.shape[1])]
+    hs = [h0.astype(np.float64)]
+    for x in xs:
+        hs.append(np.tanh(x @ W + hs[-1] @ U + bias))
+    dW, dU, db = np.zeros_like(W), np.zeros_like(U), np.zeros(len(bias))
+    dxs = [None] * len(xs)
+    carry = np.zeros_like(hs[0])
+    for t in reversed(range(len(xs))):
+        dz = (doutputs[:, t] + carry) * (1 - hs[t + 1] ** 2)
+        dW += xs[t].T @ dz
+        dU += hs[t].T @ dz
+        db += dz.sum(axis=0)
+        dxs[t] = dz @ W.T
+        carry = dz @ U.T
+    return np.stack(dxs, axis=1), carry, np.concatenate([dW, dU]), db
+
+
+# --- 5.4 truncated_rnn_backward --------------------------------------------------------------
+
+
+def trunc_a(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
+    """Chunk by chunk, as training code does: each chunk's backward starts from dh = 0."""
+    T = inputs.shape[1]
+    dkernel, dbias = np.zeros(kernel.shape), np.zeros(bias.shape)
+    h = h0
+    starts = range(0, T - T % chunk, chunk) if wrong == "drop tail" else range(0, T, chunk)
+    for a in starts:
+        if wrong == "reset":
+            h = h0
+        x, dout = inputs[:, a:a + chunk], doutputs[:, a:a + chunk]
+        _, _, dk, db = rnn_seq_a(x, h, kernel, bias, dout)
+        if wrong == "keep last":
+            dkernel, dbias = dk, db
+        else:
+            dkernel, dbias = dkernel + dk, dbias + db
+        for t in range(x.shape[1]):  # carry the state forward (no gradient through it)
+            h = np.tanh(np.concatenate([x[:, t], h], 1) @ kernel + bias)
+    return dkernel, dbias
+
+
+def trunc_b(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
+    """One backward loop over the whole sequence that drops dh at each chunk's first step."""
+    B, T, D = inputs.shape
+    hs = [h0]
+    for t in range(T):
+        hs.append(np.tanh(np.concatenate([inputs[:, t], hs[-1]], 1) @ kernel + bias))
+    dkernel = np.zeros(kernel.shape)
+    dbias = np.zeros(bias.shape)
+    dh_next = np.zeros(h0.shape)
+    for t in range(T - 1, -1, -1):
+        dz = (doutputs[:, t] + dh_next) * (1 - hs[t + 1] ** 2)
+        dkernel += np.concatenate([inputs[:, t], hs[t]], 1).T @ dz
+        dbias += dz.sum(0)
+        dh_next = (dz @ kernel.T)[:, D:]
+        if t % chunk == 0 and wrong != "full":
+            dh_next = np.zeros(h0.shape)
+    return [dkernel, dbias]
+
+
+# --- 5.5 lstm_step_backward ------------------------------------------------------------------
+
+
+def lstm_a(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
+    xh = np.concatenate([x, h], axis=1)
+    z = xh @ kernel + bias
+    i, j, f, o = np.split(z, 4, axis=1)
+    fb = 1.0 if wrong == "fb 1" else forget_bias
+    si, tj, sf, so = sig(i), np.tanh(j), sig(f + fb), sig(o)
+    c_new = c * sf + si * tj
+    tc = np.tanh(c_new)
+    if wrong == "no h path":
+        dc_t = dc_new
+    elif wrong == "tanh at c":
+        dc_t = dc_new + dh_new * so * (1 - c_new ** 2)
+    else:
+        dc_t = dc_new + dh_new * so * (1 - tc ** 2)
+    do = dh_new * tc * so * (1 - so)
+    di = dc_t * tj * si * (1 - si)
+    dj = dc_t * si * (1 - tj ** 2)
+    if wrong == "f no bias":
+        df = dc_t * c * sig(f) * (1 - sig(f))
+    else:
+        df = dc_t * c * sf * (1 - sf)
+    if wrong == "keras":
+        dz = np.concatenate([di, df, dj, do], axis=1)
+    else:
+        dz = np.concatenate([di, dj, df, do], axis=1)
+    dxh = dz @ kernel.T
+    D = x.shape[1]
+    out = (dxh[:, :D], dc_t * sf, dxh[:, D:], xh.T @ dz, dz.sum(0))
+    if wrong == "d forget_bias":
+        return (*out, df.sum(axis=0))
+    return out
+
+
+def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new):
+    """Gates by name from column slices, W and U apart, float64."""
+    H, D = h.shape[1], x.shape[1]
+    K = kernel.astype(np.float64)
+    z = x @ K[:D] + h @ K[D:] + bias
+    gate = {name: z[:, k * H:(k + 1) * H] for k, name in enumerate("ijfo")}
+    i = sig(gate["i"])
+    g = np.tanh(gate["j"])
+    f = sig(gate["f"] + forget_bias)
+    o = sig(gate["o"])
+    c2 = f * c + i * g
+    dc2 = dc_new + dh_new * o * (1 - np.tanh(c2) ** 2)
+    d = {"i": dc2 * g * i * (1 - i), "j": dc2 * i * (1 - g ** 2),
+         "f": dc2 * c * f * (1 - f), "o": dh_new * np.tanh(c2) * o * (1 - o)}
+    dz = np.hstack([d[name] for name in "ijfo"])
+    dK = np.vstack([x.T @ dz, h.T @ dz])
+    return [dz @ K[:D].T, dc2 * f, dz @ K[D:].T, dK, dz.sum(axis=0)]
+
+
+# --- 5.6 split_grad_by_name (API) ------------------------------------------------------------
+
+
+def by_name_a(session, feed, t, wrong=None):
+    step = t + 1 if wrong == "next" else t
+    name = "split_grad" if step == 0 else f"split_{step}_grad"
+    if wrong == "forward":
+        name = "rnn/basic_lstm_cell/split" + ("" if t == 0 else f"_{t}")
+        return tuple(session.run([f"{name}:{k}" for k in range(4)], feed))
+    dz = session.run(f"gradients/rnn/basic_lstm_cell/{name}/concat:0", feed)
+    if wrong == "keras":
+        i, f, j, o = np.split(dz, 4, axis=1)
+        return i, j, f, o
+    return tuple(np.split(dz, 4, axis=1))
+
+
+def by_name_search(session, feed, t):
+    """Find the step's gradient op among the graph's ops, as a learner exploring would."""
+    want = "split_grad" if t == 0 else f"split_{t}_grad"
+    names = [op.name for op in session.graph.get_operations()
+             if op.name.startswith("gradients/") and op.name.endswith(want + "/concat")]
+    return np.split(session.run(names[0] + ":0", feed), 4, axis=1)
+
+
+def by_name_op_outputs(session, feed, t):
+    """Through the graph's op: its output tensor, and the blocks by column slices."""
+    graph = session.graph
+    suffix = "" if t == 0 else f"_{t}"
+    op = graph.get_operation_by_name(f"gradients/rnn/basic_lstm_cell/split{suffix}_grad/concat")
+    dz = session.run(op.outputs[0], feed).astype(np.float64)
+    H = dz.shape[1] // 4
+    return [dz[:, k * H:(k + 1) * H] for k in range(4)]
+
+
+# --- 5.7 keras_grads_to_tf1 (API) ------------------------------------------------------------
+
+
+def keras_a(cell, x, state, dh, wrong=None):
+    import tensorflow as tf
+
+    initial = [state[0], state[1]] if wrong == "c first" else [state.h, state.c]
+    with tf.GradientTape() as tape:
+        h, _ = cell(x, initial)
+        loss = tf.reduce_sum(h * dh)
+    dk, dr, db = tape.gradient(loss, [cell.kernel, cell.recurrent_kernel, cell.bias])
+    dk, dr, db = np.asarray(dk), np.asarray(dr), np.asarray(db)
+    stacked = np.concatenate([dr, dk]) if wrong == "U on top" else np.concatenate([dk, dr])
+
+    def tf1(a):
+        i, f, j, o = np.split(a, 4, axis=-1)
+        return np.concatenate([i, j, f, o], axis=-1)
+
+    if wrong == "keras order":
+        return stacked, db
+    return tf1(stacked), tf1(db)
+
+
+def keras_b(cell, x, state, dh):
+    import tensorflow as tf
+
+    c, h = state
+    with tf.GradientTape() as tape:
+        out, new_state = cell(tf.constant(x), [tf.constant(h), tf.constant(c)])
+        loss = tf.reduce_sum(out * dh)
+    grads = dict(zip(["kernel", "recurrent", "bias"],
+                     tape.gradient(loss, [cell.kernel, cell.recurrent_kernel, cell.bias]),
+                     strict=True))
+    full = tf.concat([grads["kernel"], grads["recurrent"]], axis=0)
+    H = full.shape[1] // 4
+    order = [0, 2, 1, 3]  # Keras i, f, c, o -> TF1 i, j, f, o
+    kernel = tf.concat([full[:, k * H:(k + 1) * H] for k in order], axis=1)
+    bias = tf.concat([grads["bias"][k * H:(k + 1) * H] for k in order], axis=0)
+    return kernel.numpy(), bias.numpy()
+
+
+# --- 5.8 lstm_cell_backward ------------------------------------------------------------------
+
+
+def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None):
+    K, b = weights["kernel"], weights["bias"]
+    wi, wf, wo = weights["w_i_diag"], weights["w_f_diag"], weights["w_o_diag"]
+    P_ = weights["projection"]
+    D = x.shape[1]
+    xm = np.concatenate([x, m], 1)
+    i, j, f, o = np.split(xm @ K + b, 4, axis=1)
+    gi = sig(i + wi * c)
+    gf = sig(f + forget_bias + wf * c)
+    gj = np.tanh(j)
+    c_raw = gf * c + gi * gj
+    c_new = np.clip(c_raw, -cell_clip, cell_clip)
+    go = sig(o + wo * c_new)
+    m_raw = go * np.tanh(c_new)
+    dm_raw = dm_new @ P_.T
+    dP = dm_new.T @ m_raw if wrong == "P transposed" else m_raw.T @ dm_new
+    do = dm_raw * np.tanh(c_new) * go * (1 - go)
+    if wrong == "tanh at c":
+        dc_new_total = dc_new + dm_raw * go * (1 - c_new ** 2)
+    else:
+        dc_new_total = dc_new + dm_raw * go * (1 - np.tanh(c_new) ** 2)
+    if wrong != "no wo path":
+        dc_new_total = dc_new_total + do * wo
+    inside = np.abs(c_raw) <= cell_clip
+    if wrong == "no mask":
+        dc_raw = dc_new_total
+    elif wrong == "mask upstream":
+        dc_raw = dc_new * inside + (dc_new_total - dc_new)
+    else:
+        dc_raw = dc_new_total * inside
+    di = dc_raw * gj * gi * (1 - gi)
+    dj = dc_raw * gi * (1 - gj ** 2)
+    if wrong == "f no bias":
+        s = sig(f + wf * c)
+        df = dc_raw * c * s * (1 - s)
+    else:
+        df = dc_raw * c * gf * (1 - gf)
+    dc = dc_raw * gf + di * wi + df * wf
+    blocks = [di, df, dj, do] if wrong == "keras" else [di, dj, df, do]
+    dz = np.concatenate(blocks, 1)
+    dxm = dz @ K.T
+    dwo = (do * (c if wrong == "wo old c" else c_new)).sum(0)
+    return (dxm[:, :D], dc, dxm[:, D:], xm.T @ dz, dz.sum(0), (di * c).sum(0), (df * c).sum(0),
+            dwo, dP)
+
+
+def cell_b(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new):
+    """Step by step with named intermediate values, float64, results in a list."""
+    w = {k: np.asarray(v, np.float64) for k, v in weights.items()}
+    H = c.shape[1]
+    D = x.shape[1]
+    z = x @ w["kernel"][:D] + m @ w["kernel"][D:] + w["bias"]
+    zi, zj, zf, zo = (z[:, k * H:(k + 1) * H] for k in range(4))
+    i = sig(zi + w["w_i_diag"] * c)
+    f = sig(zf + forget_bias + w["w_f_diag"] * c)
+    g = np.tanh(zj)
+    c_unclipped = f * c + i * g
+    clipped = np.abs(c_unclipped) > cell_clip
+    c1 = np.minimum(np.maximum(c_unclipped, -cell_clip), cell_clip)
+    o = sig(zo + w["w_o_diag"] * c1)
+    hidden = o * np.tanh(c1)  # (B, H) before the projection
+    d_hidden = dm_new @ w["projection"].T
+    d_zo = d_hidden * np.tanh(c1) * o * (1 - o)
+    d_c1 = dc_new + d_hidden * o * (1 - np.tanh(c1) ** 2) + d_zo * w["w_o_diag"]
+    d_c1[clipped] = 0.0
+    d_zi = d_c1 * g * i * (1 - i)
+    d_zj = d_c1 * i * (1 - g * g)
+    d_zf = d_c1 * c * f * (1 - f)
+    dz = np.hstack([d_zi, d_zj, d_zf, d_zo])
+    d_c = d_c1 * f + d_zi * w["w_i_diag"] + d_zf * w["w_f_diag"]
+    return [dz @ w["kernel"][:D].T, d_c, dz @ w["kernel"][D:].T,
+            np.vstack([x.T @ dz, m.T @ dz]), dz.sum(axis=0), np.sum(d_zi * c, axis=0),
+            np.sum(d_zf * c, axis=0), np.sum(d_zo * c1, axis=0), hidden.T @ dm_new]
+
+
+RIGHT = {
+    "clip_global_norm": [clip_a, clip_b, clip_in_place],
+    "rnn_step_backward": [rnn_step_a, rnn_step_b],
+    "rnn_backward": [rnn_seq_a, rnn_seq_b],
+    "truncated_rnn_backward": [trunc_a, trunc_b],
+    "lstm_step_backward": [lstm_a, lstm_b],
+    "split_grad_by_name": [by_name_a, by_name_search, by_name_op_outputs],
+    "keras_grads_to_tf1": [keras_a, keras_b],
+    "lstm_cell_backward": [cell_a, cell_b],
+}
+
+WRONG = {
+    "clip_global_norm": [
+        (named(clip_a, "clip_each_tensor", wrong="per tensor"), "each tensor is clipped"),
+        (named(clip_a, "clip_sum_of_norms", wrong="sum of norms"), "the global norm is the sum"),
+        (named(clip_a, "clip_always", wrong="always"), "the tensors are rescaled even"),
+    ],
+    "rnn_step_backward": [
+        (named(rnn_step_a, "tanh_prime_at_z", wrong="tanh at z"), "tanh' is taken at the wrong"),
+        (named(rnn_step_a, "no_tanh_prime", wrong="no tanh"), "the derivative of tanh is"),
+        (named(rnn_step_a, "dkernel_transposed", wrong="transposed"), "dkernel is transposed"),
+        (named(rnn_step_a, "dbias_per_row", wrong="bias"), "dbias is not summed"),
+    ],
+    "rnn_backward": [
+        (named(rnn_seq_a, "dh_not_carried", wrong="no carry"), "dh is not carried back"),
+        (named(rnn_seq_a, "dkernel_overwritten", wrong="overwrite"),
+         "the kernel's gradient is not accumulated"),
+        (named(rnn_seq_a, "skips_step_0", wrong="skip 0"), "the backward loop skips step 0"),
+        (named(rnn_seq_a, "tanh_prime_at_z_in_time", wrong="tanh at z"),
+         "tanh' is taken at the wrong"),
+    ],
+    "truncated_rnn_backward": [
+        (named(trunc_b, "not_truncated", wrong="full"), "the gradient is not truncated"),
+        (named(trunc_a, "state_reset_per_chunk", wrong="reset"), "the state is reset"),
+        (named(trunc_a, "last_chunk_only", wrong="keep last"), "only one chunk's gradient"),
+        (named(trunc_a, "tail_dropped", wrong="drop tail"), "the last, shorter chunk"),
+    ],
+    "lstm_step_backward": [
+        (named(lstm_a, "grad_for_forget_bias", wrong="d forget_bias"),
+         "you returned a gradient for forget_bias"),
+        (named(lstm_a, "keras_order", wrong="keras"), "the gradient's gate blocks are in Keras'"),
+        (named(lstm_a, "sigmoid_f_without_bias", wrong="f no bias"), "sigmoid' of f is taken"),
+        (named(lstm_a, "forget_bias_hard_coded", wrong="fb 1"), "the forget_bias argument"),
+    ],
+    "split_grad_by_name": [
+        (named(by_name_a, "keras_blocks", wrong="keras"), "the blocks are in Keras' order"),
+        (named(by_name_a, "next_step", wrong="next"), None),  # raises at the last step
+        (named(by_name_a, "forward_split", wrong="forward"), "you fetched the forward"),
+    ],
+    "keras_grads_to_tf1": [
+        (named(keras_a, "left_in_keras_order", wrong="keras order"),
+         "the gate blocks are still in Keras' order"),
+        (named(keras_a, "state_c_first", wrong="c first"), "the state went into the Keras"),
+    ],
+    "lstm_cell_backward": [
+        (named(cell_a, "clip_not_zeroed", wrong="no mask"), "the clipped region is not zeroed"),
+        (named(cell_a, "clip_masks_upstream_only", wrong="mask upstream"),
+         "only the upstream dc' is zeroed"),
+        (named(cell_a, "no_o_peephole_path", wrong="no wo path"), "the o-peephole's path"),
+    ],
+}

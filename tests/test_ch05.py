@@ -1,0 +1,112 @@
+"""Chapter 5's own tests: the objects the API checks build carry the trial's weights, the designed
+trials really contain what tells the mistakes apart, and the checks module works where the
+instructor-side modules (rnnbook.reference, rnnbook.backward) are stubs, as in the learner
+release."""
+import importlib.util
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import rnnbook
+from rnnbook import backward as bwd
+from rnnbook import reference as ref
+from rnnbook.checks import ch05
+
+CHAPTER = ch05.CHAPTER
+SEEDS = range(200)
+
+
+def test_split_grad_session_holds_the_trials_weights():
+    for seed in range(3):
+        for case in CHAPTER.cases("split_grad_by_name", seed):
+            session, _ = ch05._by_name_session(case)
+            variables = ch05._lstm_graph(case["B"], case["T"], case["D"], case["H"])[1]
+            kernel, bias = session.run(list(variables))
+            np.testing.assert_array_equal(kernel, case["kernel"])
+            np.testing.assert_array_equal(bias, case["bias"])
+
+
+def test_keras_cell_holds_the_ported_tf1_cell():
+    """The Keras 3 cell the check hands out computes what the TF1 BasicLSTMCell of the case
+    computes (the port in make_case is right), from the state [h, c]."""
+    for seed in range(3):
+        for case in CHAPTER.cases("keras_grads_to_tf1", seed):
+            seen = {}
+
+            def probe(cell, x, state, dh, seen=seen):
+                seen["state"] = state
+                h, _ = cell(x, [state.h, state.c])
+                return np.asarray(h)
+
+            h = ch05._keras_call(probe, case)
+            _, want = ref.basic_lstm_step(case["x"], case["c"], case["h"], case["tf1_kernel"],
+                                          case["tf1_bias"], case["forget_bias"])
+            np.testing.assert_allclose(h, want, rtol=1e-4, atol=1e-5)
+            assert type(seen["state"]).__name__ == "LSTMStateTuple"
+
+
+def test_cell_clip_bites_and_spares_in_every_trial_set():
+    """Each seed's trials of 5.8 hold entries where cell_clip clips c' and entries where it
+    does not (else "the clipped region is not zeroed" could pass, or zeroing all could)."""
+    for seed in SEEDS:
+        bites = []
+        for c in CHAPTER.cases("lstm_cell_backward", seed):
+            g = ref.lstm_preactivations(c["x"], c["m"], c["kernel"], c["bias"])
+            raw = (ref.sigmoid(g["f"] + c["forget_bias"] + c["w_f_diag"] * c["c"]) * c["c"]
+                   + ref.sigmoid(g["i"] + c["w_i_diag"] * c["c"]) * np.tanh(g["j"]))
+            bites.append(np.abs(raw) > c["cell_clip"])
+        bites = np.concatenate([b.ravel() for b in bites])
+        assert bites.any() and not bites.all(), seed
+
+
+def test_truncation_designs_hold_a_partial_and_a_whole_last_chunk():
+    designs = ch05.TRUNC_DESIGNS
+    assert any(d["T"] % d["chunk"] for d in designs)
+    assert any(d["T"] % d["chunk"] == 0 for d in designs)
+    assert all(d["T"] > 2 * d["chunk"] - 1 for d in designs), "at least two chunks"
+
+
+def test_truncated_and_full_gradients_differ_and_agree_within_the_last_chunk():
+    case = CHAPTER.cases("truncated_rnn_backward", 0)[0]
+    args = [case[k] for k in ("inputs", "h0", "kernel", "bias")]
+    full = bwd.basic_rnn_backward(*args, case["doutputs"])
+    cut = bwd.basic_rnn_backward(*args, case["doutputs"], chunk=case["chunk"])
+    assert np.abs(full[2] - cut[2]).max() > 1e-3
+    last = (case["T"] - 1) // case["chunk"] * case["chunk"]
+    np.testing.assert_allclose(cut[0][:, last:], full[0][:, last:])
+
+
+def test_remembered_answers_are_the_models_answers():
+    ex = CHAPTER["lstm_step_backward"]
+    for case in CHAPTER.cases(ex.name, 4):
+        for mistake in ex.mistakes:
+            for model in mistake.models:
+                for got, fresh in zip(model(case), model.__wrapped__(case), strict=True):
+                    np.testing.assert_array_equal(got, fresh)
+    later = ch05._memo(lambda case: (_ for _ in ()).throw(KeyError("no")))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="KeyError"):
+            later({"x": np.zeros(2)})
+
+
+def test_checks_work_when_the_instructor_modules_are_stubs(monkeypatch):
+    """As in the learner release: rnnbook.reference and rnnbook.backward raise on any
+    attribute. The checks module must still import, make its cases and run its TF oracles."""
+    class Stub(types.ModuleType):
+        def __getattr__(self, name):
+            raise AttributeError(f"{self.__name__} is instructor-side")
+
+    for name in ("reference", "backward"):
+        stub = Stub(f"rnnbook.{name}")
+        monkeypatch.setitem(sys.modules, f"rnnbook.{name}", stub)
+        monkeypatch.setattr(rnnbook, name, stub, raising=False)
+    spec = importlib.util.spec_from_file_location("ch05_release", ch05.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for ex in module.CHAPTER.exercises:
+        case = module.CHAPTER.cases(ex.name, 0)[0]
+        assert ex.oracle(case) is not None
+        with pytest.raises(ValueError, match="instructor-side"):
+            ex.reference(case)
