@@ -115,7 +115,9 @@ def main():
 
         out = subprocess.run([sys.executable, "-c", CHECKS], cwd=ROOT, env=ENV,
                              capture_output=True, text=True, check=True).stdout.split("\n")
-        for line in filter(None, out):
+        for line in out:
+            if not re.fullmatch(r"\d+\.\d+_\w+ [\d.]+", line):
+                continue  # anything else the checks print
             name, took = line.split()
             verdict = "ok" if float(took) < 1 else "OVER GOAL"
             print(f"in-notebook check {name.replace('_', ' ', 1):28s} {float(took):5.2f} s "

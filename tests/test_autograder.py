@@ -139,7 +139,7 @@ def test_run_autograder_as_gradescope_runs_it(tmp_path):
     shutil.copy(SOLUTION, root / "submission" / f"{STEM}.ipynb")
     shutil.copy(LEARNER, root / "submission" / "old-draft.ipynb")
     results = run_autograder(root)
-    assert results["score"] == 6
+    assert results["score"] == sum(ex.points for ex in source.exercises(source.read(SOLUTION)))
     assert results["extra_data"]["seed"] == 5 and results["extra_data"]["chapter"] == STEM
     assert "isolation" in results["extra_data"]  # walls, or why not (Gradescope: often none)
     assert results["output"].startswith(f"Graded {STEM}.ipynb; also submitted, not graded: "

@@ -366,26 +366,30 @@ class Run:
         for _cell, ex in self.tables[sub.chapter]:
             groups.setdefault(self.kind[(sub.chapter, ex.name)], []).append(ex.name)
         try:
-            notes = {}
+            # Both kinds of child run the whole notebook: a cell that hung or crashed in one is
+            # skipped in the other too, and its note is said once; other notes are the last
+            # child's (the cells raise the same errors in both, but for TensorFlow's absence).
+            notes, skip, skipped = {}, set(), []
             for kind in ("numpy", "tf"):
                 if kind in groups:
                     sub.notes = []
-                    self._grade_group(sub, kind, groups[kind], work)
+                    self._grade_group(sub, kind, groups[kind], work, skip, skipped)
                     notes[kind] = sub.notes
-            sub.notes = notes.get("tf", notes.get("numpy", []))
+            sub.notes = skipped + notes.get("tf", notes.get("numpy", []))
         except Exception as error:  # noqa: BLE001 - one submission never stops the others
             sub.error = (f"{sub.path}: the grader failed on this submission "
                          f"({type(error).__name__}: {error})")
         finally:
             sub.seconds = time.monotonic() - started
 
-    def _grade_group(self, sub, kind, names, work):
-        pending, skip = list(names), set()
+    def _grade_group(self, sub, kind, names, work, skip, skipped):
+        pending = list(names)
         for attempt in range(len(sub.cells) + len(names) + 2):
             if not pending:
                 break
             before = (len(pending), len(skip))
-            stop = self._attempt(sub, kind, pending, skip, work / f"{sub.name}-{kind}{attempt}")
+            stop = self._attempt(sub, kind, pending, skip, skipped,
+                                 work / f"{sub.name}-{kind}{attempt}")
             if stop:
                 for name in pending:
                     sub.answers[name] = stop
@@ -395,7 +399,7 @@ class Run:
         for name in pending:
             sub.answers.setdefault(name, "was not run: the notebook's process kept failing")
 
-    def _attempt(self, sub, kind, pending, skip, workdir):
+    def _attempt(self, sub, kind, pending, skip, skipped, workdir):
         """One child: runs the cells not in ``skip``, answers ``pending``. Returns a reason to
         stop grading this group (the walls, the budget), or ""."""
         walled = kind in self.specs
@@ -502,7 +506,7 @@ class Run:
             pending.remove(stage[1])
         elif stage and stage[0] == "cell":  # the last cell that started (whatever it said since)
             skip.add(stage[1])
-            sub.notes.append(f"cell {stage[1] + 1} {why}; it was skipped")
+            skipped.append(f"cell {stage[1] + 1} {why}; it was skipped")
         elif pending:
             sub.answers[pending.pop(0)] = why
         return ""
