@@ -35,9 +35,10 @@ from rnnbook.oracles import keras3, load_weights, run_keras_lstm, run_tf1, tenso
 LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 
 
-def _pairs(packed):
-    """A packed state (L, 2, B, H) as a tuple of L pairs (c, h) (the oracles' own unpacking)."""
-    return tuple((layer[0], layer[1]) for layer in packed)
+def _flat(packed):
+    """A packed state (L, 2, B, H) as the flat list c_0, h_0, c_1, ... that ``run_tf1`` packs
+    into the cell's own state structure with ``tf.nest`` (so the oracle does no unpacking)."""
+    return list(packed.reshape(-1, *packed.shape[2:]))
 
 
 def _tf_pack(final):
@@ -361,7 +362,7 @@ def _stacked_oracle(case):
     rc = tensorflow().compat.v1.nn.rnn_cell
     L, H = case["L"], case["H"]
     output, final = run_tf1(lambda: rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)]),
-                            case["x"], _pairs(case["state"]), _tf1_weights(*_layers(case)))
+                            case["x"], _flat(case["state"]), _tf1_weights(*_layers(case)))
     return output, _tf_pack(final)
 
 
