@@ -22,7 +22,7 @@ help:
 	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
-	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>]"
+	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>] [VISIBILITY=<v>]"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "make bench       speed and memory figures quoted in the README"
 	@echo "make lint        ruff over the package and tests"

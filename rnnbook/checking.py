@@ -4,7 +4,7 @@ An :class:`Exercise` says how to make a random case (plain NumPy data), how to c
 function on it, how TensorFlow computes the right answer (the *oracle*), and which known mistakes
 to recognise. :func:`evaluate` compares answers with the oracle's and writes the feedback. The same
 code serves the in-notebook ``check(fn)`` and the grader; in the grader the learner's answers come
-from another process and the oracle runs in the grader's own (see :mod:`rnnbook.grade`).
+from another process and the oracle runs in the grader's own (see :mod:`rnnbook.grading`).
 """
 from __future__ import annotations
 
