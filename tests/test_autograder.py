@@ -147,7 +147,7 @@ def test_run_autograder_as_gradescope_runs_it(tmp_path):
     assert [t["name"] for t in results["tests"]] == [
         f"Exercise {ex.number} {ex.name}" for ex in source.exercises(source.read(SOLUTION))]
     for test in results["tests"]:
-        assert set(test) == {"name", "score", "max_score", "output", "visibility"}
+        assert set(test) == {"name", "score", "max_score", "output", "visibility", "extra_data"}
     assert (root / "submission" / f"{STEM}.ipynb").read_bytes() == SOLUTION.read_bytes()
 
     for path in (root / "submission").iterdir():

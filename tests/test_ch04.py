@@ -5,6 +5,7 @@ trials hold the cases that tell the mistakes apart; and the learners' wrong answ
 import numpy as np
 import pytest
 
+from rnnbook import reference as ref
 from rnnbook.checking import answer, evaluate
 from rnnbook.checks import ch04
 from rnnbook.oracles import keras3, tensorflow
@@ -45,7 +46,7 @@ def test_run_chunk_refuses_more_than_chunk_steps():
         run_chunk(x, state)  # the whole sequence in one call
     with pytest.raises(ValueError, match="packed state"):
         run_chunk(x[:, :1], state[:, :, :, :1])
-    outputs, final = run_chunk(x[:, : case["chunk"]], ch04._pairs(state))  # tuples feed too
+    outputs, final = run_chunk(x[:, : case["chunk"]], ref.unpack(state))  # tuples feed too
     assert outputs.shape == (case["B"], case["chunk"], case["H"])
     assert len(final) == case["L"] and final[0].c.shape == (case["B"], case["H"])
 
@@ -54,7 +55,7 @@ def test_carrying_the_state_is_needed_in_every_design():
     """A run whose chunks all start from the given state differs from the right one."""
     for case in CHAPTER.cases("stream_in_chunks", 2):
         right, _ = ch04._stream_oracle(case)
-        restart, _ = ch04._chunked(case, between=lambda _k, _s, c=case: ch04._pairs(c["state"]))
+        restart, _ = ch04._chunked(case, between=lambda _k, _s, c=case: ref.unpack(c["state"]))
         assert np.abs(right - restart).max() > 1e-3
 
 
@@ -138,7 +139,6 @@ def test_stacked_designs_read_the_layer_below_only_where_shapes_allow():
 # --- learners' wrong answers left out of the 200-seed sweep (each costs real TF calls) ------
 
 EXTRA_WRONG = [
-    ("stream_in_chunks", learners.stream_tuple_back, None),  # the message: expected an array
     ("stream_in_chunks", learners.stream_keeps_last, None),  # the message: expected (B, T, H)
     ("drive_stateful", learners.drive_every_batch_fresh, "the state is not carried from batch"),
     ("drive_stateful", learners.drive_no_reset, "the state is never reset"),
@@ -146,7 +146,10 @@ EXTRA_WRONG = [
     ("serve_at_batch_1", learners.serve_no_state, "the stream does not continue the trained"),
     ("serve_at_batch_1", learners.serve_copy_each_step, "the state is not carried from step"),
 ]
-EXTRA_RIGHT = [("stream_in_chunks", learners.stream_packed)]
+EXTRA_RIGHT = [("stream_in_chunks", learners.stream_packed),
+               # the final state as the session returns it, a tuple of LSTMStateTuple(c, h):
+               # the same numbers as the packed (L, 2, B, H) array, so the same answer
+               ("stream_in_chunks", learners.stream_tuple_back)]
 
 
 @pytest.mark.parametrize("name,fn,sentence", EXTRA_WRONG, ids=lambda v: getattr(v, "__name__",

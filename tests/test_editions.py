@@ -16,8 +16,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import course_edition  # noqa: E402
 
 
+def code(line):
+    """A line's code: without its comment and the spaces around it."""
+    return line.split("  #", 1)[0].strip()
+
+
 def solution_lines():
-    """Distinctive lines of every solution block in solutions/ (long enough to be telling)."""
+    """Distinctive lines of every solution block in solutions/ (long enough to be telling) that
+    no chapter page shows."""
     lines = set()
     for path in sorted((ROOT / "solutions").glob("*.ipynb")):
         nb = source.read(path)
@@ -28,9 +34,26 @@ def solution_lines():
                     inside = True
                 elif line.strip() == source.END:
                     inside = False
-                elif inside and len(line.strip()) >= 24 and not line.strip().startswith("#"):
-                    lines.add(line.strip())
-    return lines
+                elif inside and len(code(line)) >= 24 and not line.strip().startswith("#"):
+                    lines.add(code(line))
+    public = chapter_text()
+    return {line for line in lines if line not in public}
+
+
+def chapter_text():
+    """Every line of the chapters and pages in book/ and of the learner notebooks: what the
+    book gives everyone (a solution may reuse a line a chapter shows, such as the logistic
+    function, or a statement the exercise gives)."""
+    seen = []
+    for path in sorted((ROOT / "book").glob("*")) + sorted((ROOT / "notebooks").glob("*")):
+        if path.suffix == ".ipynb":
+            text = "\n".join(c.source for c in source.read(path).cells)
+        elif path.suffix == ".md":
+            text = path.read_text()
+        else:
+            continue
+        seen.append(text)
+    return "\n".join(seen)
 
 
 def test_course_toc_drops_every_solutions_page_and_nothing_else():

@@ -85,7 +85,7 @@ def test_solution_full_marks_stub_zero_and_gradescope_format(tmp_path):
     assert [t["name"] for t in solved["tests"]] == [f"Exercise {e.number} {e.name}"
                                                     for e in EXERCISES]
     for test in solved["tests"] + empty["tests"]:
-        assert set(test) == {"name", "score", "max_score", "output", "visibility"}
+        assert set(test) == {"name", "score", "max_score", "output", "visibility", "extra_data"}
     assert solved["extra_data"]["seed"] == 11 and "seed 11" in solved["output"]
     assert all("not written yet" in t["output"] for t in empty["tests"])
     first = EXERCISES[0]
