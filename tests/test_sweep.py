@@ -15,11 +15,9 @@ Gradescope; one named as another is a duplicate). The expected answers come from
 exercise's NumPy ``reference`` (no TensorFlow call per seed); ``test_reference_agrees_with_
 tensorflow`` holds that reference to the TensorFlow oracle.
 
-One pass over the seeds per exercise serves its three sweep tests: per seed, the cases, the
-expected answers and every mistake model's answers are computed once and shared by all the
-functions judged on that seed.
+One pass over the seeds per exercise serves its three sweep tests; the reference and mistake
+models answer each trial once (``rnnbook.checking.remembered``), whichever function is judged.
 """
-import dataclasses
 import functools
 import importlib
 
@@ -40,32 +38,6 @@ def exercises():
     return [(stem, ex.name) for stem in CHAPTERS for ex in checks.load(stem).exercises]
 
 
-def _remembered(model):
-    """``model`` answering each case once (cases are kept alive for the seed, so ids hold)."""
-    store = {}
-
-    def answer_once(case):
-        key = id(case)
-        if key not in store:
-            try:
-                store[key] = (True, to_plain(model(case)))
-            except Exception as error:  # noqa: BLE001 - the model does not apply to this case
-                store[key] = (False, error)
-        ok, value = store[key]
-        if not ok:
-            raise value
-        return value
-
-    return answer_once
-
-
-def _with_remembered_mistakes(ex):
-    mistakes = tuple(dataclasses.replace(m, answer=_remembered(m.answer),
-                                         variants=tuple(map(_remembered, m.variants)))
-                     for m in ex.mistakes)
-    return dataclasses.replace(ex, mistakes=mistakes)
-
-
 @functools.cache
 def swept(stem, name):
     """``{"right": [...], "wrong": [...], "mistakes": [...]}``: per function (or mistake), the
@@ -77,7 +49,7 @@ def swept(stem, name):
     found = {"right": [[] for _ in right], "wrong": [[] for _ in wrong],
              "mistakes": [[] for _ in original.mistakes]}
     for seed in SEEDS:
-        ex = _with_remembered_mistakes(original)
+        ex = original
         cases = chapter.cases(name, seed)
         expected = [to_plain(ex.reference(case)) for case in cases]
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from rnnbook import graphs
 from rnnbook import reference as ref
-from rnnbook.checking import Chapter, Exercise, Mistake, normal, to_plain
+from rnnbook.checking import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
@@ -787,44 +787,6 @@ gate_activations = Exercise(
         ),
     ),
 )
-
-
-# --- Remembered models ------------------------------------------------------------------------
-
-_REMEMBERED = {}  # (model, case fingerprint) -> plain answer; bounded below
-_FINGERPRINTS = {}  # id(case) -> (case, fingerprint), while the case is in use
-
-
-def _fingerprint(case):
-    found = _FINGERPRINTS.get(id(case))
-    if found is not None and found[0] is case:
-        return found[1]
-    if len(_FINGERPRINTS) > 5_000:
-        _FINGERPRINTS.clear()
-    print_ = tuple((k, v.shape, v.tobytes()) if isinstance(v, np.ndarray) else (k, v)
-                   for k, v in case.items())
-    _FINGERPRINTS[id(case)] = (case, print_)
-    return print_
-
-
-def _remember(model):
-    """``model`` computed once per distinct case: the tests' sweeps show the same cases to every
-    learner function, and recognising a mistake runs every model on every trial."""
-    def remembered(case):
-        key = (model, _fingerprint(case))
-        if key not in _REMEMBERED:
-            if len(_REMEMBERED) > 20_000:
-                _REMEMBERED.clear()
-            _REMEMBERED[key] = to_plain(model(case))
-        return _REMEMBERED[key]
-    return remembered
-
-
-for _ex in (gate_tensor_name, split_ops_in_event_file, gate_weights, gate_preactivations,
-            lstm_step, gate_activations):
-    _ex.reference = _remember(_ex.reference)
-    _ex.mistakes = tuple(Mistake(m.sentence, _remember(m.answer), tuple(map(_remember, m.variants)))
-                         for m in _ex.mistakes)
 
 
 CHAPTER = Chapter(2, "02-lstm-gate-tensors", [

@@ -14,9 +14,7 @@ Upstream gradients: a loss L is never built by hand; each case carries dL/d(outp
 batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P`` num_proj; TF1 gate order i, j, f,
 o; ``d<name>`` is dL/d<name> with the shape of <name>.
 """
-import dataclasses
 import functools
-import hashlib
 
 import numpy as np
 
@@ -751,49 +749,8 @@ lstm_cell_backward = Exercise(
 )
 
 
-# ---------------------------------------------------------------------------------------------
-# Remembering the NumPy answers: the 200-seed sweeps ask each model about the same trial once
-# per learner's function; a trial's answer is computed once and looked up after that.
-
-_MEMO = {}
-_MEMO_SIZE = 60_000
-
-
-def _fingerprint(case):
-    digest = hashlib.blake2b(digest_size=16)
-    for key in sorted(case):
-        value = case[key]
-        digest.update(key.encode())
-        digest.update(value.tobytes() if isinstance(value, np.ndarray) else repr(value).encode())
-    return digest.digest()
-
-
-def _memo(model):
-    """``model`` (a function of a case), remembering its answer (or that it does not apply)."""
-    def remembered(case):
-        key = (id(model), _fingerprint(case))
-        if key not in _MEMO:
-            if len(_MEMO) >= _MEMO_SIZE:
-                _MEMO.clear()
-            try:
-                _MEMO[key] = (True, model(case))
-            except Exception as error:  # noqa: BLE001 - the model does not apply to this case
-                _MEMO[key] = (False, f"{type(error).__name__}: {error}")
-        applies, value = _MEMO[key]
-        if not applies:
-            raise ValueError(value)
-        return value
-    remembered.__wrapped__ = model
-    return remembered
-
-
 CHAPTER = Chapter(5, "05-gradients-by-hand", [
     clip_global_norm, rnn_step_backward, rnn_backward, truncated_rnn_backward,
     lstm_step_backward, split_grad_by_name, keras_grads_to_tf1, lstm_cell_backward,
 ])
-for _ex in CHAPTER.exercises:
-    _ex.reference = _memo(_ex.reference)
-    _ex.mistakes = tuple(dataclasses.replace(m, answer=_memo(m.answer),
-                                             variants=tuple(_memo(v) for v in m.variants))
-                         for m in _ex.mistakes)
 check = CHAPTER.check
