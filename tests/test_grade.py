@@ -344,6 +344,17 @@ def test_nested_hidden_folders_and_tmp_make_no_stray_mounts():
     assert ("/b/c/site", "hide") in ops  # inside something brought back: hidden again
 
 
+def test_a_repository_under_tmp_stays_hidden_and_read_only():
+    """A clone under /tmp (as CI may make one): the repository is hidden with a tmpfs of its own
+    inside the scratch /tmp, so the folders made for rnnbook's package are not writable."""
+    spec = {"hide": ["/tmp/clone", "/tmp/subs"], "scratch": {"/tmp": 128},
+            "readonly": ["/tmp/clone/rnnbook"]}
+    ops = [(path, kind) for path, kind, _ in walls.plan(spec)]
+    assert ("/tmp/clone", "hide") in ops and ("/tmp/clone/rnnbook", "readonly") in ops
+    assert ops.index(("/tmp", "scratch")) < ops.index(("/tmp/clone", "hide"))
+    assert ("/tmp/subs", "hide") not in ops  # nothing comes back there: scratch hides it
+
+
 def test_walls_that_cannot_stand_refuse_to_grade_unless_told(monkeypatch, tmp_path):
     sub = tmp_path / "s.ipynb"
     sub.write_bytes(SOLUTION.read_bytes())

@@ -139,7 +139,14 @@ def plan(spec):
                      if under(path, p) and (p != path or k == "scratch")]
         if enclosing:
             nearest = max(enclosing, key=lambda pk: (len(pk[0].rstrip("/")), ORDER[pk[1]]))
-            if nearest[1] in ("hide", "scratch"):
+            # Inside a scratch folder (the repository under /tmp), a hidden folder that gets
+            # something back (the rnnbook package) stays a read-only tmpfs of its own: else the
+            # folders made for what comes back would be writable scratch.
+            inside_scratch = nearest[1] == "scratch" and nearest[0] != path
+            brings_back = any(under(p, path) and p != path for p, k, _ in ops
+                              if k in ("readonly", "writable", "overlay"))
+            if nearest[1] == "hide" or (nearest[1] == "scratch"
+                                        and not (inside_scratch and brings_back)):
                 continue
         kept.append((path, "hide", 0))
     ops += kept
