@@ -6,6 +6,9 @@ picture, so that the page shows the idea and its numbers rather than the plottin
 - :func:`gate_heatmaps`  gate values over time, one annotated panel per gate (Chapter 2)
 - :func:`lstm_cell_diagram`  LSTMCell's c line and m line, with its options (Chapter 3)
 - :func:`stateful_layout`    a long series cut into stateful batches, right and wrong (Chapter 4)
+- :func:`chunk_runs`     one unit's output, whole run vs chunks carried or from zeros (Chapter 4)
+- :func:`error_by_step`  stateful vs zeros: error by step within a chunk, and a trace (Chapter 4)
+- :func:`loss_curves`    training losses over updates, raw and smoothed (Chapter 4)
 
 Every figure is at most :data:`MAX_WIDTH` inches wide at :data:`DPI`, so it is shown at its own
 size in the book's column, and every text in it is at least :data:`MIN_FONT` points.
@@ -222,5 +225,64 @@ def stateful_layout(series, right, wrong, rows):
         cells(axes[2, k], wrong[k], f"batch {k}: windows (wrong)")
     for ax in axes[1:, 0]:
         ax.set_ylabel("row i")
+    fig.tight_layout()
+    return fig
+
+
+def chunk_runs(whole, carried, dropped, chunk):
+    """One output unit over time ``(T,)``: the ``whole`` run in one call (grey line), the
+    chunked run with the state ``carried`` (blue dots) and the one from zeros each call
+    (``dropped``, red crosses), with a dotted line at every ``chunk`` boundary."""
+    fig, ax = figure(7.0, 2.8)
+    ax.plot(whole, "-", color="0.6", lw=3, label="whole sequence, 1 call")
+    ax.plot(carried, "o", color="tab:blue", label="carried")
+    ax.plot(dropped, "x", color="tab:red", ms=7, label="zeros")
+    for boundary in range(chunk, len(whole), chunk):
+        ax.axvline(boundary - 0.5, color="k", ls=":", lw=1)
+    ax.set(xlabel="time step t (dotted: a new session.run)",
+           ylabel="h, unit 0, sequence 0", title=f"Top layer's output, in chunks of {chunk}")
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def error_by_step(predictions, target, colours=("tab:blue", "tab:red"), shown=6):
+    """Top: the squared error at each step within a chunk, one bar per model
+    (``predictions``: name -> ``(n, B, steps)``, against ``target`` of the same shape).
+    Bottom: row 0's predictions over the first ``shown`` batches, chunk after chunk."""
+    steps = np.shape(target)[-1]
+    fig, (bars, trace) = figure(7.0, 4.6, nrows=2)
+    for k, ((name, predicted), colour) in enumerate(
+            zip(predictions.items(), colours[: len(predictions)], strict=True)):
+        error = ((np.asarray(predicted) - target) ** 2).mean(axis=(0, 1))  # (steps,)
+        bars.bar(np.arange(steps) + 0.4 * k - 0.2, error, width=0.4, color=colour,
+                 label=name)
+        trace.plot(predicted[:shown, 0].ravel(), ".-", color=colour, ms=4, lw=1)
+    trace.plot(np.asarray(target)[:shown, 0].ravel(), color="0.6", lw=3, zorder=0,
+               label="target")
+    for boundary in range(steps, shown * steps, steps):
+        trace.axvline(boundary - 0.5, color="k", ls=":", lw=1)
+    bars.set(xlabel="step within a chunk", ylabel="squared error", yscale="log",
+             xticks=range(steps))
+    bars.legend()
+    trace.set(xlabel=f"time step of row 0, first {shown} batches (dotted: next batch)",
+              ylabel="prediction")
+    trace.legend(loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def loss_curves(losses, colours=("tab:green", "tab:purple"), window=10, chance=1.0):
+    """Losses over updates (``losses``: name -> ``(updates,)``): each raw (faint) and as a
+    running mean of ``window`` updates, on a log scale, with the loss of guessing 0 dotted."""
+    fig, ax = figure(7.0, 3.0)
+    for (name, loss), colour in zip(losses.items(), colours[: len(losses)], strict=True):
+        ax.plot(loss, color=colour, lw=1, alpha=0.4)
+        smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
+        ax.plot(np.arange(window - 1, len(loss)), smooth, color=colour, lw=2, label=name)
+    ax.axhline(chance, color="k", ls=":", lw=1, label="guessing 0 (the cue's variance)")
+    ax.set(xlabel="update", ylabel="squared error at the last step", yscale="log",
+           ylim=(1e-4, 3))
+    ax.legend(loc="lower left")
     fig.tight_layout()
     return fig

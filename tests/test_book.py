@@ -106,6 +106,22 @@ def test_each_chapter_is_followed_by_its_exercises():
         assert files[chapter + 1] == f"notebooks/{stem}", files[chapter : chapter + 2]
 
 
+#: "each chapter about 400 source lines": every line of every cell, blank ones too, counts
+CHAPTER_LINES = 450
+
+
+def source_lines(path):
+    return sum(len(cell.source.splitlines())
+               for cell in nbformat.read(str(path), as_version=4).cells)
+
+
+def test_each_chapter_is_about_400_source_lines():
+    sizes = {stem: source_lines(ROOT / "book" / f"{stem}.ipynb") for stem in STEMS}
+    long = {stem: n for stem, n in sizes.items() if n > CHAPTER_LINES}
+    assert not long, f"chapters over {CHAPTER_LINES} source lines: {long}"
+    assert sum(sizes.values()) / len(sizes) <= 420, sizes
+
+
 def test_bibliography_has_exactly_the_books_keys():
     keys = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text(), re.MULTILINE))
     assert keys == BIB_KEYS

@@ -91,6 +91,9 @@ def chapter_figures():
         "lstm_cell_diagram": plots.lstm_cell_diagram(),
         "stateful_layout": plots.stateful_layout(series, right, series[:36].reshape(3, 3, 4),
                                                  rows),
+        "chunk_runs": plots.chunk_runs(*rng.normal(size=(3, 12)), 4),
+        "error_by_step": plots.error_by_step({"a": right + 0.1, "b": right - 0.2}, right),
+        "loss_curves": plots.loss_curves({"a": rng.uniform(0.1, 1, 50), "b": np.ones(50)}),
     }
 
 
@@ -129,3 +132,30 @@ def test_stateful_layout_colours_each_value_by_its_row():
     assert not (colours[0] == colours[6]).all() and not (colours[12] == colours[0]).all()
     assert [t.get_text() for t in top.texts] == ["0-1", "2-3", "4-5", "6-7", "8-9", "10-11",
                                                  "12-13"]
+
+
+def test_chunk_runs_marks_every_chunk_boundary():
+    fig = plots.chunk_runs(np.zeros(12), np.zeros(12), np.ones(12), 4)
+    ax = fig.axes[0]
+    walls = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
+    assert walls == [3.5, 7.5]  # between steps 3 | 4 and 7 | 8
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "whole sequence, 1 call", "carried", "zeros"]
+
+
+def test_error_by_step_bars_are_each_models_mean_squared_error_per_step():
+    target = np.zeros((2, 3, 4))  # (n, B, steps)
+    off = target.copy()
+    off[:, :, 0] = 2.0  # wrong by 2 at step 0 only
+    fig = plots.error_by_step({"off": off, "right": target + 0.5}, target)
+    bars = fig.axes[0].patches
+    assert [b.get_height() for b in bars[:4]] == [4.0, 0.0, 0.0, 0.0]
+    assert [b.get_height() for b in bars[4:]] == [0.25] * 4
+
+
+def test_loss_curves_smooth_over_the_window():
+    loss = np.arange(20, dtype=float)
+    fig = plots.loss_curves({"rising": loss}, window=10)
+    smooth = fig.axes[0].lines[1]
+    np.testing.assert_allclose(smooth.get_ydata(), np.arange(4.5, 15))
+    np.testing.assert_array_equal(smooth.get_xdata(), np.arange(9, 20))
