@@ -15,6 +15,7 @@ tf = rnnbook.setup()  # before anything imports TensorFlow
 from rnnbook.checking import answer, evaluate  # noqa: E402
 from rnnbook.checks import ch01  # noqa: E402
 from tests.learners import ch01 as learners  # noqa: E402
+from tests.test_sweep import SEEDS  # noqa: E402
 
 CHAPTER = ch01.CHAPTER
 v1 = tf.compat.v1
@@ -148,13 +149,15 @@ def test_every_design_has_the_structure_the_mistakes_need():
 
 
 @pytest.mark.parametrize("name", sorted(learners.MORE_RIGHT))
-def test_more_api_answers_on_a_few_seeds(name):
+def test_more_api_answers_on_every_seed(name):
+    """The same 200 seeds as the sweep (tests/test_sweep.py): each right answer passes, each
+    wrong one fails and, where a sentence is given, is named by it."""
     for fn in learners.MORE_RIGHT[name]:
-        for seed in range(5):
+        for seed in SEEDS:
             result = outcome(name, fn, seed)
             assert result.passed, f"{fn.__name__}, seed {seed}:\n{result}"
     for fn, sentence in learners.MORE_WRONG[name]:
-        for seed in range(5):
+        for seed in SEEDS:
             result = outcome(name, fn, seed)
             assert not result.passed, f"{fn.__name__} passed on seed {seed}"
             if sentence is not None:
