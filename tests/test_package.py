@@ -1,0 +1,89 @@
+"""The package a Colab learner installs: ``%pip install "rnnbook @ git+<url>"`` builds a wheel
+from ``pyproject.toml``, so every module a book page or an exercise notebook imports must be
+in that wheel, and not only in this checkout."""
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import nbformat
+
+from tests.test_book import ROOT
+
+IMPORT = re.compile(
+    r"^\s*(?:from\s+(rnnbook(?:\.\w+)*)\s+import\s+(.+)|import\s+(rnnbook(?:\.\w+)*))",
+    re.MULTILINE)
+
+
+def imported_modules(source):
+    """The rnnbook modules a piece of code imports: ``from rnnbook import graphs`` names
+    ``rnnbook.graphs`` (a module) or a name in ``rnnbook`` (then ``rnnbook`` itself)."""
+    found = set()
+    for frm, names, plain in IMPORT.findall(source):
+        if plain:
+            found.add(plain)
+            continue
+        found.add(frm)
+        for name in re.split(r"[,\s()]+", names):
+            if name and name != "as":
+                found.add(f"{frm}.{name}")  # kept only if it is a module (see below)
+    return found
+
+
+def pages():
+    for folder in ("book", "notebooks"):
+        yield from sorted((ROOT / folder).glob("*.ipynb"))
+
+
+def build_wheel(tmp, pyproject):
+    """The files of a wheel built from a copy of the package with this ``pyproject`` text, as
+    pip builds it from git."""
+    src, out = tmp / "src", tmp / "wheel"
+    src.mkdir()
+    (src / "pyproject.toml").write_text(pyproject)
+    shutil.copytree(ROOT / "rnnbook", src / "rnnbook",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                           "--no-build-isolation", "--wheel-dir", str(out), str(src)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = out.glob("rnnbook-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+def missing_from(wheel_files):
+    """``page: module`` for every rnnbook module a page imports that the wheel lacks."""
+    missing = []
+    for path in pages():
+        nb = nbformat.read(str(path), as_version=4)
+        source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        for module in sorted(imported_modules(source)):
+            as_path = module.replace(".", "/")
+            if not ((ROOT / f"{as_path}.py").exists()
+                    or (ROOT / as_path / "__init__.py").exists()):
+                continue  # a function or class imported from a module, not a module
+            if not {f"{as_path}.py", f"{as_path}/__init__.py"} & wheel_files:
+                missing.append(f"{path.relative_to(ROOT)}: {module}")
+    return missing
+
+
+def test_every_module_the_pages_import_is_in_the_installed_package(tmp_path):
+    missing = missing_from(build_wheel(tmp_path, (ROOT / "pyproject.toml").read_text()))
+    assert not missing, "imported by a page but not in the wheel pip builds:\n" + "\n".join(
+        missing)
+
+
+def test_the_wheel_check_sees_a_subpackage_left_out(tmp_path):
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"rnnbook.checks", ' in pyproject
+    files = build_wheel(tmp_path, pyproject.replace('"rnnbook.checks", ', ""))
+    assert "notebooks/04-stateful-batching.ipynb: rnnbook.checks.ch04" in missing_from(files)
+
+
+def test_the_import_scan_finds_modules_and_names():
+    code = ("import rnnbook\nfrom rnnbook.plots import figure, chunk_runs\n"
+            "from rnnbook import graphs")
+    assert imported_modules(code) == {"rnnbook", "rnnbook.plots", "rnnbook.plots.figure",
+                                      "rnnbook.plots.chunk_runs", "rnnbook.graphs"}
