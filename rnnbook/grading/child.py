@@ -23,7 +23,8 @@ Two kinds of child:
   cell from the plain-data case). The notebook's ``check`` is a stand-in that does nothing.
 
 The expected answers never enter this process. This module needs only the standard library
-and NumPy (the NumPy-only child loads it by path).
+and ``rnnbook/plain.py`` (NumPy), which the zygote loads by path before it (the NumPy-only child
+cannot import rnnbook).
 """
 import builtins
 import importlib.abc
@@ -32,7 +33,7 @@ import os
 import sys
 import traceback
 
-import numpy as np
+from rnnbook_plain import to_plain  # rnnbook/plain.py, loaded by path by the zygote
 
 NUMPY_ONLY = ("this exercise must be done with NumPy: TensorFlow, Keras and rnnbook's checks "
               "are not available to it")
@@ -53,20 +54,6 @@ def raised(error):
         frame = frames[-1]
         where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
     return {"__raised__": [type(error).__name__, str(error)[:2000], where[:2000]]}
-
-
-def to_plain(value):
-    """An answer as plain data (arrays, numbers, strings, lists), or TypeError."""
-    if isinstance(value, (str, bool, int, float)) or value is None:
-        return value
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
-    if isinstance(value, (tuple, list)):
-        return [to_plain(v) for v in value]
-    array = np.asarray(value)
-    if array.dtype == object:
-        raise TypeError(f"returned a {type(value).__name__}, which is not an array of numbers")
-    return array
 
 
 class _NoTensorFlow:

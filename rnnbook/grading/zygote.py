@@ -57,6 +57,7 @@ def _stub_module(name, text):
 def prepare(kind, args):
     """Import what the children need; returns the chapters (tf) or None (numpy)."""
     sys.path[:] = [args[0]] + [p for p in sys.path if p != HERE]  # NumPy only, or the root
+    _load("rnnbook_plain", os.path.join("..", "plain.py"))  # before the child, which uses it
     for name in ("wire", "walls", "child"):
         _load(f"rnnbook_{name}", f"{name}.py")
     _load("rnnbook_environment", os.path.join("..", "environment.py"))
