@@ -9,6 +9,10 @@
    of the solution graded in one run each, ``(t(2N) - t(N)) / N`` (median of three pairs of
    runs). Goal: at most 0.15x the yardstick measured in the same run, i.e. 300 submissions in
    about two minutes on 2 cores. With peak memory and each submission's seconds.
+
+``--quick`` runs every step once on the fewest submissions (1 and 2, one pair, one import):
+its figures mean nothing, but ``tests/test_bench.py`` runs it so that the benchmark cannot
+break unseen between two ``make bench``.
 """
 import os
 import pathlib
@@ -28,8 +32,10 @@ from rnnbook.grading.procs import tree_rss_mb  # noqa: E402
 
 SOLUTION = ROOT / "solutions" / "01-basic-rnn-cell.ipynb"
 CORES = os.cpu_count() or 1
-N = 40  # submissions in the smaller run; the larger has 2N
-PAIRS = 3
+QUICK = "--quick" in sys.argv[1:]
+N = 1 if QUICK else 40  # submissions in the smaller run; the larger has 2N
+PAIRS = 1 if QUICK else 3
+IMPORTS = 1 if QUICK else 3
 GOAL = 0.15  # marginal cost of a submission, in units of a bare `import tensorflow`
 ENV = {**os.environ, **TF_ENV}
 
@@ -80,12 +86,13 @@ import contextlib, io, os, time
 import rnnbook
 tf = rnnbook.setup()
 from rnnbook import checks, source
+from rnnbook.grading.run import plain_python  # the set-up cell's %pip line, as the grader
 for stem in checks.CHAPTERS:
     os.environ["RNNBOOK_GRADING"] = "1"  # run the solution cells with their checks silenced
     ns = {}
     for cell in source.read(f"solutions/{stem}.ipynb").cells:
         if cell.cell_type == "code":
-            exec(cell.source, ns)
+            exec(plain_python(cell.source), ns)
     del os.environ["RNNBOOK_GRADING"]
     chapter = checks.load(stem)
     for ex in chapter.exercises:
@@ -105,8 +112,9 @@ def copies(folder, count):
 
 def main():
     print(f"RNN Internals benchmark ({CORES} cores; figures vary with load)\n")
-    bare = min(measure([sys.executable, "-c", "import tensorflow"])[0] for _ in range(3))
-    print(f"bare `import tensorflow`:            {bare:6.2f} s (best of 3): the yardstick")
+    bare = min(measure([sys.executable, "-c", "import tensorflow"])[0] for _ in range(IMPORTS))
+    print(f"bare `import tensorflow`:            {bare:6.2f} s (best of {IMPORTS}): the "
+          "yardstick")
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-bench-"))
     try:
         seconds, peak, _, walls = grade(copies(tmp / "one", 1), tmp / "one-out", 1)
@@ -151,4 +159,7 @@ def main():
 
 
 if __name__ == "__main__":
+    unknown = [a for a in sys.argv[1:] if a != "--quick"]
+    if unknown:
+        raise SystemExit(f"bench: unknown argument {unknown[0]!r} (the only option is --quick)")
     main()

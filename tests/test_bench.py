@@ -1,0 +1,27 @@
+"""``make bench`` keeps working: its quick mode runs every step of the benchmark once. No figure
+is checked here (speed is measured by ``make bench``, never by a timed test): only that each
+step ran and printed its line."""
+import subprocess
+import sys
+
+from tests.test_book import ROOT
+
+
+def test_the_benchmark_runs_every_step():
+    done = subprocess.run([sys.executable, "benchmarks/bench.py", "--quick"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    out = done.stdout
+    assert "bare `import tensorflow`" in out
+    assert "grade Chapter 1's solution alone" in out
+    checks = [line for line in out.splitlines() if line.startswith("in-notebook check ")]
+    assert len(checks) >= 30, out  # every exercise of every chapter
+    assert "marginal cost of one more submission" in out
+
+
+def test_the_benchmark_refuses_an_unknown_argument():
+    done = subprocess.run([sys.executable, "benchmarks/bench.py", "--fast"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "bench: unknown argument '--fast' (the only option is --quick)"]
