@@ -44,11 +44,15 @@ class Mistake:
     ``variants`` are other ways to write the same mistake (each a function of the case, like
     ``answer``); the mistake is recognised when any of them matches. A model that raises does
     not apply to that case (for example a peephole mistake on a cell without peepholes).
+    ``raises(case, got)`` says whether the :class:`Raised` ``got`` on ``case`` is this mistake's
+    error (the mistake raises where its answer cannot be computed: a (B,) mask that broadcasts
+    over the units when B = H raises when B != H; a name with no such tensor in the graph).
     """
 
     sentence: str  # what went wrong and what to change, one sentence
     answer: Callable[[dict], Any]
     variants: tuple = ()
+    raises: Callable[[dict, Raised], bool] | None = None
 
     @property
     def models(self):
@@ -567,7 +571,7 @@ def evaluate(ex, cases, expected, answers):
     for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
         if isinstance(got, Raised):
-            error = error or (got, where)
+            error = error or (got, where, case)
             continue
         want = to_plain(want)
         if agrees(want, got, ex.rtol, ex.atol):
@@ -602,9 +606,15 @@ def _raised_outcome(ex, cases, error, failing, passing):
     """The verdict when the function raised on a trial: the error, and the known mistake that
     explains the trials where it returned a wrong answer, if one does (``np.hstack`` of W and U
     returns an array when D == H and raises when D != H)."""
-    got, where = error
+    got, where, case = error
     message = _raised_message(ex, got, where)
-    if got.kind in (BY_HAND, "NotImplementedError") or not failing:
+    if got.kind in (BY_HAND, "NotImplementedError"):
+        return Outcome(ex, False, message, len(cases))
+    for mistake in ex.mistakes:
+        if mistake.raises is not None and mistake.raises(case, got):
+            message += f"\n  Likely mistake: {mistake.sentence}"
+            return Outcome(ex, False, message, len(cases), mistake.sentence)
+    if not failing:
         return Outcome(ex, False, message, len(cases))
     mistake, _ = diagnose(ex, failing, passing)
     if mistake is None:

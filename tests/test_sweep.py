@@ -24,7 +24,7 @@ import importlib
 import pytest
 
 from rnnbook import checks
-from rnnbook.checking import answer, evaluate, to_plain
+from rnnbook.checking import Raised, answer, evaluate, to_plain
 
 SEEDS = range(200)
 CHAPTERS = list(checks.CHAPTERS)
@@ -65,8 +65,12 @@ def swept(stem, name):
             for case, want in zip(cases, expected, strict=True):
                 try:  # the mistake where it applies, the right answer elsewhere
                     answers.append(mistake.answer(case))
-                except Exception:  # noqa: BLE001
-                    answers.append(want)
+                except Exception as error:  # noqa: BLE001
+                    # where the mistake raises the learner's own error, the learner's function
+                    # raises it: Mistake.raises must name it
+                    got = Raised(type(error).__name__, str(error))
+                    named = mistake.raises is not None and mistake.raises(case, got)
+                    answers.append(got if named else want)
             found["mistakes"][k].append((seed, evaluate(ex, cases, expected, answers)))
     return found
 

@@ -646,10 +646,13 @@ def _keras_run(inputs, weights, h, c):
 # --- Exercise 4.7: drive a stateful Keras layer across batches, resetting where streams start --
 
 #: (B, S, D, H, starts): which rows start a new sequence before each batch: some rows (in
-#: the first batch, so the state the layer holds matters), all rows, none; and B = 1
+#: the first batch, so the state the layer holds matters), all rows, none. B = H in one trial
+#: and B != H in the other: a (B,) mask used without [:, None] broadcasts over the units when
+#: B = H (a wrong answer) and raises when B != H (named through MASK_OVER_UNITS' ``raises``)
+#: (audit, issue 18: the B = 1 trial hid that mask, which broadcasts right at B = 1)
 DRIVE_DESIGNS = (
-    {"B": 3, "S": 2, "D": 2, "H": 3, "starts": ((0, 1, 0), (1, 1, 1), (1, 0, 1))},
-    {"B": 1, "S": 3, "D": 3, "H": 2, "starts": ((0,), (1,), (0,))},
+    {"B": 3, "S": 2, "D": 4, "H": 3, "starts": ((0, 1, 0), (1, 1, 1), (1, 0, 1))},
+    {"B": 2, "S": 3, "D": 1, "H": 4, "starts": ((0, 0), (1, 1), (0, 1))},
 )
 
 
@@ -697,6 +700,26 @@ def _driven(case, reset=None, h=None, c=None):
 def _reset_rows(_k, start, h, c, which="hc"):
     keep = (~np.asarray(start, bool))[:, None]  # (B, 1)
     return (h * keep if "h" in which else h), (c * keep if "c" in which else c)
+
+
+def _reset_units(_k, start, h, c):
+    """The (B,) mask without [:, None]: it lines up with the units axis; unless B = H (or B = 1)
+    it raises the learner's broadcasting error, which ``_broadcast_error`` recognises."""
+    keep = ~np.asarray(start, bool)  # (B,)
+    return h * keep, c * keep
+
+
+def _broadcast_error(case, got):
+    """Whether ``got`` is the error of a (B,) mask against a (B, H) state, B != H (NumPy says
+    shapes ``(B,)`` and ``(B,H)``; TensorFlow ``[B]`` and ``[B,H]``)."""
+    B, H = case["B"], case["H"]
+    text = got.message.replace(" ", "")
+    return B != H and (f"({B},)" in text and f"({B},{H})" in text
+                       or f"[{B}]" in text and f"[{B},{H}]" in text)
+
+
+MASK_OVER_UNITS = ("the (B,) mask lines up with the units axis, not the rows: index it as "
+                   "starts[k][:, None], shape (B, 1), so it zeros whole rows of h and c.")
 
 
 def _reset_all_if_any(_k, start, h, c):
@@ -754,15 +777,18 @@ drive_stateful = Exercise(
             "only h is reset: layer.states is [h, c]; zero the row in both.",
             lambda c: _driven(c, reset=lambda k, s, h, c: _reset_rows(k, s, h, c, "h")),
         ),
+        Mistake(MASK_OVER_UNITS, lambda c: _driven(c, reset=_reset_units),
+                raises=_broadcast_error),
     ),
 )
 
 
 # --- Exercise 4.8: serve at batch 1 a stream of a layer trained at batch B ---------------------
 
-#: (B, D, H, T, row): the row to serve is never 0 when B > 1; B = 1; D != H
+#: (B, D, H, T, row): the row to serve is a middle row when B > 1 (neither row 0 nor the last:
+#: audit, issue 18, `[-1:]` passed when it was the last); B = 1; B, D, H all different
 SERVE_DESIGNS = (
-    {"B": 3, "D": 2, "H": 3, "T": 3, "row": 2},
+    {"B": 3, "D": 2, "H": 4, "T": 3, "row": 1},
     {"B": 1, "D": 3, "H": 2, "T": 3, "row": 0},
 )
 TRAIN_STEPS = 2  # the time steps the trained layer was built for
@@ -826,6 +852,11 @@ serve_at_batch_1 = Exercise(
         Mistake(
             "the stream continues row 0: copy row `row` of the trained layer's h and c.",
             lambda c: _served(c, row=0),
+        ),
+        Mistake(
+            "the stream continues the last row: copy row `row` of the trained layer's h and c "
+            "(theirs[row : row + 1]), not theirs[-1:].",
+            lambda c: _served(c, row=c["B"] - 1),
         ),
         Mistake(
             "the stream does not continue the trained state: the batch-1 layer starts from "

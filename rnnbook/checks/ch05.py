@@ -470,7 +470,24 @@ lstm_step_backward = Exercise(
 
 # --- Exercise 5.6: a gradient tensor by its name in the graph (API) --------------------------
 
-BY_NAME_DESIGNS = (dict(B=2, T=4, D=3, H=2, t=0), dict(B=1, T=3, D=2, H=3, t=2))  # first, last
+#: step 0 (no suffix) and a middle step (t != T - 1 - t: a reversed index shows); B, D, H all
+#: different (audit, issue 18: the middle step was missing, and B = H in the first trial)
+BY_NAME_DESIGNS = (dict(B=2, T=3, D=4, H=3, t=0), dict(B=1, T=4, D=2, H=3, t=2))
+SPLIT_0 = ("step 0 has no suffix: static_rnn names step 0's Split `split` (its gradient "
+           "`split_grad`) and step t's `split_t` for t > 0; there is no `split_0`.")
+
+
+def _split_0(c):
+    """``split_{t}_grad`` for every t: right for t > 0, no such tensor at t = 0 (the error the
+    session raises, which ``_names_split_0`` recognises)."""
+    if c["t"] == 0:
+        raise KeyError("The name 'gradients/rnn/basic_lstm_cell/split_0_grad/concat:0' refers "
+                       "to a Tensor which does not exist.")
+    return _by_name_ref()(c)
+
+
+def _names_split_0(case, got):
+    return case["t"] == 0 and "split_0" in got.message
 
 
 def _by_name_case(rng, B, T, D, H, t):
@@ -570,6 +587,7 @@ split_grad_by_name = Exercise(
             "and step t's `split_t` (no `split_0`).",
             _by_name_ref(step=-1),
         ),
+        Mistake(SPLIT_0, _split_0, raises=_names_split_0),
         Mistake(
             "you fetched the forward pre-activations (the Split op's outputs), not their "
             "gradient: the gradient is `gradients/rnn/basic_lstm_cell/split_t_grad/concat:0`.",

@@ -403,6 +403,26 @@ def drive_only_h(layer, batches, starts):
     return np.array(outputs)
 
 
+def drive_mask_no_axis(layer, batches, starts):
+    outputs = []
+    for x, start in zip(batches, starts):
+        for variable in layer.states:
+            variable.assign(np.where(start, 0.0, variable.numpy()))
+        outputs.append(layer(x).numpy())
+    return np.array(outputs)
+
+
+def drive_keep_no_axis_tf(layer, batches, starts):
+    tf = import_tensorflow()
+    outputs = []
+    for x, start in zip(batches, starts):
+        keep = tf.constant(1.0 - start.astype(np.float32))
+        for variable in layer.states:
+            variable.assign(variable * keep)
+        outputs.append(layer(x))
+    return tf.stack(outputs)
+
+
 # --- 4.8 serve_at_batch_1 (API) ----------------------------------------------------------------
 
 
@@ -437,6 +457,13 @@ def serve_row_zero(trained, served, row, stream):
     served.set_weights(trained.get_weights())
     for mine, theirs in zip(served.states, trained.states):
         mine.assign(theirs.numpy()[:1])
+    return np.stack([served(x[None, None]).numpy()[0, 0] for x in stream])
+
+
+def serve_last_row(trained, served, row, stream):
+    served.set_weights(trained.get_weights())
+    for mine, theirs in zip(served.states, trained.states):
+        mine.assign(theirs.numpy()[-1:])
     return np.stack([served(x[None, None]).numpy()[0, 0] for x in stream])
 
 
@@ -523,10 +550,13 @@ WRONG = {
         (drive_fresh_start, "the layer's state is thrown away before the first batch"),
         (drive_reset_after, "the rows are reset after the batch"),
         (drive_only_h, "only h is reset"),
+        (drive_mask_no_axis, "the (B,) mask lines up with the units axis"),
+        (drive_keep_no_axis_tf, "the (B,) mask lines up with the units axis"),
     ],
     "serve_at_batch_1": [
         (serve_no_weights, "the batch-1 layer keeps its own weights"),
         (serve_row_zero, "the stream continues row 0"),
+        (serve_last_row, "the stream continues the last row"),
         (serve_reset, "the stream starts from zeros"),
         (serve_c_h, "h and c are swapped when copied"),
     ],

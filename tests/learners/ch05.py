@@ -240,8 +240,10 @@ def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new):
 
 
 def by_name_a(session, feed, t, wrong=None):
-    step = t + 1 if wrong == "next" else t
+    step = {"next": t + 1, "previous": t - 1}.get(wrong, t)
     name = "split_grad" if step == 0 else f"split_{step}_grad"
+    if wrong == "split_0":
+        name = f"split_{t}_grad"
     if wrong == "forward":
         name = "rnn/basic_lstm_cell/split" + ("" if t == 0 else f"_{t}")
         return tuple(session.run([f"{name}:{k}" for k in range(4)], feed))
@@ -427,7 +429,9 @@ WRONG = {
     ],
     "split_grad_by_name": [
         (named(by_name_a, "keras_blocks", wrong="keras"), "the blocks are in Keras' order"),
-        (named(by_name_a, "next_step", wrong="next"), None),  # raises at the last step
+        (named(by_name_a, "next_step", wrong="next"), "you fetched the next step's"),
+        (named(by_name_a, "previous_step", wrong="previous"), "you fetched the previous step's"),
+        (named(by_name_a, "split_0_for_step_0", wrong="split_0"), "step 0 has no suffix"),
         (named(by_name_a, "forward_split", wrong="forward"), "you fetched the forward"),
     ],
     "keras_grads_to_tf1": [
