@@ -62,9 +62,14 @@ def test_carrying_the_state_is_needed_in_every_design():
 
 def test_stream_designs_tell_the_mistakes_apart():
     designs = ch04.STREAM_DESIGNS
-    assert all(d["T"] % d["chunk"] and d["T"] > d["chunk"] for d in designs)
+    assert all(d["T"] > d["chunk"] for d in designs)
+    # a tail (T % chunk) and none (a loop of T // chunk + 1 calls asks for 0 steps)
+    assert any(d["T"] % d["chunk"] for d in designs)
+    assert any(d["T"] % d["chunk"] == 0 for d in designs)
     assert all(d["L"] >= 2 for d in designs)
     assert any(d["B"] == 1 for d in designs) and all(d["D"] != d["H"] for d in designs)
+    # no axis of the packed state (L, 2, B, H) of the same length as another
+    assert any(len({d["L"], 2, d["B"], d["H"]}) == 4 for d in designs)
 
 
 # --- 4.7 and 4.8: the Keras layers ----------------------------------------------------------
@@ -110,6 +115,13 @@ def test_drive_designs_reset_some_all_and_none():
     big = np.array(ch04.DRIVE_DESIGNS[0]["starts"], bool)
     assert any(0 < row.sum() < len(row) for row in big) and any(row.all() for row in big)
     assert any(d["B"] == 1 for d in ch04.DRIVE_DESIGNS)
+    assert all(d["B"] != d["H"] for d in ch04.DRIVE_DESIGNS)  # a (B,) mask raises, B > 1
+
+
+def test_serve_designs_serve_a_middle_row():
+    """Neither row 0 nor the last row: `[:1]` and `[-1:]` both fail (issue 18)."""
+    assert any(0 < d["row"] < d["B"] - 1 for d in ch04.SERVE_DESIGNS)
+    assert all(len({d["B"], d["D"], d["H"]}) == 3 for d in ch04.SERVE_DESIGNS)
 
 
 # --- the by-hand exercises' helpers ---------------------------------------------------------

@@ -90,3 +90,39 @@ def test_a_missing_return_is_named(stem, name):
     outcome = run(stem, name, lambda *args, **kwargs: None)
     assert not outcome.passed
     assert "returns nothing; end it with `return ...`" in outcome.message, outcome.message
+
+
+def test_a_mistake_is_named_by_the_error_it_raises():
+    """``Mistake.raises``: a (B,) mask against (B, H) arrays without [:, None] raises when B != H
+    and answers wrong when B = H; both get the mistake's sentence, other errors do not."""
+    from rnnbook.checking import Exercise, Mistake, Raised
+
+    def row_mask(c):
+        return c["x"] * ~c["mask"][:, None]
+
+    def unit_mask(c):
+        return c["x"] * ~c["mask"]  # raises unless B = H
+
+    def unit_error(case, got):
+        return case["B"] != case["H"] and "broadcast" in got.message
+
+    sentence = "the mask lines up with the units: index it as mask[:, None]."
+    ex = Exercise("masked", "x with masked rows zeroed", make_case=None,
+                  call=lambda fn, c: fn(c), oracle=row_mask,
+                  mistakes=(Mistake(sentence, unit_mask, raises=unit_error),))
+    ex.number = "0.1"
+    square = {"B": 2, "H": 2, "x": np.ones((2, 2)), "mask": np.array([True, False])}
+    wide = {"B": 2, "H": 3, "x": np.ones((2, 3)), "mask": np.array([True, False])}
+    cases = [square, wide]
+    expected = [row_mask(c) for c in cases]
+    for order in (cases, cases[::-1]):
+        out = evaluate(ex, order, [row_mask(c) for c in order],
+                       [answer(ex, unit_mask, c) for c in order])
+        assert not out.passed and out.mistake == sentence, out.message
+        assert "broadcast" in out.message  # the error itself is still shown
+    only_wide = evaluate(ex, [wide], [expected[1]], [answer(ex, unit_mask, wide)])
+    assert only_wide.mistake == sentence, only_wide.message
+    other = Raised("ValueError", "could not broadcast input array")
+    assert evaluate(ex, [square], [expected[0]], [other]).mistake == ""  # B = H: not this
+    stub = Raised("NotImplementedError", "broadcast")
+    assert evaluate(ex, [wide], [expected[1]], [stub]).mistake == ""

@@ -208,6 +208,16 @@ def _name_with(case, t=None, k=None, op=SPLIT):
     return _tensor_name(t, GATES.index(case["gate"]) if k is None else k, op)
 
 
+SPLIT_0 = ("`split_0` does not exist: TensorFlow names the first op `split` and suffixes the "
+           "repeats `split_1`, `split_2`, ..., so step 0 is `split` and step t is `split_t`.")
+
+
+def names_split_0(case, got):
+    """Whether ``got`` (a :class:`~rnnbook.checking.Raised`) is TensorFlow's error for a name
+    with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none."""
+    return case.get("t", 0) == 0 and "split_0" in got.message
+
+
 gate_tensor_name = Exercise(
     name="gate_tensor_name",
     task="a string: the name 'op_name:k' of the tensor that holds gate `gate`'s "
@@ -238,11 +248,7 @@ gate_tensor_name = Exercise(
             ":0, :1, :2, :3 = i, j, f, o.",
             lambda c: _name_with(c, k=0),
         ),
-        Mistake(
-            "`split_0` does not exist: TensorFlow names the first op `split` and suffixes the "
-            "repeats `split_1`, `split_2`, ..., so step 0 is `split` and step t is `split_t`.",
-            lambda c: f"{SPLIT}_{c['t']}:{GATES.index(c['gate'])}",
-        ),
+        Mistake(SPLIT_0, lambda c: f"{SPLIT}_{c['t']}:{GATES.index(c['gate'])}"),
         Mistake(
             "the time-step suffix is off by one: step 0 is `split`, step 1 is `split_1`, step t "
             "is `split_t` (time steps count from 0).",
@@ -499,6 +505,19 @@ def _step_activations(case, t):
                                            case["bias"], case["forget_bias"]))
 
 
+def _split_0(case):
+    """``split_t`` for every t: right for t > 0; at t = 0 the graph has no such tensor and
+    the session raises (recognised by ``names_split_0``)."""
+    if case["t"] == 0:
+        raise KeyError(f"The name '{SPLIT}_0:0' refers to a Tensor which does not exist.")
+    return _preactivations(case)
+
+
+def _split_0_every_step(case):
+    """Every step's gates found from ``split_t``, step 0 included: the graph has no `split_0`."""
+    raise KeyError(f"The name '{SPLIT}_0' refers to an Operation not in the graph.")
+
+
 def _previous_step(case):
     if case["t"] == 0:
         raise IndexError("no step -1")
@@ -549,6 +568,7 @@ gate_preactivations = Exercise(
             "you fetched step 0's Split op (`split`) whatever t is: step t's op is `split_t`.",
             lambda c: _preactivations(c, 0),
         ),
+        Mistake(SPLIT_0, _split_0, raises=names_split_0),
     ),
 )
 
@@ -780,6 +800,7 @@ gate_activations = Exercise(
             "`split_(T-1)`: T steps in all.",
             lambda c: _activations_reference(c, start=1),
         ),
+        Mistake(SPLIT_0, _split_0_every_step, raises=names_split_0),
         Mistake(
             "the state is not carried: each step's gates depend on the h from the step before, "
             "so update (c, h) after every step (or fetch the graph's own gate tensors).",

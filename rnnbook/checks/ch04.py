@@ -223,6 +223,21 @@ INVERTED = ("the mask is inverted: zero the rows where it is True (their sequenc
 ONLY_H = ("only h is reset: c is the memory that carries the old sequence forward, so zero both "
           "c and h of those rows.")
 ONLY_C = "only c is reset: zero h as well, it feeds the next step too."
+UNITS_AXIS = ("the mask indexes the units axis (the last one): the rows are axis 2 of "
+              "(L, 2, B, H), so index state[:, :, ended].")
+
+
+def _units_axis(case):
+    """``state[..., ended] = 0``: zeros units, not rows, when B = H; otherwise NumPy raises the
+    IndexError that ``_mask_on_units`` recognises."""
+    state = np.array(case["state"], copy=True)
+    state[..., case["ended"]] = 0.0
+    return state
+
+
+def _mask_on_units(case, got):
+    return (case["B"] != case["H"] and got.kind == "IndexError"
+            and "boolean index did not match" in got.message)
 
 reset_ended = Exercise(
     name="reset_ended",
@@ -243,6 +258,7 @@ reset_ended = Exercise(
             "only the first layer is reset: every layer's c and h belong to the ended sequence.",
             lambda c: _zero_rows(c["state"], c["ended"], layers=[0]),
         ),
+        Mistake(UNITS_AXIS, _units_axis, raises=_mask_on_units),
     ),
 )
 
@@ -422,11 +438,14 @@ stacked_step = Exercise(
 
 # --- Exercise 4.6: stream a long sequence through a session, chunk by chunk --------------------
 
-#: (L, B, D, H, T, chunk): several layers, T not a multiple of chunk, B = 1, D != H (two
-#: trials: each costs a few session runs, and the tests sweep 200 seeds of them)
+#: (L, B, D, H, T, chunk): several layers, T not a multiple of chunk and T a multiple of chunk
+#: (a loop of T // chunk + 1 calls then makes an empty one), B = 1, and L, B, D, H all different
+#: and none 2 in the second trial (no axis of the packed state (L, 2, B, H) stands in for
+#: another) (two trials: each costs a few session runs, and the tests sweep 200 seeds of them)
+#: (audit, issue 18: both trials had a tail, and L = B = 3)
 STREAM_DESIGNS = (
     {"L": 2, "B": 1, "D": 3, "H": 2, "T": 5, "chunk": 2},
-    {"L": 3, "B": 3, "D": 2, "H": 4, "T": 4, "chunk": 3},
+    {"L": 3, "B": 4, "D": 1, "H": 5, "T": 6, "chunk": 3},
 )
 
 
@@ -535,6 +554,18 @@ def _dropped_tail(case):
     return _chunked(case, stop=case["T"] // case["chunk"] * case["chunk"])
 
 
+def _empty_chunk(case):
+    """T // chunk + 1 calls: right when chunk does not divide T; else the last call gets 0
+    steps, and run_chunk raises what ``_asks_empty_chunk`` recognises."""
+    if case["T"] % case["chunk"] == 0:
+        raise ValueError(f"run_chunk runs 1 to chunk={case['chunk']} time steps per call, not 0")
+    return _chunked(case)
+
+
+def _asks_empty_chunk(case, got):
+    return case["T"] % case["chunk"] == 0 and "steps per call, not 0" in got.message
+
+
 stream_in_chunks = Exercise(
     name="stream_in_chunks",
     task="(outputs, final_state): the top layer's h at every step (B, T, H) and the packed final "
@@ -572,6 +603,11 @@ stream_in_chunks = Exercise(
             "the last, shorter chunk is missing: T is not always a multiple of chunk, so run "
             "the remaining T % chunk steps too.",
             _dropped_tail,
+        ),
+        Mistake(
+            "there is one chunk too many when chunk divides T: the last call gets 0 steps; "
+            "start the chunks at range(0, T, chunk).",
+            _empty_chunk, raises=_asks_empty_chunk,
         ),
     ),
 )
@@ -646,13 +682,13 @@ def _keras_run(inputs, weights, h, c):
 # --- Exercise 4.7: drive a stateful Keras layer across batches, resetting where streams start --
 
 #: (B, S, D, H, starts): which rows start a new sequence before each batch: some rows (in
-#: the first batch, so the state the layer holds matters), all rows, none. B = H in one trial
-#: and B != H in the other: a (B,) mask used without [:, None] broadcasts over the units when
-#: B = H (a wrong answer) and raises when B != H (named through MASK_OVER_UNITS' ``raises``)
-#: (audit, issue 18: the B = 1 trial hid that mask, which broadcasts right at B = 1)
+#: the first batch, so the state the layer holds matters), all rows, none; and B = 1. B != H
+#: (audit, issue 18: B = H = 3 let a (B,) mask used without [:, None] broadcast over the
+#: units and return a wrong answer no mistake named; with B != H it raises, and
+#: MASK_OVER_UNITS' ``raises`` names that error; at B = 1 that mask is right)
 DRIVE_DESIGNS = (
-    {"B": 3, "S": 2, "D": 4, "H": 3, "starts": ((0, 1, 0), (1, 1, 1), (1, 0, 1))},
-    {"B": 2, "S": 3, "D": 1, "H": 4, "starts": ((0, 0), (1, 1), (0, 1))},
+    {"B": 3, "S": 2, "D": 1, "H": 4, "starts": ((0, 1, 0), (1, 1, 1), (1, 0, 1))},
+    {"B": 1, "S": 3, "D": 3, "H": 2, "starts": ((0,), (1,), (0,))},
 )
 
 
@@ -703,8 +739,8 @@ def _reset_rows(_k, start, h, c, which="hc"):
 
 
 def _reset_units(_k, start, h, c):
-    """The (B,) mask without [:, None]: it lines up with the units axis; unless B = H (or B = 1)
-    it raises the learner's broadcasting error, which ``_broadcast_error`` recognises."""
+    """The (B,) mask without [:, None]: it lines up with the units axis; unless B = H (or B = 1,
+    where it is right) it raises the learner's broadcasting error (``_broadcast_error``)."""
     keep = ~np.asarray(start, bool)  # (B,)
     return h * keep, c * keep
 

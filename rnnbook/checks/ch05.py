@@ -21,6 +21,7 @@ import numpy as np
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.checks.ch02 import names_split_0
 from rnnbook.oracles import keras3, load_weights, tensorflow
 
 # ---------------------------------------------------------------------------------------------
@@ -232,7 +233,9 @@ rnn_step_backward = Exercise(
 
 # --- Exercise 5.3: BPTT over a sequence ------------------------------------------------------
 
-SEQ_DESIGNS = (dict(B=2, T=4, D=3, H=2), dict(B=1, T=5, D=2, H=3))
+#: B, T, D and H all different in each trial (audit, issue 18: B = H = 2 hid a transposed
+#: (B, H) array in the first trial; only B = 1 told it apart), and B = 1
+SEQ_DESIGNS = (dict(B=2, T=4, D=3, H=5), dict(B=1, T=5, D=2, H=3))
 
 
 def _rnn_case(rng, B, T, D, H, chunk=None):
@@ -296,7 +299,8 @@ rnn_backward = Exercise(
 
 # --- Exercise 5.4: truncated BPTT ------------------------------------------------------------
 
-TRUNC_DESIGNS = (dict(B=2, T=7, D=2, H=3, chunk=3), dict(B=1, T=6, D=3, H=2, chunk=3))  # T % chunk: 1, 0
+#: T % chunk: 1 and 0; B, D, H all different (audit, issue 18: B = D = 2 in the first trial)
+TRUNC_DESIGNS = (dict(B=2, T=7, D=4, H=3, chunk=3), dict(B=1, T=6, D=3, H=2, chunk=3))
 
 
 def _trunc_oracle(case):
@@ -376,7 +380,8 @@ truncated_rnn_backward = Exercise(
 
 # --- Exercise 5.5: one BasicLSTMCell step backward -------------------------------------------
 
-LSTM_DESIGNS = (dict(B=2, D=3, H=2, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=-1.0))
+#: B, D, H all different (audit, issue 18: B = H = 2 in the first trial)
+LSTM_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=-1.0))
 # forget_bias never 1.0 (a hard-coded 1.0 must fail) nor 0 (sigmoid' of f without it must fail)
 
 
@@ -479,15 +484,13 @@ SPLIT_0 = ("step 0 has no suffix: static_rnn names step 0's Split `split` (its g
 
 def _split_0(c):
     """``split_{t}_grad`` for every t: right for t > 0, no such tensor at t = 0 (the error the
-    session raises, which ``_names_split_0`` recognises)."""
+    session raises, which ``names_split_0`` recognises)."""
     if c["t"] == 0:
         raise KeyError("The name 'gradients/rnn/basic_lstm_cell/split_0_grad/concat:0' refers "
                        "to a Tensor which does not exist.")
     return _by_name_ref()(c)
 
 
-def _names_split_0(case, got):
-    return case["t"] == 0 and "split_0" in got.message
 
 
 def _by_name_case(rng, B, T, D, H, t):
@@ -587,7 +590,7 @@ split_grad_by_name = Exercise(
             "and step t's `split_t` (no `split_0`).",
             _by_name_ref(step=-1),
         ),
-        Mistake(SPLIT_0, _split_0, raises=_names_split_0),
+        Mistake(SPLIT_0, _split_0, raises=names_split_0),
         Mistake(
             "you fetched the forward pre-activations (the Split op's outputs), not their "
             "gradient: the gradient is `gradients/rnn/basic_lstm_cell/split_t_grad/concat:0`.",
@@ -599,7 +602,8 @@ split_grad_by_name = Exercise(
 
 # --- Exercise 5.7: Keras 3's gradients in TF1's layout (API) ---------------------------------
 
-KERAS_DESIGNS = (dict(B=2, D=3, H=2, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
+#: B, D, H all different (audit, issue 18: B = H = 2 in the first trial); forget_bias 1.0 once
+KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
 
 
 def _blocks(a, order, axis=-1):
@@ -690,14 +694,17 @@ keras_grads_to_tf1 = Exercise(
 
 # --- Exercise 5.8: LSTMCell backward: peepholes, cell_clip, projection -----------------------
 
-CELL_DESIGNS = (dict(B=2, D=3, H=4, P=2, forget_bias=1.0), dict(B=1, D=2, H=3, P=3, forget_bias=0.5),
-                dict(B=3, D=1, H=2, P=3, forget_bias=-0.5))
+#: forget_bias 1.0 once; cell_clip never 1.0 and different in each trial (audit, issue 18: it
+#: was always 1.0, so a hard-coded clip at 1.0 passed every seed)
+CELL_DESIGNS = (dict(B=2, D=3, H=4, P=2, forget_bias=1.0, cell_clip=0.8),
+                dict(B=1, D=2, H=3, P=3, forget_bias=0.5, cell_clip=1.3),
+                dict(B=3, D=1, H=2, P=3, forget_bias=-0.5, cell_clip=0.6))
 CELL_PARTS = ("dx", "dc", "dm", "dkernel", "dbias", "dw_i_diag", "dw_f_diag", "dw_o_diag",
               "dprojection")
 
 
-def _cell_case(rng, B, D, H, P, forget_bias):
-    case = {"B": B, "D": D, "H": H, "P": P, "forget_bias": forget_bias, "cell_clip": 1.0,
+def _cell_case(rng, B, D, H, P, forget_bias, cell_clip):
+    case = {"B": B, "D": D, "H": H, "P": P, "forget_bias": forget_bias, "cell_clip": cell_clip,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H, scale=2.5),  # (B, H): large, so that cell_clip bites
             "m": normal(rng, B, P, scale=0.7),  # (B, P)
@@ -725,8 +732,9 @@ def _cell_oracle(case):
     return tuple(g[k] for k in CELL_PARTS)
 
 
-def _cell_ref(slip=None):
+def _cell_ref(slip=None, **change):
     def model(c):
+        c = {**c, **change}
         g = bwd.lstm_cell_step_backward(
             c["x"], c["c"], c["m"], c["kernel"], c["bias"], c["dc_new"], c["dm_new"],
             c["forget_bias"], c["w_i_diag"], c["w_f_diag"], c["w_o_diag"], c["cell_clip"],
@@ -762,6 +770,11 @@ lstm_cell_backward = Exercise(
             "the o-peephole's path into c' is missing: o sees w_o_diag * c' (the new, clipped "
             "c'), so dc' also gets do * w_o_diag.",
             _cell_ref("no o peephole into c"),
+        ),
+        Mistake(
+            "cell_clip is taken as 1.0: clip c' to [-cell_clip, cell_clip] with the cell_clip "
+            "you were given, and zero the gradient where that clip bites.",
+            _cell_ref(cell_clip=1.0),
         ),
     ),
 )

@@ -417,6 +417,17 @@ def _stack(steps, axis=1):
     return tuple(np.stack([s[k] for s in steps], axis=axis) for k in range(4))
 
 
+def acts_split_0(session, inputs):
+    """Every step's op as `split_t`, step 0 included."""
+    graph = session.graph
+    fetches = []
+    for t in range(inputs.shape[1]):
+        outputs = graph.get_operation_by_name(f"rnn/basic_lstm_cell/split_{t}").outputs
+        fetches.append([out.consumers()[0].outputs[0] for out in outputs])
+    values = session.run(fetches, {"x:0": inputs})
+    return tuple(np.stack([v[k] for v in values], axis=1) for k in range(4))
+
+
 def acts_preactivations(session, inputs):
     return _stack(_split_outputs(session, inputs))
 
@@ -525,7 +536,7 @@ WRONG = {
         (pre_next_step, "you fetched the next step's Split op"),
         (pre_previous_step, "you fetched the previous step's Split op"),
         (pre_always_step_0, "you fetched step 0's Split op"),
-        (pre_split_0, None),  # raises: 'split_0' does not exist in the graph
+        (pre_split_0, "`split_0` does not exist"),  # raises at t = 0, named
         (pre_no_feed, None),  # raises: you must feed a value for placeholder 'x'
         (pre_op_name, None),  # raises: a part is None (session.run of an op name)
     ],
@@ -549,5 +560,6 @@ WRONG = {
         (acts_sigmoids_in_order, "i and f are swapped"),
         (acts_time_major, "the arrays are time-major"),
         (acts_skip_step_0, "step 0 is missing"),
+        (acts_split_0, "`split_0` does not exist"),
     ],
 }

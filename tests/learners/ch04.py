@@ -311,6 +311,14 @@ def stream_whole_chunks_only(run_chunk, inputs, state, chunk):
     return np.concatenate(pieces, axis=1), state
 
 
+def stream_one_chunk_too_many(run_chunk, inputs, state, chunk):
+    pieces = []
+    for k in range(inputs.shape[1] // chunk + 1):
+        out, state = run_chunk(inputs[:, k * chunk : (k + 1) * chunk], np.array(state))
+        pieces.append(out)
+    return np.concatenate(pieces, axis=1), np.array(state)
+
+
 def stream_keeps_last(run_chunk, inputs, state, chunk):
     for start in range(0, inputs.shape[1], chunk):
         outputs, final = run_chunk(inputs[:, start : start + chunk], state)
@@ -525,7 +533,7 @@ WRONG = {
         (reset_inverted, "the mask is inverted"),
         (reset_only_h, "only h is reset"),
         (reset_first_layer, "only the first layer is reset"),
-        (reset_units_axis, None),  # an IndexError on the trials where B != H
+        (reset_units_axis, "the mask indexes the units axis"),  # IndexError where B != H
     ],
     "stateful_batches": [
         (batches_contiguous, "the batches are laid out contiguously"),
@@ -544,6 +552,7 @@ WRONG = {
         (stream_initial_state, "every chunk starts from the initial state"),
         (stream_h_c, "c and h are swapped on the way back in"),
         (stream_whole_chunks_only, "the last, shorter chunk is missing"),
+        (stream_one_chunk_too_many, "there is one chunk too many"),
     ],
     "drive_stateful": [
         (drive_reset_state_when_any, "every row is reset when any row starts"),

@@ -321,6 +321,8 @@ def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None)
     wi, wf, wo = weights["w_i_diag"], weights["w_f_diag"], weights["w_o_diag"]
     P_ = weights["projection"]
     D = x.shape[1]
+    if wrong == "clip 1":
+        cell_clip = 1.0
     xm = np.concatenate([x, m], 1)
     i, j, f, o = np.split(xm @ K + b, 4, axis=1)
     gi = sig(i + wi * c)
@@ -444,5 +446,6 @@ WRONG = {
         (named(cell_a, "clip_masks_upstream_only", wrong="mask upstream"),
          "only the upstream dc' is zeroed"),
         (named(cell_a, "no_o_peephole_path", wrong="no wo path"), "the o-peephole's path"),
+        (named(cell_a, "clip_hard_coded", wrong="clip 1"), "cell_clip is taken as 1.0"),
     ],
 }
