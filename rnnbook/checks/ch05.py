@@ -205,6 +205,14 @@ TANH_AT_Z = ("tanh' is taken at the wrong point: tanh'(z) = 1 - tanh(z)^2 = 1 - 
 NO_TANH = ("the derivative of tanh is missing: dz = dh' * (1 - h'^2) is what reaches the "
            "kernel, the bias, x and h, not dh' itself.")
 
+def _dh_through_u_as_is(c):
+    """dh = dz @ U, U not transposed: U is (H, H), so the shape cannot tell (no design can)."""
+    dx, _, dkernel, dbias = _rnn_step_ref()(c)
+    h_new = ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])  # (B, H)
+    dz = c["dh_new"] * (1.0 - h_new ** 2)
+    return dx, dz @ c["kernel"][c["D"]:], dkernel, dbias
+
+
 rnn_step_backward = Exercise(
     name="rnn_step_backward",
     task="(dx (B, D), dh (B, H), dkernel (D + H, H), dbias (H,)) for one BasicRNNCell step",
@@ -226,6 +234,11 @@ rnn_step_backward = Exercise(
             "dbias is not summed over the batch: every row uses the same bias, so its gradient "
             "is dz summed over axis 0, shape (H,).",
             _rnn_step_ref("bias per row"),
+        ),
+        Mistake(
+            "dh went through U as it is: h' = tanh(x @ W + h @ U + b), so dh = dz @ U.T "
+            "(U = kernel[D:] is square, so the shape hides the missing transpose).",
+            _dh_through_u_as_is,
         ),
     ),
 )

@@ -78,6 +78,8 @@ def rnn_step_a(x, h, kernel, bias, dh_new, wrong=None):
     dbias = dz if wrong == "bias" else dz.sum(0)
     dxh = dz @ kernel.T
     D = x.shape[1]
+    if wrong == "U as is":
+        return dxh[:, :D], dz @ kernel[D:], dkernel, dbias
     return dxh[:, :D], dxh[:, D:], dkernel, dbias
 
 
@@ -407,6 +409,7 @@ WRONG = {
         (named(rnn_step_a, "no_tanh_prime", wrong="no tanh"), "the derivative of tanh is"),
         (named(rnn_step_a, "dkernel_transposed", wrong="transposed"), "dkernel is transposed"),
         (named(rnn_step_a, "dbias_per_row", wrong="bias"), "dbias is not summed"),
+        (named(rnn_step_a, "dh_through_u_as_is", wrong="U as is"), "dh went through U"),
     ],
     "rnn_backward": [
         (named(rnn_seq_a, "dh_not_carried", wrong="no carry"), "dh is not carried back"),
