@@ -1,5 +1,7 @@
 """Every check, both ways, for every chapter: passes on the solution, fails on the stub, and
 recognises each of its known mistakes by name."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -126,3 +128,24 @@ def test_a_mistake_is_named_by_the_error_it_raises():
     assert evaluate(ex, [square], [expected[0]], [other]).mistake == ""  # B = H: not this
     stub = Raised("NotImplementedError", "broadcast")
     assert evaluate(ex, [wide], [expected[1]], [stub]).mistake == ""
+
+
+SIZES = ("B", "D", "H", "T", "L", "P", "num_proj", "S", "chunk", "n")
+
+
+@pytest.mark.parametrize("stem,name", EXERCISES)
+def test_no_two_sizes_coincide_in_every_trial(stem, name):
+    """Issue 18: where two sizes are equal in every trial (B = H, say), an answer that confuses
+    them (a (B,) mask over the units, a transpose) fits; each seed's trials must tell them apart.
+    And an index a learner could hard-code (the row to serve, the step t) is a middle one in
+    some trial: neither the first nor the last."""
+    chapter = checks.load(stem)
+    for seed in range(20):
+        cases = chapter.cases(name, seed)
+        sizes = [k for k in SIZES if all(isinstance(c.get(k), int) for c in cases)]
+        for a, b in itertools.combinations(sizes, 2):
+            assert any(c[a] != c[b] for c in cases), f"seed {seed}: {a} = {b} in every trial"
+        for index, length in (("row", "B"), ("t", "T")):
+            if all(index in c and length in c for c in cases):
+                assert any(0 < c[index] < c[length] - 1 for c in cases), (
+                    f"seed {seed}: {index} is never a middle one")

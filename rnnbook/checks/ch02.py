@@ -617,7 +617,7 @@ lstm_step = Exercise(
     parts=("c'", "h'"),
     designs=(  # forget_bias never 0; 1.0 once, so a hard-coded 1.0 passes one trial only
         dict(B=1, D=2, H=3, forget_bias=2.5),
-        dict(B=3, D=3, H=2, forget_bias=-1.0),
+        dict(B=3, D=4, H=2, forget_bias=-1.0),  # B != D (audit, issue 18)
         dict(B=2, D=1, H=4, forget_bias=1.0),
     ),
     mistakes=(

@@ -360,7 +360,7 @@ stateful_batches = Exercise(
 #: runs, and is told apart); D != H with one layer; B = 1
 STACK_DESIGNS = (
     {"L": 2, "B": 1, "square": True},
-    {"L": 3, "B": 3, "square": True},
+    {"L": 3, "B": 4, "square": True},  # L != B (audit, issue 18: L = B = 3 was the only L > 2)
     {"L": 1, "B": 2, "square": False},
 )
 
@@ -442,10 +442,10 @@ stacked_step = Exercise(
 #: (a loop of T // chunk + 1 calls then makes an empty one), B = 1, and L, B, D, H all different
 #: and none 2 in the second trial (no axis of the packed state (L, 2, B, H) stands in for
 #: another) (two trials: each costs a few session runs, and the tests sweep 200 seeds of them)
-#: (audit, issue 18: both trials had a tail, and L = B = 3)
+#: (audit, issue 18: both trials had a tail, and L = B = 3 = chunk)
 STREAM_DESIGNS = (
     {"L": 2, "B": 1, "D": 3, "H": 2, "T": 5, "chunk": 2},
-    {"L": 3, "B": 4, "D": 1, "H": 5, "T": 6, "chunk": 3},
+    {"L": 3, "B": 4, "D": 1, "H": 5, "T": 6, "chunk": 2},
 )
 
 
@@ -683,11 +683,12 @@ def _keras_run(inputs, weights, h, c):
 
 #: (B, S, D, H, starts): which rows start a new sequence before each batch: some rows (in
 #: the first batch, so the state the layer holds matters), all rows, none; and B = 1. B != H
+#: and B != n, the number of batches, so outputs stacked on the wrong axis do not fit either
 #: (audit, issue 18: B = H = 3 let a (B,) mask used without [:, None] broadcast over the
 #: units and return a wrong answer no mistake named; with B != H it raises, and
 #: MASK_OVER_UNITS' ``raises`` names that error; at B = 1 that mask is right)
 DRIVE_DESIGNS = (
-    {"B": 3, "S": 2, "D": 1, "H": 4, "starts": ((0, 1, 0), (1, 1, 1), (1, 0, 1))},
+    {"B": 4, "S": 2, "D": 1, "H": 3, "starts": ((0, 1, 1, 0), (1, 1, 1, 1), (1, 0, 0, 1))},
     {"B": 1, "S": 3, "D": 3, "H": 2, "starts": ((0,), (1,), (0,))},
 )
 
