@@ -126,6 +126,11 @@ split_kernel = Exercise(
             "is (H, H); return the row blocks as they are.",
             lambda c: tuple(block.T for block in _split(c, c["D"])),
         ),
+        Mistake(
+            "you split the columns: the kernel is (D + H, H), W on top of U, so split its ROWS, "
+            "kernel[:D] and kernel[D:].",
+            lambda c: (c["kernel"][:, :c["D"]], c["kernel"][:, c["D"]:]),
+        ),
     ),
 )
 
@@ -169,6 +174,16 @@ def _stacked(c, blocks=("kernel", "recurrent_kernel"), axis=0):
     return np.concatenate([c[k] for k in blocks], axis=axis)
 
 
+def _assumes_square(c):
+    """A (2H, H) kernel, D taken for H: Keras' kernel's first H rows on top of recurrent_kernel
+    (right where D = H; one row repeated where D = 1; NumPy raises where 1 < D < H)."""
+    H = c["H"]
+    kernel = np.zeros((2 * H, H), np.float32)  # (2H, H)
+    kernel[:H] = c["kernel"][:H]
+    kernel[H:] = c["recurrent_kernel"]
+    return kernel, c["bias"]
+
+
 tf1_from_keras = Exercise(
     name="tf1_from_keras",
     task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) with W's rows on top of U's, "
@@ -203,6 +218,11 @@ tf1_from_keras = Exercise(
         Mistake(
             "the bias is left out: Keras' bias carries over to BasicRNNCell's bias unchanged.",
             lambda c: (_stacked(c), np.zeros_like(c["bias"])),
+        ),
+        Mistake(
+            "the kernel has D + H rows, not 2H: the input depth D (kernel.shape[0]) need not be "
+            "H; stack all of Keras' kernel (D, H) on top of its recurrent_kernel (H, H).",
+            _assumes_square,
         ),
     ),
 )

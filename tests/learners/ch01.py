@@ -437,14 +437,14 @@ WRONG = {
         (split_h_first, "you split the kernel at row H"),
         (split_swapped, "W and U are swapped"),
         (split_transposed, "W and U are transposed"),
-        (split_columns, None),
+        (split_columns, "you split the columns"),
     ],
     "tf1_from_keras": [
         (stack_hstack, "the blocks are side by side"),
         (stack_swapped, "W and U are swapped"),
         (stack_transposed, "the kernel is transposed"),
         (stack_no_bias, "the bias is left out"),
-        (stack_assumes_square, None),
+        (stack_assumes_square, "the kernel has D + H rows, not 2H"),
     ],
     "rnn_step": [
         (step_h_first, "you concatenated [h, x]"),
