@@ -236,8 +236,10 @@ def _units_axis(case):
 
 
 def _mask_on_units(case, got):
+    """NumPy's IndexError for a (B,) mask on the units axis (axis 3, of length H != B)."""
     return (case["B"] != case["H"] and got.kind == "IndexError"
-            and "boolean index did not match" in got.message)
+            and "boolean index did not match indexed array along axis 3; size of axis is "
+            f"{case['H']} " in got.message)
 
 reset_ended = Exercise(
     name="reset_ended",
