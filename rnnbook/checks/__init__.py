@@ -6,8 +6,12 @@ A notebook imports its chapter's ``check``::
     check(split_kernel)
 
 The grader finds every chapter through :data:`CHAPTERS` (module name by chapter stem).
+``rnnbook.progress()`` is :func:`progress`: the learner's record (:mod:`rnnbook.record`) of
+the book's exercises.
 """
 import importlib
+
+from rnnbook import record
 
 #: notebook stem -> module that holds that chapter's exercises, in reading order
 CHAPTERS = {
@@ -24,3 +28,14 @@ def load(stem):
     if stem not in CHAPTERS:
         raise KeyError(f"no chapter is called {stem!r}; known: {', '.join(CHAPTERS)}")
     return importlib.import_module(CHAPTERS[stem]).CHAPTER
+
+
+def exercises():
+    """``[(stem, [exercise numbers])]``, every chapter in book order."""
+    return [(stem, [ex.number for ex in load(stem).exercises]) for stem in CHAPTERS]
+
+
+def progress(where=None):
+    """``rnnbook.progress()``: print the exercises passed so far, per chapter (nothing under
+    the grader)."""
+    return record.show(exercises(), where)
