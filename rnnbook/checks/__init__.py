@@ -10,6 +10,7 @@ The grader finds every chapter through :data:`CHAPTERS` (module name by chapter 
 the book's exercises.
 """
 import importlib
+import os
 
 from rnnbook import record
 
@@ -36,6 +37,9 @@ def exercises():
 
 
 def progress(where=None):
-    """``rnnbook.progress()``: print the exercises passed so far, per chapter (nothing under
-    the grader)."""
+    """``rnnbook.progress()``: print the exercises passed so far, per chapter. Under the grader
+    (``RNNBOOK_GRADING=1``) nothing, and no chapter is loaded: a grading child's chapter
+    modules are stubs that hold only ``check``."""
+    if os.environ.get("RNNBOOK_GRADING") == "1":
+        return None
     return record.show(exercises(), where)
