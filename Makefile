@@ -12,15 +12,23 @@ EDITION ?= self-study
 # `make autograder` settings: CHAPTER (required) is the assignment; SEED (optional) one seed for all.
 CHAPTER ?=
 SEED ?=
+# One exercise or one notebook (CONTRIBUTING.md): `make exercise-check EXERCISE=1.7` (or
+# STEM=01-basic-rnn-cell), `make execute STEM=01-basic-rnn-cell`; JOBS: pytest-xdist workers.
+EXERCISE ?=
+STEM ?=
+JOBS ?= auto
 
-.PHONY: help venv book test notebooks execute grade autograder release bench lint tensorboard clean
+.PHONY: help venv book test exercise-check notebooks execute grade autograder release bench lint tensorboard clean
 
 help:
 	@echo "make book        build the HTML book into _build/html (strict, offline)"
 	@echo "                 EDITION=course: without solutions, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
+	@echo "make exercise-check EXERCISE=N.K  one exercise's tests, its 200-seed sweep, nbval of"
+	@echo "                 its notebook (STEM=<stem>: every exercise of one notebook; JOBS=0: one process)"
 	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
+	@echo "                 STEM=<stem>: only that chapter's book/ and solutions/ copies"
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
 	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>] [VISIBILITY=<v>]"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
@@ -52,11 +60,19 @@ endif
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# The values reach scripts/focus.py through the environment ("$$EXERCISE"): any text is safe.
+exercise-check: $(STAMP)
+	@$(BIN)/python scripts/focus.py check --exercise "$$EXERCISE" --stem "$$STEM" --jobs "$(JOBS)"
+
 notebooks: $(STAMP)
 	$(BIN)/python -m rnnbook.generate
 
 execute: $(STAMP)
+ifeq ($(strip $(STEM)),)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace book/[0-9]*.ipynb solutions/*.ipynb
+else
+	@$(BIN)/python scripts/focus.py execute --stem "$$STEM"
+endif
 
 grade: $(STAMP)
 	$(BIN)/python -m rnnbook.grading $(SUBMISSIONS) --out $(OUT)

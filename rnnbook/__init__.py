@@ -25,9 +25,9 @@ def __getattr__(name):
     needs only the standard library (``rnnbook.graphs``, for the screenshot script) imports no
     NumPy."""
     if name == "progress":
-        from rnnbook import record
+        from rnnbook import checks
 
-        return record.show
+        return checks.progress
     if name in __all__:
         from rnnbook import environment
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from rnnbook import plain
+from rnnbook import plain, record
 
 PASS, FAIL = "✓", "✗"
 #: float32 tolerance: TensorFlow's and NumPy's matmuls differ in the last bits
@@ -170,8 +170,6 @@ class Chapter:
         outcome = evaluate(ex, cases, expected, answers)
         print(outcome.message)
         if outcome.passed:
-            from rnnbook import record
-
             record.record(self.stem, ex.number, ex.name)
         return outcome
 
@@ -243,19 +241,6 @@ def remembered(model):
 def normal(rng, *shape, scale=1.0):
     """A float32 array of ``shape`` drawn from N(0, scale^2): the trials' inputs and weights."""
     return (scale * rng.standard_normal(size=shape)).astype(np.float32)
-
-
-def sizes(rng, time=False):
-    """Random small sizes ``{"B", "D", "H"}`` (and ``"T"``): a trial's batch, depth, units, time."""
-    case = {"B": int(rng.integers(1, 5)), "D": int(rng.integers(1, 6)), "H": int(rng.integers(1, 6))}
-    if time:
-        case["T"] = int(rng.integers(2, 7))
-    return case
-
-
-def sigmoid(z):
-    """The logistic function, as TensorFlow's gates apply it (for the NumPy mistake models)."""
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 # ---------------------------------------------------------------------------------------------

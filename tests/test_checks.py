@@ -59,6 +59,8 @@ def test_headers_and_checks_agree_on_kind(stem):
     cells = source.exercises(source.read(ROOT / "solutions" / f"{stem}.ipynb"))
     chapter = checks.load(stem)
     assert [c.name for c in cells] == [ex.name for ex in chapter.exercises]
+    # the header's number is the exercise's place in the chapter (the checks number by place)
+    assert [c.number for c in cells] == [ex.number for ex in chapter.exercises]
     for cell in cells:
         assert cell.by_hand == chapter[cell.name].by_hand, cell.name
 

@@ -15,7 +15,7 @@ def test_a_passing_check_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
     assert record.record(CHAPTER.stem, first.number, first.name)
     assert rnnbook.progress() is None  # it prints; nothing for a notebook to echo
     out = capsys.readouterr().out
-    rows = record.table()
+    rows = record.table(checks.exercises())
     assert rows[0][:3] == (CHAPTER.stem, 1, len(CHAPTER.exercises))
     assert first.number not in rows[0][3]
     assert CHAPTER.stem in out and str(where) in out
@@ -42,3 +42,25 @@ def test_damaged_or_unwritable_files_never_break_a_notebook(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("")
     assert not record.record("01-basic-rnn-cell", "1.1", "x", blocked / "progress.json")
+
+
+def test_the_table_counts_what_it_is_given(tmp_path):
+    """The record knows no chapter itself: the table is of the chapters it is handed."""
+    where = tmp_path / "progress.json"
+    assert record.record("01-x", "1.2", "b", where)
+    assert record.record("09-y", "9.1", "z", where)  # a chapter not asked about is not shown
+    rows = record.table([("01-x", ["1.1", "1.2", "1.3"]), ("02-y", ["2.1"])], where)
+    assert rows == [("01-x", 1, 3, ["1.1", "1.3"]), ("02-y", 0, 1, ["2.1"])]
+
+
+def test_progress_is_silent_under_the_grader_and_loads_no_chapter(monkeypatch, capsys):
+    """A grading child's chapter modules are stubs holding only ``check``: the notebook's last
+    cell, ``rnnbook.progress()``, may not ask them for their exercises."""
+    monkeypatch.setenv("RNNBOOK_GRADING", "1")
+
+    def stubbed(stem):
+        raise AttributeError(f"module for {stem} has no attribute 'CHAPTER'")
+
+    monkeypatch.setattr(checks, "load", stubbed)
+    assert rnnbook.progress() is None
+    assert capsys.readouterr().out == ""

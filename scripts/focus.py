@@ -1,0 +1,132 @@
+"""One exercise or one chapter notebook at a time: ``make exercise-check`` and ``make execute``.
+
+    python scripts/focus.py check --exercise 1.7      # make exercise-check EXERCISE=1.7
+    python scripts/focus.py check --stem 01-basic-rnn-cell   # make exercise-check STEM=...
+    python scripts/focus.py execute --stem 01-basic-rnn-cell # make execute STEM=...
+
+``check`` runs, in one pytest run, only what concerns that exercise (or that notebook's
+exercises): its checks both ways and its 200-seed sweep (tests/test_checks.py,
+tests/test_sweep.py), the chapter's own tests that name it (tests/test_chNN*.py), the learner
+copy and book/mistakes.md in sync with solutions/ (tests/test_generate.py), the learner notebook
+run in a kernel (tests/test_notebooks.py), the 88-character lines (tests/test_book.py), and nbval
+over ``solutions/<stem>.ipynb``. The selection is ``--focus`` in tests/conftest.py. ``execute``
+re-runs ``book/<stem>.ipynb`` and ``solutions/<stem>.ipynb`` and stores their outputs.
+
+An exercise is found from its header in ``solutions/NN-*.ipynb`` (read by rnnbook.source, the
+authority on the header's format). A bad value gets one line and exit status 2.
+"""
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SOLUTIONS, BOOK = ROOT / "solutions", ROOT / "book"
+#: the test files ``check`` runs (the conftest's --focus keeps what concerns the exercise)
+TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_generate.py",
+         "tests/test_notebooks.py", "tests/test_book.py")
+NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
+
+
+class Refused(Exception):
+    """A bad EXERCISE or STEM: the message is the one line to print."""
+
+
+def stems():
+    return sorted(p.stem for p in SOLUTIONS.glob("[0-9]*.ipynb"))
+
+
+def stem_of(stem):
+    """``stem`` itself when it is a chapter notebook's stem, else Refused."""
+    if stem not in stems():
+        raise Refused(f"STEM={stem!r} is not a chapter notebook; STEM is one of: "
+                      + ", ".join(stems()))
+    return stem
+
+
+def exercise_of(number):
+    """``(stem, function name)`` of exercise ``number`` ("1.7"), from the solutions' headers."""
+    from rnnbook import source  # reads the headers; its HEADER is the format's one definition
+
+    if not re.fullmatch(r"\d+\.\d+", number):
+        raise Refused(f"EXERCISE={number!r}: give an exercise number such as 1.7 (chapter.number)")
+    chapter = int(number.split(".")[0])
+    found = [s for s in stems() if int(s.split("-")[0]) == chapter]
+    if not found:
+        raise Refused(f"EXERCISE={number}: no chapter {chapter} in solutions/ (its notebooks: "
+                      + ", ".join(stems()) + ")")
+    stem = found[0]
+    try:
+        cells = source.exercises(source.read(SOLUTIONS / f"{stem}.ipynb"), f"solutions/{stem}")
+    except source.SourceError as error:
+        raise Refused(str(error)) from None
+    for cell in cells:
+        if cell.number == number:
+            return stem, cell.name
+    have = ", ".join(c.number for c in cells) or "none"
+    raise Refused(f"EXERCISE={number}: solutions/{stem}.ipynb has no '# Exercise {number} (...)' "
+                  f"header (it has {have}); see CONTRIBUTING.md")
+
+
+def target(exercise, stem):
+    """``(stem, function or "")`` asked for by exactly one of EXERCISE and STEM."""
+    exercise, stem = (exercise or "").strip(), (stem or "").strip()
+    if exercise and stem:
+        raise Refused("give EXERCISE=N.K or STEM=<notebook stem>, not both")
+    if exercise:
+        return exercise_of(exercise)
+    if stem:
+        return stem_of(stem), ""
+    raise Refused("give EXERCISE=N.K (e.g. EXERCISE=1.7) or STEM=<notebook stem> (one of: "
+                  + ", ".join(stems()) + ")")
+
+
+def check_command(stem, function, jobs="0", python=sys.executable):
+    """The one pytest run of ``check``."""
+    chapter = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(f"tests/test_ch{stem[:2]}*.py"))
+    workers = ["-n", jobs] + (["--dist", "loadscope"] if jobs != "0" else [])
+    focus = f"{stem}:{function}" if function else stem
+    return [python, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", *workers,
+            *NBVAL, f"--focus={focus}", *TESTS, *chapter, f"solutions/{stem}.ipynb"]
+
+
+def execute_command(stem, python=sys.executable):
+    """nbconvert over the book's and the solutions' copies of ``stem`` (those that exist)."""
+    pages = [str(p.relative_to(ROOT)) for p in (BOOK / f"{stem}.ipynb", SOLUTIONS / f"{stem}.ipynb")
+             if p.exists()]
+    jupyter = pathlib.Path(python).with_name("jupyter")
+    return [str(jupyter), "nbconvert", "--to", "notebook", "--execute", "--inplace", *pages]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="scripts/focus.py", description=__doc__.split("\n")[0])
+    parser.add_argument("action", choices=("check", "execute"))
+    parser.add_argument("--exercise", default="", help="an exercise number, e.g. 1.7")
+    parser.add_argument("--stem", default="", help="a chapter notebook's stem")
+    parser.add_argument("--jobs", default="auto", help="pytest-xdist workers (0: one process)")
+    parser.add_argument("--dry-run", action="store_true", help="print the command, run nothing")
+    args = parser.parse_args(argv)
+    try:
+        if args.action == "execute":
+            if args.exercise:
+                raise Refused("make execute takes STEM=<notebook stem>, not EXERCISE")
+            stem, function = stem_of(args.stem.strip()), ""
+            command = execute_command(stem)
+        else:
+            stem, function = target(args.exercise, args.stem)
+            if not re.fullmatch(r"auto|\d+", args.jobs):
+                raise Refused(f"JOBS={args.jobs!r}: give a number of workers, or auto")
+            command = check_command(stem, function, args.jobs)
+    except Refused as refused:
+        print(f"make: {refused}", file=sys.stderr)
+        return 2
+    what = f"Exercise {args.exercise} `{function}` of {stem}" if function else stem
+    print(f"{args.action}: {what}\n  {' '.join(command)}", file=sys.stderr)
+    if args.dry_run:
+        return 0
+    return subprocess.run(command, cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

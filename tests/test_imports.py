@@ -1,0 +1,92 @@
+"""The package's modules form layers: no import cycle, counting the imports made inside
+functions and modules imported by name (``importlib.import_module("rnnbook.checks.ch01")``).
+A lazy import is no excuse for an arrow that runs back up: the check framework writes the
+learner's record, so the record cannot ask the chapters for their exercises itself."""
+import ast
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "rnnbook"
+
+
+def _name(path):
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules():
+    """``{module name: path}`` of the package's Python modules (templates are not modules)."""
+    return {_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "templates" not in p.parts}
+
+
+def imports(path, known):
+    """The package's modules that the module at ``path`` imports, wherever in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                     for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # a submodule imported by name (the bare package's name is a word in messages)
+            names = [node.value] if node.value in known and "." in node.value else []
+        else:
+            continue
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name:
+                found.add(name)
+    return found - {_name(path)}
+
+
+def graph():
+    known = modules()
+    return {name: imports(path, known) for name, path in known.items()}
+
+
+def a_cycle(edges):
+    """One import cycle as a list of modules (first == last), or None."""
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for after in sorted(edges[node]):
+            if state.get(after) == "open":
+                return path[path.index(after):] + [after] if after in path else [node, after]
+            if after not in state:
+                found = visit(after, path + [after])
+                if found:
+                    return found
+        state[node] = "done"
+        return None
+
+    for start in sorted(edges):
+        if start not in state:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert a_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_chapters_imported_by_name_are_seen():
+    assert "rnnbook.checks.ch01" in graph()["rnnbook.checks"]
+
+
+def test_no_import_cycle_in_the_package():
+    cycle = a_cycle(graph())
+    assert cycle is None, "an import cycle (lazy imports included): " + " -> ".join(cycle)
+
+
+def test_the_learners_record_is_the_bottom_layer():
+    """rnnbook/record.py needs the standard library only: the check framework and the
+    chapters write to it, ``rnnbook.progress()`` hands it the chapters' exercises."""
+    assert graph()["rnnbook.record"] == set()
+    assert "rnnbook.record" in graph()["rnnbook.checking"]

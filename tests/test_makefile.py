@@ -1,0 +1,118 @@
+"""``make exercise-check`` and ``make execute STEM=...`` (scripts/focus.py, CONTRIBUTING.md):
+a bad EXERCISE or STEM gets one line and a non-zero exit, with nothing run or changed; a good
+one runs only the tests that concern it."""
+import hashlib
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import focus  # noqa: E402
+
+BIN = pathlib.Path(sys.executable).parent
+STEM = "01-basic-rnn-cell"
+
+
+def make(*args):
+    """``make`` in the repository with this interpreter's bin folder; the venv stamp is taken
+    as it is (``-o``), so nothing is installed."""
+    return subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed",
+                           f"BIN={BIN}", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+def notebooks_digest():
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest()
+            for folder in ("book", "solutions", "notebooks") for p in (ROOT / folder).glob("*.ipynb")}
+
+
+def ours(stderr):
+    """stderr without make's own ``make: *** [...] Error 2`` line."""
+    return [line for line in stderr.splitlines() if not line.startswith("make: ***")]
+
+
+@pytest.mark.parametrize("args,said", [
+    (["EXERCISE=abc"], "make: EXERCISE='abc': give an exercise number such as 1.7"),
+    (["EXERCISE=1"], "make: EXERCISE='1': give an exercise number such as 1.7"),
+    (["EXERCISE=9.1"], "make: EXERCISE=9.1: no chapter 9 in solutions/"),
+    (["EXERCISE=1.99"], "make: EXERCISE=1.99: solutions/01-basic-rnn-cell.ipynb has no "
+                        "'# Exercise 1.99 (...)' header (it has 1.1, "),
+    (["STEM=nope"], "make: STEM='nope' is not a chapter notebook; STEM is one of: "
+                    "01-basic-rnn-cell, "),
+    (["STEM=../solutions/01-basic-rnn-cell"], "make: STEM='../solutions/01-basic-rnn-cell' is "
+                                              "not a chapter notebook"),
+    ([f"STEM={STEM}", "EXERCISE=1.2"], "make: give EXERCISE=N.K or STEM=<notebook stem>, not "
+                                       "both"),
+    ([], "make: give EXERCISE=N.K (e.g. EXERCISE=1.7) or STEM=<notebook stem> (one of: "),
+    (["EXERCISE=1.2", "JOBS=many"], "make: JOBS='many': give a number of workers, or auto"),
+])
+def test_exercise_check_refuses_bad_values_in_one_line(args, said):
+    ran = make("exercise-check", *args)
+    assert ran.returncode != 0
+    assert len(ours(ran.stderr)) == 1 and ours(ran.stderr)[0].startswith(said), ran.stderr
+    assert "test session starts" not in ran.stdout  # nothing ran
+
+
+def test_a_value_is_never_run_as_shell(tmp_path):
+    marker = tmp_path / "ran"
+    ran = make("exercise-check", f'EXERCISE=1.2"; touch {marker}; echo "', f"STEM=$(touch {marker})")
+    assert ran.returncode != 0 and not marker.exists()
+    assert len(ours(ran.stderr)) == 1
+
+
+@pytest.mark.parametrize("args,said", [
+    (["STEM=nope"], "make: STEM='nope' is not a chapter notebook"),
+    (["STEM=01-basic-rnn-cell.ipynb"], "make: STEM='01-basic-rnn-cell.ipynb' is not a chapter"),
+])
+def test_execute_refuses_a_bad_stem_and_touches_no_notebook(args, said):
+    before = notebooks_digest()
+    ran = make("execute", *args)
+    assert ran.returncode != 0
+    assert len(ours(ran.stderr)) == 1 and ours(ran.stderr)[0].startswith(said), ran.stderr
+    assert notebooks_digest() == before
+
+
+def test_the_targets_run_focus_and_execute_runs_every_notebook_without_stem():
+    ran = make("-n", "exercise-check", "EXERCISE=1.3")
+    assert "scripts/focus.py check --exercise \"$EXERCISE\" --stem \"$STEM\"" in ran.stdout
+    ran = make("-n", "execute", f"STEM={STEM}")
+    assert "scripts/focus.py execute --stem \"$STEM\"" in ran.stdout
+    every = make("-n", "execute")
+    assert "nbconvert" in every.stdout and "book/[0-9]*.ipynb solutions/*.ipynb" in every.stdout
+    helped = make("help").stdout
+    assert "make exercise-check EXERCISE=N.K" in helped and "STEM=<stem>" in helped
+
+
+def test_an_exercise_is_found_from_its_header():
+    assert focus.target("1.3", "") == (STEM, "rnn_step")
+    assert focus.target("", STEM) == (STEM, "")
+    command = focus.check_command(STEM, "rnn_step", "0")
+    assert f"--focus={STEM}:rnn_step" in command and f"solutions/{STEM}.ipynb" in command
+    assert "--nbval" in command and command[command.index("-n") + 1] == "0"
+    assert "--dist" not in command  # one process
+    assert "tests/test_ch01.py" in command and "tests/test_ch02.py" not in command
+    pages = focus.execute_command(STEM)[-2:]
+    assert pages == [f"book/{STEM}.ipynb", f"solutions/{STEM}.ipynb"]
+
+
+@pytest.mark.slow
+def test_focus_keeps_only_what_concerns_the_exercise():
+    """The pytest run of ``make exercise-check EXERCISE=1.3``, collected only."""
+    command = focus.check_command(STEM, "rnn_step", "0") + ["--collect-only", "-q"]
+    ran = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    ids = [line for line in ran.stdout.splitlines() if "::" in line]
+    assert f"tests/test_sweep.py::test_right_answers_pass_on_every_seed[{STEM}-rnn_step]" in ids
+    assert f"tests/test_checks.py::test_solution_passes[{STEM}-rnn_step]" in ids
+    assert f"tests/test_notebooks.py::test_learner_notebook_runs_and_every_check_asks_for_its_" \
+           f"function[{STEM}]" in ids
+    assert any(i.startswith(f"solutions/{STEM}.ipynb::Cell ") for i in ids)  # nbval
+    assert f"tests/test_book.py::test_code_and_outputs_fit_the_column[solutions/{STEM}.ipynb]" \
+        in ids
+    for other in ("split_kernel", "rnn_unroll", "02-lstm", "05-gradients"):
+        assert not [i for i in ids if other in i], other
+    assert not [i for i in ids if "render_with_collapsed_hints" in i]  # builds the book
