@@ -146,14 +146,13 @@ def _fingerprint(code, boilerplate=None):
 
 def _set_aside(fp, common):
     """``fp`` without the hashes in ``common`` (copydetect's boilerplate, applied after the fact
-    to a fingerprint already made, so that each cell is tokenized once)."""
-    from copydetect.utils import get_token_coverage
-
-    if not common & fp.hashes:
-        return fp
-    fp.hashes = fp.hashes - common
-    fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in common}
-    fp.token_coverage = get_token_coverage(fp.hash_idx, fp.k, len(fp.filtered_code))
+    to a fingerprint already made, so that each cell is tokenized once). Its token coverage,
+    the denominator of its share, stays that of its code beyond the stub and the solution:
+    code much of the class wrote alike is no evidence, but it still counts as the student's
+    code, so that two natural answers with one rare line in common score low."""
+    if common & fp.hashes:
+        fp.hashes = fp.hashes - common
+        fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in common}
     return fp
 
 
@@ -197,8 +196,12 @@ def pairs_of(chapter, exercise, codes, stub="", solution=""):
         if code:
             base_hashes |= set(_fingerprint(without_stub(code, stub)).hashes)  # every k-gram
     boilerplate = np.array(sorted(base_hashes))
-    prints = {who: _fingerprint(without_stub(code, stub), boilerplate)
-              for who, code in sorted(codes.items())}
+    made = {}  # the same code (an untouched stub, a shared answer) is tokenized once
+    prints = {}
+    for who, code in sorted(codes.items()):
+        if code not in made:
+            made[code] = _fingerprint(without_stub(code, stub), boilerplate)
+        prints[who] = made[code]
     holders = collections.defaultdict(list)
     for who, fp in prints.items():
         for h in fp.hashes:
@@ -206,7 +209,7 @@ def pairs_of(chapter, exercise, codes, stub="", solution=""):
     limit = max(COMMON_MIN, COMMON_SHARE * len(prints))
     common = {h for h, who in holders.items() if len(who) > limit}
     if common:
-        prints = {who: _set_aside(fp, common) for who, fp in prints.items()}
+        prints = {who: _set_aside(fp, common) for who, fp in prints.items()}  # (idempotent)
     candidates = set()
     for h, who in holders.items():
         if h not in common:
