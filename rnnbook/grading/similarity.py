@@ -265,11 +265,11 @@ padding:.5em;overflow-x:auto;font-size:85%;border:1px solid #ddd}mark{background
 details{margin:.4em 0}summary{cursor:pointer}"""
 MEANING = ("A pair is listed when one student's code for an exercise, once names, comments and "
            "formatting are set aside, is mostly found in the other's (copydetect's fingerprints; "
-           "the stub, the solution and code more than {share:.0%} of the class wrote alike do "
-           "not count). It is a reason to read the two answers, not a proof: short answers to "
-           "tightly specified exercises are often alike, and students may have worked together "
-           "as allowed, or used the same public source. See the instructors' page, "
-           "\"Similar submissions\".")
+           "the stub, the solution and code that more than {common} students wrote alike, or "
+           "{share:.0%} of a class over {large}, do not count). It is a reason to read the two "
+           "answers, not a proof: short answers to tightly specified exercises are often "
+           "alike, and students may have worked together as allowed, or used the same public "
+           "source. See the instructors' page, \"Similar submissions\".")
 
 
 def section(pairs, compared, missing):
@@ -282,7 +282,9 @@ def section(pairs, compared, missing):
                      "looked for. A grading run with <code>python -m rnnbook.grading</code> "
                      "saves it.</p>")
         return "\n".join(parts)
-    parts.append(f"<p class=note>{e(MEANING.format(share=COMMON_SHARE))} Threshold: "
+    meaning = MEANING.format(common=COMMON_MIN, share=COMMON_SHARE,
+                             large=round(COMMON_MIN / COMMON_SHARE))
+    parts.append(f"<p class=note>{e(meaning)} Threshold: "
                  f"{THRESHOLD:.0%} of one side's code, and at least {MIN_SHARED} characters "
                  f"of code in common. Every pair is in <code>{TABLE}</code>.</p>")
     if missing:
