@@ -39,7 +39,7 @@ TABLE = "similar-submissions.csv"
 K = 16
 WINDOW = 1
 #: listed when one side has this share of its (non-baseline) code in the other...
-THRESHOLD = 0.5
+THRESHOLD = 0.6
 #: ...and the two share at least this many characters of filtered code beyond the baseline
 MIN_SHARED = 24
 #: code written alike by more than this share of the class (and more than COMMON_MIN
