@@ -259,6 +259,20 @@ def test_a_broken_or_hostile_code_file_is_left_out(tmp_path):
     assert codes == {(CH1, UNROLL): {"alice": ALICE}} and missing == 1
 
 
+def test_a_failure_costs_the_section_only(tmp_path, monkeypatch):
+    """Whatever goes wrong in the comparison, the rest of the class report is written."""
+    top = reports(tmp_path, {"alice": ALICE, "bob": BOB})
+
+    def broken(codes):
+        raise ValueError("<b>boom</b>")
+
+    monkeypatch.setattr(similarity, "find", broken)
+    page, table = report.build([top], tmp_path / "out")
+    text = page.read_text()
+    assert "Not computed: ValueError: &lt;b&gt;boom&lt;/b&gt;" in text and "Class report" in text
+    assert table.exists() and not (tmp_path / "out" / similarity.TABLE).exists()
+
+
 def test_the_benchmark_runs_quickly():
     done = subprocess.run([sys.executable, "benchmarks/similarity.py", "--quick"], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)

@@ -326,13 +326,19 @@ def add_to_report(paths, out, page, roster=None):
     ``page`` (before ``</body>``) and write ``out/similar-submissions.csv`` (only when there
     was code to compare). Returns the CSV's path or None."""
     codes, missing = collect(paths, roster)
-    pairs = find(codes) if codes else []
     compared = {key: len(who) for key, who in codes.items()}
+    try:
+        pairs = find(codes) if codes else []
+        shown = section(pairs, compared, missing)
+    except Exception as error:  # noqa: BLE001 - the rest of the class report still stands
+        codes = {}
+        shown = (f"<h2 id='similar'>Similar submissions</h2><p class=note>Not computed: "
+                 f"{html.escape(type(error).__name__)}: {html.escape(str(error)[:300])}</p>")
     page = pathlib.Path(page)
     head, tail, end = page.read_text().rpartition("</body>")
     if not tail:
         head, end = end, ""
-    page.write_text(head + section(pairs, compared, missing) + tail + end)
+    page.write_text(head + shown + tail + end)
     if not codes:
         return None
     table = pathlib.Path(out) / TABLE
