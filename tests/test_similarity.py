@@ -181,6 +181,22 @@ def test_code_most_of_a_large_class_wrote_alike_is_set_aside():
     assert set(pairs(codes)) == {("alice", "bob"), ("erin", "frank")}
 
 
+def test_exercises_compared_in_parallel_give_the_same_pairs():
+    from tests.learners import sources
+
+    stem = "02-lstm-gate-tensors"
+    right = sources.answers(stem)
+    codes = {(stem, exercise): {n: sources.as_cell(stub, body)
+                                for n, body in right[exercise.split()[-1]]}
+             for exercise, (stub, _) in similarity.baseline(stem).items()}
+    codes[(stem, "Exercise 2.5 lstm_step")]["copy"] = sources.as_cell(
+        similarity.baseline(stem)["Exercise 2.5 lstm_step"][0], LSTM_COPY)
+    alone, parallel = similarity.find(codes, workers=1), similarity.find(codes, workers=2)
+    assert [(p.exercise, p.a, p.b) for p in alone] == [
+        ("Exercise 2.5 lstm_step", "copy", "step_right_float64_in_place")]
+    assert parallel == alone
+
+
 def test_exercise_code_is_the_exercise_cell():
     table = [ExerciseCell("1.5", "rnn_unroll", 3, 9), ExerciseCell("1.3", "rnn_step", 2, 5),
              ExerciseCell("1.1", "split_kernel", 1, 1)]

@@ -7,21 +7,24 @@ and whitespace go; winnowed k-grams of what is left) and adds a "Similar submiss
 with the matched regions side by side, and ``similar-submissions.csv`` (:func:`add_to_report`).
 
 What every answer shares is set aside first, with copydetect's boilerplate: the learner's stub
-and the instructor's solution of that exercise (both from ``solutions/``), and, in a large
-class, the code that more than :data:`COMMON_SHARE` of the class wrote alike (as MOSS's ``-m``:
-the natural way to write a short answer is no evidence). A pair is listed when either side has
-at least :data:`THRESHOLD` of its remaining code in the other and they share at least
-:data:`MIN_SHARED` characters of it. A listed pair is a reason to look, never a proof.
+and the instructor's solution of that exercise (both from ``solutions/``), and the code that
+more than :data:`COMMON_MIN` submissions (or :data:`COMMON_SHARE` of a large class) wrote alike
+(as MOSS's ``-m``: the natural way to write a short answer is no evidence). A pair is listed
+when either side has at least :data:`THRESHOLD` of its code beyond the stub and the solution in
+the other and they share at least :data:`MIN_SHARED` characters of it. A listed pair is a
+reason to look, never a proof.
 """
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import csv
 import difflib
 import html
 import io
 import itertools
 import json
+import os
 import pathlib
 import re
 from dataclasses import dataclass
@@ -47,6 +50,7 @@ MIN_SHARED = 24
 COMMON_SHARE, COMMON_MIN = 0.05, 10
 MAX_CODE = 20_000  # characters of one exercise's cell that are compared (the rest is cut)
 SHOWN = 10  # pairs shown side by side per exercise (the CSV has all)
+PARALLEL_FROM = 500  # answers (all exercises together) from which exercises run in parallel
 
 
 def exercise_code(cells, exercise_cells):
@@ -103,7 +107,7 @@ def collect(paths, roster=None):
     report folders had no saved code."""
     from rnnbook.grading.report import _beside
 
-    found, missing = collections.defaultdict(dict), 0
+    found, missing, beside = collections.defaultdict(dict), 0, {}
     for raw in paths:
         path = pathlib.Path(raw)
         folders = [path.parent] if path.is_file() else sorted(
@@ -115,7 +119,9 @@ def collect(paths, roster=None):
             except (OSError, ValueError, KeyError, TypeError):
                 missing += 1
                 continue
-            ids, _ = _beside(folder.parent)
+            if folder.parent not in beside:
+                beside[folder.parent] = _beside(folder.parent)[0]
+            ids = beside[folder.parent]
             student = (roster or {}).get(folder.name) or ids.get(folder.name, folder.name)
             for exercise, code in codes.items():
                 if isinstance(code, str):
@@ -225,18 +231,32 @@ def pairs_of(chapter, exercise, codes, stub="", solution=""):
     return sorted(found, key=lambda p: (-p.score, -p.shared, p.a, p.b))
 
 
-def find(codes_by_exercise, baselines=None):
+def find(codes_by_exercise, baselines=None, workers=None):
     """Every listed pair, exercise by exercise in book order; ``baselines`` maps a chapter to
-    :func:`baseline` (read from ``solutions/`` when not given)."""
+    :func:`baseline` (read from ``solutions/`` when not given). Exercises are compared in
+    ``workers`` processes at once (default: one per core when there are at least
+    :data:`PARALLEL_FROM` answers, else here): tokenizing is most of the cost. Each exercise is
+    done whole in one process, since copydetect's hashes are Python's ``hash()``, which differs
+    between processes."""
     baselines = {} if baselines is None else dict(baselines)
-    found = []
+    jobs = []
     for chapter, exercise in sorted(codes_by_exercise, key=_order):
         if chapter not in baselines:
             baselines[chapter] = baseline(chapter)
         stub, solution = baselines[chapter].get(exercise, ("", ""))
-        found += pairs_of(chapter, exercise, codes_by_exercise[(chapter, exercise)], stub,
-                          solution)
-    return found
+        jobs.append((chapter, exercise, codes_by_exercise[(chapter, exercise)], stub, solution))
+    if workers is None:
+        answers = sum(len(job[2]) for job in jobs)
+        workers = (os.cpu_count() or 1) if answers >= PARALLEL_FROM else 1
+    workers = min(workers, len(jobs))
+    if workers <= 1:
+        return [p for job in jobs for p in pairs_of(*job)]
+    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        return [p for found in pool.map(_pairs_of, jobs) for p in found]
+
+
+def _pairs_of(job):
+    return pairs_of(*job)
 
 
 def _order(key):
