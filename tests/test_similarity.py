@@ -289,6 +289,18 @@ def test_a_failure_costs_the_section_only(tmp_path, monkeypatch):
     assert table.exists() and not (tmp_path / "out" / similarity.TABLE).exists()
 
 
+def test_two_runs_with_the_same_names_are_compared_across(tmp_path):
+    """Last term's reports beside this term's: an alice in each is two students, and this
+    term's bob copying last term's alice is found."""
+    old = reports(tmp_path / "2025", {"alice": ALICE, "carol": CAROL})
+    new = reports(tmp_path / "2026", {"alice": DAN, "bob": BOB})
+    codes, _ = similarity.collect([old, new])
+    assert set(codes[(CH1, UNROLL)]) == {"alice", "carol", f"alice ({new / 'alice'})", "bob"}
+    found = similarity.find(codes)
+    assert [(p.a, p.b) for p in found] == [("alice", "bob")]
+    assert codes[(CH1, UNROLL)]["alice"] == ALICE
+
+
 def test_the_benchmark_runs_quickly():
     done = subprocess.run([sys.executable, "benchmarks/similarity.py", "--quick"], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)

@@ -107,7 +107,7 @@ def collect(paths, roster=None):
     report folders had no saved code."""
     from rnnbook.grading.report import _beside
 
-    found, missing, beside = collections.defaultdict(dict), 0, {}
+    found, missing, beside, taken = collections.defaultdict(dict), 0, {}, set()
     for raw in paths:
         path = pathlib.Path(raw)
         folders = [path.parent] if path.is_file() else sorted(
@@ -123,6 +123,9 @@ def collect(paths, roster=None):
                 beside[folder.parent] = _beside(folder.parent)[0]
             ids = beside[folder.parent]
             student = (roster or {}).get(folder.name) or ids.get(folder.name, folder.name)
+            if student in taken:  # the same name in two runs (two sections, two terms)
+                student = f"{student} ({folder})"
+            taken.add(student)
             for exercise, code in codes.items():
                 if isinstance(code, str):
                     found[(chapter, str(exercise))][student] = code[:MAX_CODE]
