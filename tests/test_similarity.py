@@ -124,6 +124,17 @@ def test_near_copies_of_a_right_and_of_a_wrong_answer_are_found_and_nothing_else
         assert p.score >= similarity.THRESHOLD and p.shared >= similarity.MIN_SHARED
         assert 0 < min(p.share_a, p.share_b) <= p.score == max(p.share_a, p.share_b) <= 1
         assert "<mark>" in p.shown_a and "<mark>" in p.shown_b
+        for shown in (p.shown_a, p.shown_b):  # the stub's lines (header to docstring) never match
+            assert "mark>" not in "\n".join(shown.split("\n")[:6]), shown
+
+
+def test_the_stub_lines_are_blanked_in_place():
+    """Without this, "docstring, then the first line" would be a match in every pair."""
+    out = similarity.without_stub(BOB, stub_cell())
+    assert len(out) == len(BOB) and out.count("\n") == BOB.count("\n")
+    assert not out[:BOB.index("    # my own version")].strip()
+    assert out.splitlines()[6:] == BOB.splitlines()[6:]
+    assert similarity.without_stub(BOB, "") == BOB
 
 
 # Chapter 2's lstm_step: a learner's right answer (tests/learners/ch02.py) and a near-copy
@@ -171,6 +182,17 @@ def test_the_baseline_is_what_keeps_the_stub_and_the_solution_from_pairing():
              "jack": solution_cell().replace("# (B", "# mine (B")}
     assert set(pairs(codes, stub=False, solution=False)) >= {("gina", "harry"), ("ivan", "jack")}
     assert not pairs(codes)
+
+
+def test_a_one_token_change_to_the_solution_shared_by_two_is_too_little_to_list(monkeypatch):
+    """Two students wrote the solution with ``axis=1`` as ``1``: all their own code is shared
+    (100%), but it is a few tokens, which two students write alike by chance."""
+    mine = solution_cell().replace("np.stack(outputs, axis=1)", "np.stack(outputs, 1)")
+    codes = {"kim": mine, "lee": mine.replace("# (B, T, H)", "# the outputs")}
+    assert not pairs(codes)
+    monkeypatch.setattr(similarity, "MIN_SHARED", 0)
+    (pair,) = pairs(codes).values()
+    assert pair.score == 1 and pair.shared < 24
 
 
 def test_code_most_of_a_large_class_wrote_alike_is_set_aside():

@@ -38,7 +38,8 @@ TABLE = "similar-submissions.csv"
 #: copydetect's noise threshold (k, characters of filtered code): a k-gram of 16 is about one
 #: short line such as ``V=V.V(V[:,V],V)``; 25 (its default) misses most answers here, which
 #: are 2 to 10 lines long. The window is 1 (guarantee threshold = noise threshold): every
-#: k-gram is kept, since the answers are short and 300 of them are cheap.
+#: k-gram is kept, since the answers are short; and so which k-grams are kept does not hang on
+#: ``hash()``, whose seed changes from process to process: the same reports give the same pairs.
 K = 16
 WINDOW = 1
 #: listed when one side has this share of its (non-baseline) code in the other...
