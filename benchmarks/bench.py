@@ -154,6 +154,8 @@ def main():
               f"{', '.join(f'{m:.3f}' for m in marginal)} s)")
         print(f"so 300 submissions: about {300 * cost + runs[N][0][0] - N * cost:.0f} s "
               f"on {CORES} cores")
+        print(subprocess.run([sys.executable, "benchmarks/similarity.py", *sys.argv[1:]], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout, end="")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

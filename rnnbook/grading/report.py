@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rnnbook.grading import similarity
+
 LIKELY = re.compile(r"Likely mistake(?: \([^)]*\))?: (?P<sentence>.+)")
 #: what a failing test's output says when no known mistake was named, and its label
 OTHER_FAILURES = (
@@ -330,6 +332,7 @@ def build(paths, out, roster=None):
     page, table = out / "class-report.html", out / "class-report.csv"
     write_html(rows, subs, page)
     write_csv(rows, subs, table)
+    similarity.add_to_report(paths, out, page, roster)  # its section, similar-submissions.csv
     return page, table
 
 

@@ -35,7 +35,7 @@ import time
 from rnnbook import checks, source
 from rnnbook.checking import Raised
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
-from rnnbook.grading import procs, results, walls, wire
+from rnnbook.grading import procs, results, similarity, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
 
 TIMINGS = "timings.csv"  # each submission's seconds and peak memory (not in the reports)
@@ -703,6 +703,7 @@ def grade(config, submissions, out, table_file=None):
             log(f"roster: no submission from {len(missing)}: {', '.join(missing)}")
         if unknown:
             log(f"roster: not on the roster: {', '.join(unknown)}")
+    similarity.save(out, run.subs, run.cells)  # each exercise's code, for "Similar submissions"
     if config.class_report:
         _class_report(out, ordered)
     for sub, report in ordered:

@@ -1,0 +1,370 @@
+"""Similar submissions: per exercise, the pairs of submissions whose code is most alike.
+
+The grader saves each submission's exercise cells beside its report (:data:`CODE`,
+:func:`save`); the class report reads them back (:func:`collect`), compares them exercise by
+exercise with copydetect (tokens, not text: names become ``V``/``F``, strings ``S``, comments
+and whitespace go; winnowed k-grams of what is left) and adds a "Similar submissions" section,
+with the matched regions side by side, and ``similar-submissions.csv`` (:func:`add_to_report`).
+
+What every answer shares is set aside first, with copydetect's boilerplate: the learner's stub
+and the instructor's solution of that exercise (both from ``solutions/``), and the code that
+more than :data:`COMMON_MIN` submissions (or :data:`COMMON_SHARE` of a large class) wrote alike
+(as MOSS's ``-m``: the natural way to write a short answer is no evidence). A pair is listed
+when either side has at least :data:`THRESHOLD` of its code beyond the stub and the solution in
+the other and they share at least :data:`MIN_SHARED` characters of it. A listed pair is a
+reason to look, never a proof.
+"""
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import csv
+import difflib
+import html
+import io
+import itertools
+import json
+import os
+import pathlib
+import re
+from dataclasses import dataclass
+
+from rnnbook import source
+from rnnbook.grading import results
+from rnnbook.grading.config import SOLUTIONS
+
+CODE = "exercise-code.json"  # beside results.json: the submission's exercise cells
+TABLE = "similar-submissions.csv"
+#: copydetect's noise threshold (k, characters of filtered code): a k-gram of 16 is about one
+#: short line such as ``V=V.V(V[:,V],V)``; 25 (its default) misses most answers here, which
+#: are 2 to 10 lines long. The window is 1 (guarantee threshold = noise threshold): every
+#: k-gram is kept, since the answers are short; and so which k-grams are kept does not hang on
+#: ``hash()``, whose seed changes from process to process: the same reports give the same pairs.
+K = 16
+WINDOW = 1
+#: listed when one side has this share of its (non-baseline) code in the other...
+THRESHOLD = 0.6
+#: ...and the two share at least this many characters of filtered code beyond the baseline
+MIN_SHARED = 24
+#: code written alike by more than this share of the class (and more than COMMON_MIN
+#: submissions) joins the baseline
+COMMON_SHARE, COMMON_MIN = 0.05, 10
+MAX_CODE = 20_000  # characters of one exercise's cell that are compared (the rest is cut)
+SHOWN = 10  # pairs shown side by side per exercise (the CSV has all)
+PARALLEL_FROM = 500  # answers (all exercises together) from which exercises run in parallel
+
+
+def exercise_code(cells, exercise_cells):
+    """``{"Exercise N.K name": code}``: per exercise, the submission's cell whose header is
+    ``# Exercise N.K`` (the last one that defines the function, if several), else the last
+    cell that defines the function; exercises with neither are left out."""
+    found = {}
+    for ex in exercise_cells:
+        header = re.compile(rf"# Exercise {re.escape(ex.number)}\b")
+        defines = re.compile(rf"^def {re.escape(ex.name)}\(", re.MULTILINE)
+        headed = [c for c in cells if header.match(c)]
+        defining = [c for c in cells if defines.search(c)]
+        both = [c for c in headed if defines.search(c)]
+        chosen = (both or defining or headed or [None])[-1]
+        if chosen is not None:
+            found[f"Exercise {ex.number} {ex.name}"] = chosen[:MAX_CODE]
+    return found
+
+
+def save(out, subs, cells):
+    """The grader's hook: ``out/<name>/exercise-code.json`` for every graded submission (its
+    chapter and :func:`exercise_code`); removed from a folder whose submission was not graded,
+    so that a regrade with --overwrite leaves nothing stale."""
+    for sub in subs:
+        path = pathlib.Path(out) / sub.name / CODE
+        if sub.error or sub.chapter not in cells:
+            path.unlink(missing_ok=True)
+            continue
+        data = {"chapter": sub.chapter, "exercises": exercise_code(sub.cells, cells[sub.chapter])}
+        results.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def baseline(stem):
+    """``{"Exercise N.K name": [stub, solution]}`` for a chapter, from ``solutions/`` (the stub is
+    made from the solution cell as the learner's notebook is); ``{}`` without it."""
+    path = SOLUTIONS / f"{stem}.ipynb"
+    if not re.fullmatch(r"\d\d-[\w-]+", stem) or not path.exists():
+        return {}
+    try:
+        nb = source.read(path)
+        found = {}
+        for ex in source.exercises(nb, f"solutions/{stem}.ipynb"):
+            code = nb.cells[ex.cell].source
+            found[f"Exercise {ex.number} {ex.name}"] = [
+                source.stub(code, ex.number, ex.name), code]
+        return found
+    except source.SourceError:
+        return {}
+
+
+def collect(paths, roster=None):
+    """Every saved :data:`CODE` below ``paths`` (beside a results.json) as ``{(chapter,
+    exercise): {student: code}}``, the student named as the class report names it; and how many
+    report folders had no saved code."""
+    from rnnbook.grading.report import _beside
+
+    found, missing, beside, taken = collections.defaultdict(dict), 0, {}, set()
+    for raw in paths:
+        path = pathlib.Path(raw)
+        folders = [path.parent] if path.is_file() else sorted(
+            p.parent for p in path.rglob("results.json"))
+        for folder in folders:
+            try:
+                data = json.loads((folder / CODE).read_text(encoding="utf-8"))
+                chapter, codes = str(data["chapter"]), dict(data["exercises"])
+            except (OSError, ValueError, KeyError, TypeError):
+                missing += 1
+                continue
+            if folder.parent not in beside:
+                beside[folder.parent] = _beside(folder.parent)[0]
+            ids = beside[folder.parent]
+            student = (roster or {}).get(folder.name) or ids.get(folder.name, folder.name)
+            if student in taken:  # the same name in two runs (two sections, two terms)
+                student = f"{student} ({folder})"
+            taken.add(student)
+            for exercise, code in codes.items():
+                if isinstance(code, str):
+                    found[(chapter, str(exercise))][student] = code[:MAX_CODE]
+    return dict(found), missing
+
+
+@dataclass
+class Pair:
+    chapter: str
+    exercise: str
+    a: str  # student
+    b: str
+    score: float  # the larger of the two shares below
+    share_a: float  # of a's code (beyond the baseline), the share found in b
+    share_b: float
+    shared: int  # characters of filtered code in common
+    shown_a: str  # a's code as HTML (escaped), the matched regions in <mark>
+    shown_b: str
+
+
+def _fingerprint(code, boilerplate=None):
+    from copydetect import CodeFingerprint
+
+    return CodeFingerprint("cell.py", K, WINDOW, boilerplate=boilerplate, fp=io.StringIO(code),
+                           language="python")
+
+
+def _set_aside(fp, common):
+    """``fp`` without the hashes in ``common`` (copydetect's boilerplate, applied after the fact
+    to a fingerprint already made, so that each cell is tokenized once). Its token coverage,
+    the denominator of its share, stays that of its code beyond the stub and the solution:
+    code much of the class wrote alike is no evidence, but it still counts as the student's
+    code, so that two natural answers with one rare line in common score low."""
+    if common & fp.hashes:
+        fp.hashes = fp.hashes - common
+        fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in common}
+    return fp
+
+
+def _highlight(code, slices):
+    from copydetect.utils import highlight_overlap
+
+    if not len(slices) or not slices.shape[-1]:
+        return html.escape(code)
+    shown, _ = highlight_overlap(code, slices, "<mark>", "</mark>", escape_html=True)
+    return shown
+
+
+def without_stub(code, stub):
+    """``code`` with the lines it kept from the stub (header, ``def`` line, docstring) blanked
+    out, each by as many spaces, so that positions in it are positions in ``code``.
+
+    copydetect's boilerplate removes the k-grams of the stub, but not those that straddle its
+    last line and the learner's first: every answer would share "docstring, then ``x = y``"."""
+    if not stub:
+        return code
+    lines = code.splitlines(keepends=True)
+    kept = [line.rstrip() for line in stub.splitlines()
+            if line.strip() and "raise NotImplementedError" not in line]
+    matcher = difflib.SequenceMatcher(None, [line.rstrip() for line in lines], kept,
+                                      autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for i in range(block.a, block.a + block.size):
+            body = lines[i].rstrip("\r\n")
+            lines[i] = " " * len(body) + lines[i][len(body):]
+    return "".join(lines)
+
+
+def pairs_of(chapter, exercise, codes, stub="", solution=""):
+    """The pairs of ``codes`` (``{student: code}``) listed for one exercise, best first. The
+    ``stub`` and the ``solution`` are the baseline: what any answer may share."""
+    import numpy as np
+    from copydetect import compare_files
+
+    base_hashes = set()
+    for code in (stub, solution):
+        if code:
+            base_hashes |= set(_fingerprint(without_stub(code, stub)).hashes)  # every k-gram
+    boilerplate = np.array(sorted(base_hashes))
+    made = {}  # the same code (an untouched stub, a shared answer) is tokenized once
+    prints = {}
+    for who, code in sorted(codes.items()):
+        if code not in made:
+            made[code] = _fingerprint(without_stub(code, stub), boilerplate)
+        prints[who] = made[code]
+    holders = collections.defaultdict(list)
+    for who, fp in prints.items():
+        for h in fp.hashes:
+            holders[h].append(who)
+    limit = max(COMMON_MIN, COMMON_SHARE * len(prints))
+    common = {h for h, who in holders.items() if len(who) > limit}
+    if common:
+        prints = {who: _set_aside(fp, common) for who, fp in prints.items()}  # (idempotent)
+    candidates = set()
+    for h, who in holders.items():
+        if h not in common:
+            candidates.update(itertools.combinations(who, 2))
+    found = []
+    for a, b in sorted(candidates):
+        shared, (share_a, share_b), (slices_a, slices_b) = compare_files(prints[a], prints[b])
+        score = max(share_a, share_b)
+        if score >= THRESHOLD and shared >= MIN_SHARED:
+            found.append(Pair(chapter, exercise, a, b, float(score), float(share_a),
+                              float(share_b), int(shared), _highlight(codes[a], slices_a),
+                              _highlight(codes[b], slices_b)))
+    return sorted(found, key=lambda p: (-p.score, -p.shared, p.a, p.b))
+
+
+def find(codes_by_exercise, baselines=None, workers=None):
+    """Every listed pair, exercise by exercise in book order; ``baselines`` maps a chapter to
+    :func:`baseline` (read from ``solutions/`` when not given). Exercises are compared in
+    ``workers`` processes at once (default: one per core when there are at least
+    :data:`PARALLEL_FROM` answers, else here): tokenizing is most of the cost. Each exercise is
+    done whole in one process, since copydetect's hashes are Python's ``hash()``, which differs
+    between processes."""
+    baselines = {} if baselines is None else dict(baselines)
+    jobs = []
+    for chapter, exercise in sorted(codes_by_exercise, key=_order):
+        if chapter not in baselines:
+            baselines[chapter] = baseline(chapter)
+        stub, solution = baselines[chapter].get(exercise, ("", ""))
+        jobs.append((chapter, exercise, codes_by_exercise[(chapter, exercise)], stub, solution))
+    if workers is None:
+        answers = sum(len(job[2]) for job in jobs)
+        workers = (os.cpu_count() or 1) if answers >= PARALLEL_FROM else 1
+    workers = min(workers, len(jobs))
+    if workers <= 1:
+        return [p for job in jobs for p in pairs_of(*job)]
+    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        return [p for found in pool.map(_pairs_of, jobs) for p in found]
+
+
+def _pairs_of(job):
+    return pairs_of(*job)
+
+
+def _order(key):
+    match = re.search(r"(\d+)\.(\d+)", key[1])
+    return (key[0], (int(match[1]), int(match[2])) if match else (999, 999), key[1])
+
+
+COLUMNS = ["chapter", "exercise", "student_a", "student_b", "score", "share_a", "share_b",
+           "shared_characters"]
+
+
+def write_csv(pairs, path):
+    """``similar-submissions.csv``: a row per listed pair, every cell through ``csv_cell``."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for p in pairs:
+        writer.writerow([results.csv_cell(v) for v in (
+            p.chapter, p.exercise, p.a, p.b, f"{p.score:.2f}", f"{p.share_a:.2f}",
+            f"{p.share_b:.2f}", p.shared)])
+    results.write_atomic(pathlib.Path(path), out.getvalue())
+
+
+STYLE = """.sbs{display:flex;gap:1em}.sbs>div{flex:1;min-width:0}.sbs pre{background:#f7f7f7;
+padding:.5em;overflow-x:auto;font-size:85%;border:1px solid #ddd}mark{background:#f4a261}
+details{margin:.4em 0}summary{cursor:pointer}"""
+MEANING = ("A pair is listed when one student's code for an exercise, once names, comments and "
+           "formatting are set aside, is mostly found in the other's (copydetect's fingerprints; "
+           "the stub, the solution and code that more than {common} students wrote alike, or "
+           "{share:.0%} of a class over {large}, do not count). It is a reason to read the two "
+           "answers, not a proof: short answers to tightly specified exercises are often "
+           "alike, and students may have worked together as allowed, or used the same public "
+           "source. See the instructors' page, \"Similar submissions\".")
+
+
+def section(pairs, compared, missing):
+    """The report's "Similar submissions" section (HTML, everything from a student escaped)."""
+    e = html.escape
+    parts = [f"<style>{STYLE}</style><h2 id='similar'>Similar submissions</h2>"]
+    if not compared:
+        parts.append("<p class=note>No code was saved beside these reports (files downloaded "
+                     "from Gradescope hold only results.json), so similar submissions were not "
+                     "looked for. A grading run with <code>python -m rnnbook.grading</code> "
+                     "saves it.</p>")
+        return "\n".join(parts)
+    meaning = MEANING.format(common=COMMON_MIN, share=COMMON_SHARE,
+                             large=round(COMMON_MIN / COMMON_SHARE))
+    parts.append(f"<p class=note>{e(meaning)} Threshold: "
+                 f"{THRESHOLD:.0%} of one side's code, and at least {MIN_SHARED} characters "
+                 f"of code in common. Every pair is in <code>{TABLE}</code>.</p>")
+    if missing:
+        parts.append(f"<p class=note>{missing} report folder{'s' * (missing != 1)} had no "
+                     "saved code and were left out.</p>")
+    by_exercise = collections.defaultdict(list)
+    for p in pairs:
+        by_exercise[(p.chapter, p.exercise)].append(p)
+    parts.append("<table><tr><th>chapter</th><th>exercise</th><th>submissions</th>"
+                 "<th>pairs listed</th><th>highest score</th></tr>")
+    for key in sorted(compared, key=_order):
+        listed = by_exercise.get(key, [])
+        top = f"{listed[0].score:.0%}" if listed else ""
+        parts.append(f"<tr><td>{e(key[0])}</td><td>{e(key[1])}</td>"
+                     f"<td class=n>{compared[key]}</td><td class=n>{len(listed)}</td>"
+                     f"<td class=n>{top}</td></tr>")
+    parts.append("</table>")
+    for key in sorted(by_exercise, key=_order):
+        listed = by_exercise[key]
+        more = len(listed) - SHOWN
+        parts.append(f"<h3>{e(key[1])} ({e(key[0])})</h3>")
+        for p in listed[:SHOWN]:
+            parts.append(
+                f"<details><summary><b>{e(p.a)}</b> and <b>{e(p.b)}</b>: {p.score:.0%} "
+                f"({p.share_a:.0%} of {e(p.a)}'s code is in {e(p.b)}'s, {p.share_b:.0%} the "
+                f"other way; {p.shared} characters in common)</summary><div class=sbs>"
+                f"<div><b>{e(p.a)}</b><pre>{p.shown_a}</pre></div>"
+                f"<div><b>{e(p.b)}</b><pre>{p.shown_b}</pre></div></div></details>")
+        if more > 0:
+            parts.append(f"<p class=note>{more} more pair{'s' * (more != 1)} in "
+                         f"<code>{TABLE}</code>.</p>")
+    if not pairs:
+        parts.append("<p>No pair of submissions is above the threshold.</p>")
+    return "\n".join(parts)
+
+
+def add_to_report(paths, out, page, roster=None):
+    """The class report's hook: compare the code saved below ``paths``, add the section to
+    ``page`` (before ``</body>``) and write ``out/similar-submissions.csv`` (only when there
+    was code to compare). Returns the CSV's path or None."""
+    codes, missing = collect(paths, roster)
+    compared = {key: len(who) for key, who in codes.items()}
+    try:
+        pairs = find(codes) if codes else []
+        shown = section(pairs, compared, missing)
+    except Exception as error:  # noqa: BLE001 - the rest of the class report still stands
+        codes = {}
+        shown = (f"<h2 id='similar'>Similar submissions</h2><p class=note>Not computed: "
+                 f"{html.escape(type(error).__name__)}: {html.escape(str(error)[:300])}</p>")
+    page = pathlib.Path(page)
+    head, tail, end = page.read_text().rpartition("</body>")
+    if not tail:
+        head, end = end, ""
+    page.write_text(head + shown + tail + end)
+    if not codes:
+        return None
+    table = pathlib.Path(out) / TABLE
+    write_csv(pairs, table)
+    return table
