@@ -481,3 +481,33 @@ def test_the_rendered_width_check_sees_a_wide_block(built, browser, tmp_path):
     finally:
         page.unlink()
     assert [w["line"] for w in wide] == [long[:70]], wide
+
+
+# ---------------------------------------------------------------- pages as a learner runs them
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("RNNBOOK_PAGES") != "run",
+                    reason="run by .github/workflows/learner.yml on the oldest and newest "
+                    "TensorFlow (here nbval runs the pages against their stored outputs)")
+@pytest.mark.parametrize("stem", STEMS)
+def test_chapter_page_runs_cleanly_with_the_installed_package(stem, tmp_path):
+    """A chapter page run top to bottom in a real kernel, from a folder of its own as on Colab
+    (``/content``): no error, nothing on stderr (no TensorFlow log line), and whatever it
+    writes for TensorBoard lands beside it, where its ``%tensorboard --logdir`` looks."""
+    import nbclient
+
+    page = tmp_path / f"{stem}.ipynb"
+    shutil.copy(ROOT / "book" / f"{stem}.ipynb", page)
+    nb = nbformat.read(str(page), as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            assert output.output_type != "error", f"{stem}: {output.get('ename')}: " \
+                f"{output.get('evalue')}"
+            if output.output_type == "stream":
+                assert output.name == "stdout", f"{stem} wrote to stderr: {output.text}"
+    text = "\n".join(cell.source for cell in nb.cells)
+    for folder in set(re.findall(r"%tensorboard --logdir (\S+?)`", text)):
+        assert list((tmp_path / folder).rglob("events.out.tfevents.*")), folder
