@@ -511,3 +511,24 @@ def test_chapter_page_runs_cleanly_with_the_installed_package(stem, tmp_path):
     text = "\n".join(cell.source for cell in nb.cells)
     for folder in set(re.findall(r"%tensorboard --logdir (\S+?)`", text)):
         assert list((tmp_path / folder).rglob("events.out.tfevents.*")), folder
+
+
+@pytest.mark.slow
+def test_the_bibliography_page_describes_the_citations_as_they_render(tmp_path):
+    """Render {cite}`hochreiter1997` with the book's bibtex settings (a small Sphinx project:
+    the whole book takes minutes) and find the rendered form quoted on the bibliography page."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    (tmp_path / "conf.py").write_text(
+        'extensions = ["myst_parser", "sphinxcontrib.bibtex"]\n'
+        f'bibtex_bibfiles = ["{ROOT / "book" / "references.bib"}"]\n'
+        f'bibtex_reference_style = "{config["bibtex_reference_style"]}"\n'
+        f'bibtex_default_style = "{config["bibtex_default_style"]}"\n')
+    (tmp_path / "index.md").write_text("# T\n\nCITE {cite}`hochreiter1997` END\n\n"
+                                       "```{bibliography}\n```\n")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(tmp_path),
+                           str(tmp_path / "_b")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "_b" / "index.html").read_text()
+    rendered = html.unescape(re.sub(r"<[^>]+>", "", page.split("CITE", 1)[1].split("END")[0]))
+    assert rendered.strip() == "[Hochreiter and Schmidhuber, 1997]"
+    assert f'"{rendered.strip()}"' in (ROOT / "book" / "bibliography.md").read_text()
