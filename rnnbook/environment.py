@@ -124,6 +124,20 @@ def _series(version):
     return ".".join(version.split(".")[:2])
 
 
+def _declared(name):
+    """``name``'s requirement as rnnbook's metadata declares it (pyproject.toml's
+    ``dependencies``, e.g. ``"tensorflow<2.22,>=2.19"``), or the bare name."""
+    try:
+        requires = importlib.metadata.requires("rnnbook") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        requires = []
+    for requirement in requires:
+        spec = requirement.split(";")[0].replace(" ", "")
+        if spec.lower().replace("_", "-").startswith(name) and spec[len(name):][:1] in "<>=!~":
+            return spec
+    return name
+
+
 def tf_keras_requirement():
     """The pip requirement of the tf-keras that matches the installed TensorFlow,
     ``"tf-keras~=2.19.0"`` for TensorFlow 2.19.1 (tf-keras is released in step with it)."""
@@ -139,9 +153,9 @@ def missing_packages():
     says it at the set-up cell instead.
     """
     if not _installed("tensorflow"):
-        return ('TensorFlow is not installed: run  pip install "tensorflow>=2.19,<2.22" '
-                '"tf-keras>=2.19,<2.22"  (in a notebook: %pip install ...), then restart the '
-                "kernel.")
+        both = " ".join(f'"{_declared(name)}"' for name in ("tensorflow", "tf-keras"))
+        return (f"TensorFlow is not installed: run  pip install {both}  (in a notebook: "
+                f"%pip install {both}), then restart the kernel.")
     requirement = tf_keras_requirement()
     tf_version, keras2 = _version("tensorflow"), _version("tf-keras")
     if not _installed("tf_keras"):

@@ -76,6 +76,17 @@ def test_without_tf_keras_setup_says_what_is_missing_and_how_to_install_it():
     assert before.returncode != 0 and "Keras cannot be imported" in before.stderr
 
 
+def test_without_tensorflow_setup_names_the_declared_range():
+    """The command installs what pyproject.toml declares (read from the package's metadata)."""
+    failed = run(NO_TF_KERAS.replace("'tf_keras'", "'tensorflow'")
+                 + "import rnnbook\nrnnbook.setup()\n")
+    assert failed.returncode != 0
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith("rnnbook.environment.SetupError: TensorFlow is not installed: run  "
+                           'pip install "tensorflow'), last
+    assert "tf-keras" in last and "then restart the kernel." in last
+
+
 def test_a_tf_keras_of_another_series_is_named_with_the_matching_command(monkeypatch):
     from rnnbook import environment
 
