@@ -550,3 +550,21 @@ def test_instructors_page_states_prerequisites_times_and_the_course_edition():
     assert len(costs) >= 2 and len(set(costs)) == 1, costs  # one figure, said once or more
     assert "make book EDITION=course" in text
     assert "EDITION=course" in (ROOT / "Makefile").read_text()
+
+
+def test_chapter5_prose_gives_the_forget_gate_numbers_its_run_prints():
+    """sigma(f + 1) at initialisation and the orders of magnitude lost: the prose quotes the
+    stored output of the same run (which nbval holds to a fresh one)."""
+    nb = nbformat.read(str(ROOT / "book" / "05-gradients-by-hand.ipynb"), as_version=4)
+    prose = " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                      for o in c.get("outputs", []))
+    mean, low, high = re.search(r"sigma\(f \+ 1\): mean ([\d.]+),\s*from ([\d.]+) to ([\d.]+)",
+                                printed).groups()
+    assert f"here {mean} on average, between {low} and {high}" in prose
+    lost = dict(re.findall(r"^(\S+(?: \S+)*?)\s+log10\(.*\) = ([+-][\d.]+)$", printed,
+                           re.MULTILINE))
+    assert f"fades {lost['BasicLSTMCell'][1:]} orders of magnitude against the plain RNN's " \
+        f"{lost['BasicRNNCell'][1:]}" in prose
+    assert float(lost["LSTM, forget_bias=3"]) > -0.5  # "within half an order of magnitude"
+    assert "within half an order of magnitude" in prose
