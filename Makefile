@@ -34,7 +34,7 @@ help:
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "make bench       speed and memory figures quoted in the README"
 	@echo "make lint        ruff over the package and tests"
-	@echo "make tensorboard serve logs/ on http://127.0.0.1:6006"
+	@echo "make tensorboard serve book/logs/ (the chapters' graphs) on http://127.0.0.1:6006"
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -n "$(PYTHON)" || { echo "make: need python3.11 (or python3) on PATH" >&2; exit 1; }
@@ -93,7 +93,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check rnnbook tests benchmarks scripts
 
 tensorboard: $(STAMP)
-	$(BIN)/tensorboard --logdir logs --host 127.0.0.1 --port 6006
+	$(BIN)/tensorboard --logdir book/logs --host 127.0.0.1 --port 6006
 
 clean:
 	rm -rf _build

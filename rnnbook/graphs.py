@@ -3,7 +3,7 @@
 The chapter, its checks, its tests and ``scripts/tensorboard_screenshot.py`` all use these, so the
 graph a reader opens in TensorBoard is the graph the tests look into:
 
-- :func:`logdir`          the repo's ``logs/<stem>/`` folder (gitignored) where the book writes
+- :func:`logdir`          ``logs/<stem>`` in the working folder (gitignored): where the book writes
 - :func:`lstm_graph`      the question's graph: ``BasicLSTMCell`` unrolled by ``static_rnn``
 - :func:`write_graph`     a ``FileWriter`` event file holding a graph; returns its path
 - :func:`write_chapter_logs`  the chapter's TensorBoard run(s), written afresh
@@ -27,14 +27,20 @@ import threading
 import time
 import urllib.request
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 #: the run (sub-folder of the chapter's log folder) that holds the question's graph
 STATIC_RUN = "static_rnn"
 
 
 def logdir(stem):
-    """``<repo>/logs/<stem>``: where a chapter writes event files for TensorBoard (gitignored)."""
-    return ROOT / "logs" / stem
+    """``logs/<stem>``, relative to the working folder: where a chapter writes event files for
+    TensorBoard (git-ignored at any depth).
+
+    The working folder is the notebook's in Jupyter (``book/`` in the repository) and
+    ``/content`` on Colab, so the page's ``%tensorboard --logdir logs/<stem>`` finds the files
+    however ``rnnbook`` is installed: a path computed from this module's ``__file__`` would lie
+    under ``site-packages`` on Colab's non-editable install.
+    """
+    return pathlib.Path("logs", stem)
 
 
 def lstm_graph(T=7, D=3, H=4, forget_bias=1.0, batch=None, layers=1, split_inputs=False,

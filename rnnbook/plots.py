@@ -273,16 +273,30 @@ def error_by_step(predictions, target, colours=("tab:blue", "tab:red"), shown=6)
 
 
 def loss_curves(losses, colours=("tab:green", "tab:purple"), window=10, chance=1.0):
-    """Losses over updates (``losses``: name -> ``(updates,)``): each raw (faint) and as a
-    running mean of ``window`` updates, on a log scale, with the loss of guessing 0 dotted."""
-    fig, ax = figure(7.0, 3.0)
+    """Losses over updates (``losses``: name -> ``(updates,)``) on a log scale: each raw (thin)
+    and as a running **geometric** mean of ``window`` updates (thick), with the loss of
+    guessing 0 dotted.
+
+    The smoothing is done in log space, the quantity the axis shows: a one-update spike of
+    ``k`` decades lifts the thick line by ``k / window`` decades. An arithmetic running mean
+    would hold the spike's height / ``window`` for ``window`` updates, a plateau that reads as a
+    regression. The y-limits come from the data, so no raw value is clipped, and the legend
+    sits above the axes, over no data.
+    """
+    fig, ax = figure(7.0, 3.4)
+    low, high = chance, chance
     for (name, loss), colour in zip(losses.items(), colours[: len(losses)], strict=True):
-        ax.plot(loss, color=colour, lw=1, alpha=0.4)
-        smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
-        ax.plot(np.arange(window - 1, len(loss)), smooth, color=colour, lw=2, label=name)
-    ax.axhline(chance, color="k", ls=":", lw=1, label="guessing 0 (the cue's variance)")
+        loss = np.maximum(np.asarray(loss, dtype=float), np.finfo(float).tiny)  # log of 0
+        ax.plot(loss, color=colour, lw=0.8, alpha=0.45)
+        logs = np.convolve(np.log10(loss), np.ones(window) / window, mode="valid")
+        ax.plot(np.arange(window - 1, len(loss)), 10**logs, color=colour, lw=2, label=name)
+        low, high = min(low, loss.min()), max(high, loss.max())
+    ax.axhline(chance, color="k", ls=":", lw=1, label="guessing 0 (chance)")
     ax.set(xlabel="update", ylabel="squared error at the last step", yscale="log",
-           ylim=(1e-4, 3))
-    ax.legend(loc="lower left")
+           ylim=(low / 2, high * 2))
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, frameon=False,
+              title=f"thin: each update; thick: geometric mean of {window} updates",
+              title_fontsize=TYPE["legend.fontsize"], alignment="left")
     fig.tight_layout()
     return fig
+

@@ -481,3 +481,90 @@ def test_the_rendered_width_check_sees_a_wide_block(built, browser, tmp_path):
     finally:
         page.unlink()
     assert [w["line"] for w in wide] == [long[:70]], wide
+
+
+# ---------------------------------------------------------------- pages as a learner runs them
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("RNNBOOK_PAGES") != "run",
+                    reason="run by .github/workflows/learner.yml on the oldest and newest "
+                    "TensorFlow (here nbval runs the pages against their stored outputs)")
+@pytest.mark.parametrize("stem", STEMS)
+def test_chapter_page_runs_cleanly_with_the_installed_package(stem, tmp_path):
+    """A chapter page run top to bottom in a real kernel, from a folder of its own as on Colab
+    (``/content``): no error, nothing on stderr (no TensorFlow log line), and whatever it
+    writes for TensorBoard lands beside it, where its ``%tensorboard --logdir`` looks."""
+    import nbclient
+
+    page = tmp_path / f"{stem}.ipynb"
+    shutil.copy(ROOT / "book" / f"{stem}.ipynb", page)
+    nb = nbformat.read(str(page), as_version=4)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            assert output.output_type != "error", f"{stem}: {output.get('ename')}: " \
+                f"{output.get('evalue')}"
+            if output.output_type == "stream":
+                assert output.name == "stdout", f"{stem} wrote to stderr: {output.text}"
+    text = "\n".join(cell.source for cell in nb.cells)
+    for folder in set(re.findall(r"%tensorboard --logdir (\S+?)`", text)):
+        assert list((tmp_path / folder).rglob("events.out.tfevents.*")), folder
+
+
+@pytest.mark.slow
+def test_the_bibliography_page_describes_the_citations_as_they_render(tmp_path):
+    """Render {cite}`hochreiter1997` with the book's bibtex settings (a small Sphinx project:
+    the whole book takes minutes) and find the rendered form quoted on the bibliography page."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    (tmp_path / "conf.py").write_text(
+        'extensions = ["myst_parser", "sphinxcontrib.bibtex"]\n'
+        f'bibtex_bibfiles = ["{ROOT / "book" / "references.bib"}"]\n'
+        f'bibtex_reference_style = "{config["bibtex_reference_style"]}"\n'
+        f'bibtex_default_style = "{config["bibtex_default_style"]}"\n')
+    (tmp_path / "index.md").write_text("# T\n\nCITE {cite}`hochreiter1997` END\n\n"
+                                       "```{bibliography}\n```\n")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(tmp_path),
+                           str(tmp_path / "_b")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "_b" / "index.html").read_text()
+    rendered = html.unescape(re.sub(r"<[^>]+>", "", page.split("CITE", 1)[1].split("END")[0]))
+    assert rendered.strip() == "[Hochreiter and Schmidhuber, 1997]"
+    assert f'"{rendered.strip()}"' in (ROOT / "book" / "bibliography.md").read_text()
+
+
+def test_instructors_page_states_prerequisites_times_and_the_course_edition():
+    text = (ROOT / "book" / "instructors.md").read_text()
+    rows = [line for line in text.splitlines() if re.match(r"\| \d\. ", line)]
+    assert len(rows) == len(STEMS)
+    for number, row in enumerate(rows, start=1):
+        needed = row.split("|")[3]
+        if number == 1:
+            continue
+        previous = number - 1  # every chapter builds on the one before it, and what it needs
+        assert (f"Chapter {previous}" in needed and number <= 3) or \
+            f"Chapters 1-{previous}" in needed, (number, needed)
+    costs = re.findall(r"one more Chapter 1\s+submission costs ([\d.]+ to [\d.]+ s|[^,.(]+)",
+                       text)
+    assert len(costs) >= 2 and len(set(costs)) == 1, costs  # one figure, said once or more
+    assert "make book EDITION=course" in text
+    assert "EDITION=course" in (ROOT / "Makefile").read_text()
+
+
+def test_chapter5_prose_gives_the_forget_gate_numbers_its_run_prints():
+    """sigma(f + 1) at initialisation and the orders of magnitude lost: the prose quotes the
+    stored output of the same run (which nbval holds to a fresh one)."""
+    nb = nbformat.read(str(ROOT / "book" / "05-gradients-by-hand.ipynb"), as_version=4)
+    prose = " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                      for o in c.get("outputs", []))
+    mean, low, high = re.search(r"sigma\(f \+ 1\): mean ([\d.]+),\s*from ([\d.]+) to ([\d.]+)",
+                                printed).groups()
+    assert f"here {mean} on average, between {low} and {high}" in prose
+    lost = dict(re.findall(r"^(\S+(?: \S+)*?)\s+log10\(.*\) = ([+-][\d.]+)$", printed,
+                           re.MULTILINE))
+    assert f"fades {lost['BasicLSTMCell'][1:]} orders of magnitude against the plain RNN's " \
+        f"{lost['BasicRNNCell'][1:]}" in prose
+    assert float(lost["LSTM, forget_bias=3"]) > -0.5  # "within half an order of magnitude"
+    assert "within half an order of magnitude" in prose

@@ -33,12 +33,25 @@ def parse_graph(text):
     return text_format.Parse(text, GraphDef())
 
 
+def page_logdir():
+    """The folder of the chapter page's ``%tensorboard --logdir FOLDER`` command."""
+    import nbformat
+
+    nb = nbformat.read(str(ROOT / "book" / f"{STEM}.ipynb"), as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells)
+    (folder,) = set(re.findall(r"%tensorboard --logdir (\S+?)`", text))
+    return folder
+
+
 @pytest.mark.slow
-def test_tensorboard_serves_the_chapter_graph(tmp_path):
-    """Start the real TensorBoard on loopback over logs written with the chapter's code and find,
-    through its HTTP API, the ops the chapter points at."""
-    graphs.write_chapter_logs(tmp_path, T=T)
-    with graphs.tensorboard(tmp_path, timeout=60) as url:
+def test_tensorboard_serves_the_chapter_graph(tmp_path, monkeypatch):
+    """Start the real TensorBoard on loopback with the page's own `%tensorboard --logdir`
+    folder, in a working folder where the chapter's code wrote its logs (as on Colab, with
+    rnnbook installed elsewhere), and find, through its HTTP API, the ops the chapter points
+    at."""
+    monkeypatch.chdir(tmp_path)
+    graphs.write_chapter_logs(graphs.logdir(STEM), T=T)
+    with graphs.tensorboard(page_logdir(), timeout=60) as url:
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url)
         runs = graphs.get(f"{url}/data/runs")
         assert graphs.STATIC_RUN in runs, runs
@@ -82,11 +95,19 @@ def test_chapter_logs_are_rewritten_not_piled_up(tmp_path):
     assert list((tmp_path / graphs.STATIC_RUN).iterdir()) == [second]
 
 
-def test_logdir_is_in_the_repo_and_gitignored():
-    folder = graphs.logdir(STEM)
-    assert folder == ROOT / "logs" / STEM
-    ignored = subprocess.run(["git", "check-ignore", "-q", str(folder / "x")], cwd=ROOT)
-    assert ignored.returncode == 0, "logs/ must be gitignored"
+def test_logs_go_beside_the_notebook_where_the_pages_command_finds_them(tmp_path,
+                                                                       monkeypatch):
+    """Not under the package's folder (site-packages on Colab), but in the working folder,
+    the notebook's: the page's `%tensorboard --logdir` names that same folder."""
+    monkeypatch.chdir(tmp_path)
+    path = graphs.write_chapter_logs(graphs.logdir(STEM))
+    assert path.resolve().parent.parent == tmp_path / "logs" / STEM
+    assert page_logdir() == f"logs/{STEM}"
+    assert "site-packages" not in str(graphs.logdir(STEM).resolve())
+    for folder in ("book", "notebooks", "solutions", "."):  # wherever a notebook runs
+        x = ROOT / folder / "logs" / STEM / "x"
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(x)], cwd=ROOT)
+        assert ignored.returncode == 0, f"{folder}/logs/ must be gitignored"
 
 
 def test_gate_map_from_the_graph_matches_the_cell_source():

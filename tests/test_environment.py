@@ -21,10 +21,17 @@ def test_setup_loads_the_legacy_cells_quietly_and_seeds():
         "cell = tf.compat.v1.nn.rnn_cell.BasicRNNCell(2)\n"
         "print(type(cell).__module__)\n"
         "print(os.environ['TF_ENABLE_ONEDNN_OPTS'], np.get_printoptions()['precision'])\n"
-        "a = np.random.rand(); rnnbook.setup(seed=3); print(a == np.random.rand())\n")
+        "a = np.random.rand(); rnnbook.setup(seed=3); print(a == np.random.rand())\n"
+        # the first graph run and tf.function: TF 2.19 and 2.20 log there (absl, MLIR)
+        "with tf.Graph().as_default():\n"
+        "    x = tf.compat.v1.placeholder(tf.float32, [None])\n"
+        "    with tf.compat.v1.Session() as s:\n"
+        "        print(s.run(x + 1.0, {x: [1.0]}))\n"
+        "print(tf.function(lambda y: y * 2.0)(tf.constant(2.0)).numpy())\n")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["tf_keras.src.layers.rnn.legacy_cells", "0", "4", "True"]
-    assert done.stderr == ""  # no absl/cuda/oneDNN line that would land in a notebook output
+    assert done.stdout.split() == ["tf_keras.src.layers.rnn.legacy_cells", "0", "4", "True",
+                                   "[2.]", "4.0"]
+    assert done.stderr == ""  # no absl/MLIR/cuda/oneDNN line that would land in an output
 
 
 @pytest.mark.slow
@@ -34,6 +41,62 @@ def test_setup_after_tensorflow_says_so_in_one_sentence():
     last = late.stderr.strip().splitlines()[-1]
     assert last == ("rnnbook.environment.SetupError: TensorFlow was imported before "
                     "rnnbook.setup(): restart the kernel and run the set-up cell first.")
+
+
+#: Makes ``tf_keras`` look uninstalled, as on a plain Jupyter or a pip install without it.
+NO_TF_KERAS = (
+    "import importlib.machinery, sys\n"
+    "class NoTfKeras(importlib.machinery.PathFinder):\n"
+    "    @classmethod\n"
+    "    def find_spec(cls, name, path=None, target=None):\n"
+    "        if name.split('.')[0] == 'tf_keras':\n"
+    "            return None\n"
+    "        return importlib.machinery.PathFinder.find_spec(name, path, target)\n"
+    "sys.meta_path[:] = [NoTfKeras if f is importlib.machinery.PathFinder else f\n"
+    "                    for f in sys.meta_path]\n")
+
+
+@pytest.mark.slow
+def test_without_tf_keras_setup_says_what_is_missing_and_how_to_install_it():
+    """Without it, the set-up cell used to pass and the first TF1 cell to fail with "Keras
+    cannot be imported" (misleading: Keras 3 is there), then RecursionError everywhere."""
+    import importlib.metadata
+
+    series = ".".join(importlib.metadata.version("tensorflow").split(".")[:2])
+    failed = run(NO_TF_KERAS + "import rnnbook\nrnnbook.setup()\n")
+    assert failed.returncode != 0
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last == (
+        "rnnbook.environment.SetupError: tf-keras is not installed, and TensorFlow's TF1 cells "
+        f'(tf.compat.v1.nn.rnn_cell) live in it: run  pip install "tf-keras~={series}.0"  (in '
+        f'a notebook: %pip install "tf-keras~={series}.0"), then restart the kernel.')
+    # what the learner met before: the blocker is faithful to a missing tf-keras
+    before = run(NO_TF_KERAS + "import os\nos.environ['TF_USE_LEGACY_KERAS'] = '1'\n"
+                 "import tensorflow as tf\ntf.compat.v1.nn.rnn_cell.BasicRNNCell(2)\n")
+    assert before.returncode != 0 and "Keras cannot be imported" in before.stderr
+
+
+def test_without_tensorflow_setup_names_the_declared_range():
+    """The command installs what pyproject.toml declares (read from the package's metadata)."""
+    failed = run(NO_TF_KERAS.replace("'tf_keras'", "'tensorflow'")
+                 + "import rnnbook\nrnnbook.setup()\n")
+    assert failed.returncode != 0
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith("rnnbook.environment.SetupError: TensorFlow is not installed: run  "
+                           'pip install "tensorflow'), last
+    assert "tf-keras" in last and "then restart the kernel." in last
+
+
+def test_a_tf_keras_of_another_series_is_named_with_the_matching_command(monkeypatch):
+    from rnnbook import environment
+
+    versions = {"tensorflow": "2.19.1", "tf-keras": "2.21.0"}
+    monkeypatch.setattr(environment, "_version", versions.get)
+    assert environment.missing_packages() == (
+        'tf-keras 2.21.0 does not match TensorFlow 2.19.1: run  pip install "tf-keras~=2.19.0"  '
+        '(in a notebook: %pip install "tf-keras~=2.19.0"), then restart the kernel.')
+    versions["tf-keras"] = "2.19.0"
+    assert environment.missing_packages() is None
 
 
 def test_setup_without_tensorflow_does_not_import_it():
@@ -104,6 +167,16 @@ def test_on_colab_setup_installs_tf_keras_matching_colabs_tensorflow(monkeypatch
     command = environment.colab_packages(run=lambda cmd, check: ran.append(cmd))
     assert ran == [command] and command[-1] == "tf-keras~=2.19.0"
     assert "installed tf-keras 2.19.* to match Colab's TensorFlow 2.19.1" in capsys.readouterr().out
+
+
+def test_on_colab_a_matching_tf_keras_is_left_alone(monkeypatch):
+    from rnnbook import environment
+
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-20261101")
+    monkeypatch.setattr(environment, "_version",
+                        {"tensorflow": "2.20.0", "tf-keras": "2.20.1"}.get)
+    monkeypatch.setattr(environment, "_installed", lambda name: True)
+    assert environment.colab_packages(run=lambda *a, **k: pytest.fail("ran pip")) is None
 
 
 def test_off_colab_setup_installs_nothing(monkeypatch):

@@ -87,3 +87,76 @@ def test_the_import_scan_finds_modules_and_names():
             "from rnnbook import graphs")
     assert imported_modules(code) == {"rnnbook", "rnnbook.plots", "rnnbook.plots.figure",
                                       "rnnbook.plots.chunk_runs", "rnnbook.graphs"}
+
+
+# ---------------------------------------------------------------- declared dependencies
+
+#: the learner side: what a notebook imports (not the grader, the generator, the source reader)
+INSTRUCTOR_ONLY = ("generate.py", "source.py", "report.py")
+
+
+def declared():
+    """``{distribution: SpecifierSet}`` of pyproject.toml's ``dependencies``."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {Requirement(r).name: Requirement(r).specifier for r in project["dependencies"]}
+
+
+def pins():
+    """``{distribution: version}`` of requirements.txt's exact pins."""
+    found = re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", (ROOT / "requirements.txt").read_text(),
+                       re.MULTILINE)
+    return {name.lower().replace("_", "-"): version for name, version in found}
+
+
+def top_level_imports(code):
+    """The top-level names of every absolute import in ``code`` (parsed, not grepped)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_pip_install_of_the_package_brings_what_the_learner_side_imports():
+    """Every third-party module the learner side imports is declared (tf-keras too: the TF1
+    cells live there, though only TensorFlow imports it)."""
+    import importlib.metadata
+    import sys as _sys
+
+    distributions = importlib.metadata.packages_distributions()
+    needed = {"tf-keras"}
+    for path in (ROOT / "rnnbook").rglob("*.py"):
+        if "grading" in path.parts or path.name in INSTRUCTOR_ONLY:
+            continue
+        for top in top_level_imports(path.read_text()):
+            if top in _sys.stdlib_module_names or top in ("rnnbook", "__future__"):
+                continue
+            needed |= {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+    assert needed - set(declared()) == set(), "imported but not declared in pyproject.toml"
+
+
+def test_the_pins_are_inside_the_declared_ranges_and_the_ranges_admit_colab():
+    ranges, pinned = declared(), pins()
+    for name, specifier in ranges.items():
+        assert pinned[name] in specifier, (name, pinned[name], str(specifier))
+    for oldest in ("2.19.0", "2.19.1", "2.20.0"):  # what Colab has run since 2025
+        assert oldest in ranges["tensorflow"] and oldest in ranges["tf-keras"]
+    assert "2.22.0" not in ranges["tensorflow"]  # untested: not admitted
+    assert ranges["tensorflow"] == ranges["tf-keras"]  # released in step
+
+
+def test_the_readme_states_the_supported_range():
+    text = (ROOT / "README.md").read_text()
+    spec = str(declared()["tensorflow"])  # e.g. "<2.22,>=2.19"
+    low = re.search(r">=([\d.]+)", spec).group(1)
+    high = re.search(r"<([\d.]+)", spec).group(1)
+    newest = f"{high.split('.')[0]}.{int(high.split('.')[1]) - 1}"
+    assert f"TensorFlow {low} to {newest}" in text, (low, newest)

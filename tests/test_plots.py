@@ -153,9 +153,36 @@ def test_error_by_step_bars_are_each_models_mean_squared_error_per_step():
     assert [b.get_height() for b in bars[4:]] == [0.25] * 4
 
 
-def test_loss_curves_smooth_over_the_window():
-    loss = np.arange(20, dtype=float)
-    fig = plots.loss_curves({"rising": loss}, window=10)
+def test_loss_curves_smooth_in_log_space_over_the_window():
+    loss = 10.0 ** -np.arange(20)  # a straight line on the log axis
+    fig = plots.loss_curves({"falling": loss}, window=10)
     smooth = fig.axes[0].lines[1]
-    np.testing.assert_allclose(smooth.get_ydata(), np.arange(4.5, 15))
+    np.testing.assert_allclose(smooth.get_ydata(), 10.0 ** -np.arange(4.5, 15))
     np.testing.assert_array_equal(smooth.get_xdata(), np.arange(9, 20))
+
+
+def test_a_one_update_spike_is_a_bump_not_a_plateau():
+    """On a log axis an arithmetic running mean turns one spike into a window-long plateau
+    (here at 1e-1, two decades up, for 10 updates): the geometric mean lifts the line by
+    three decades / 10 at most."""
+    loss = np.full(60, 1e-3)
+    loss[30] = 1.0  # three decades up, one update
+    smooth = plots.loss_curves({"spiky": loss}, window=10).axes[0].lines[1].get_ydata()
+    assert smooth.max() == pytest.approx(1e-3 * 10 ** 0.3)
+    assert (smooth > 1.5e-3).sum() == 10  # the bump's width is the window, its height small
+
+
+def test_loss_curves_clip_no_raw_value_and_keep_the_legend_off_the_data():
+    rng = np.random.default_rng(0)
+    losses = {"spiky": 10.0 ** rng.uniform(-7, 1.5, 150), "flat": np.full(150, 3.0)}
+    fig = plots.loss_curves(losses)
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    for loss in losses.values():
+        assert low < loss.min() and loss.max() < high  # nothing clipped, spikes included
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend().get_window_extent(renderer)
+    axes = ax.get_window_extent(renderer)
+    assert legend.y0 >= axes.y1  # above the plotting area: it covers no data
+    assert fig.get_window_extent(renderer).contains(legend.x1 - 1, legend.y1 - 1)  # not cut

@@ -1,0 +1,35 @@
+"""rnnbook: the package the RNN Internals notebooks import.
+
+Modules, one job each:
+
+- :mod:`rnnbook.environment`  set-up call for every notebook (``rnnbook.setup()``)
+- :mod:`rnnbook.checking`     the check framework: random trials, comparison, feedback
+- :mod:`rnnbook.oracles`      TensorFlow's real cells run with given weights (the checks' oracle)
+- :mod:`rnnbook.checks`       one module per chapter: its exercises and their checks
+- :mod:`rnnbook.reference`    the one NumPy reference of the cells (instructor side: not shipped)
+- :mod:`rnnbook.record`       a self-learner's passed exercises, in ~/.rnnbook (``rnnbook.progress()``)
+- :mod:`rnnbook.plots`        figures that more than one chapter draws
+- :mod:`rnnbook.graphs`       writing TF graphs for TensorBoard, reading them back, serving them
+- :mod:`rnnbook.source`       reads the one source: exercise headers, points, solution markers
+- :mod:`rnnbook.generate`     writes learner notebooks from ``solutions/`` (``make notebooks``)
+- :mod:`rnnbook.grading`      the instructor's side: grader, Gradescope, releases (never
+                              shipped to learners; ``python -m rnnbook.grading``)
+"""
+__all__ = ["setup", "SetupError", "progress"]
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """``rnnbook.setup``, ``rnnbook.SetupError`` and ``rnnbook.progress()`` (the table of
+    exercises passed so far), imported on first use, so that a module that
+    needs only the standard library (``rnnbook.graphs``, for the screenshot script) imports no
+    NumPy."""
+    if name == "progress":
+        from rnnbook import record
+
+        return record.show
+    if name in __all__:
+        from rnnbook import environment
+
+        return getattr(environment, name)
+    raise AttributeError(f"module 'rnnbook' has no attribute {name!r}")

@@ -1,0 +1,592 @@
+"""Chapter 1 (BasicRNNCell internals): exercises and their checks.
+
+The question: "how do I get W and U out of BasicRNNCell? `cell._kernel` fails, `cell.variables`
+is empty". Four exercises are by hand (NumPy restatements of the chapter: split the kernel, stack
+it back, one step, a whole sequence); two drive the real API on a cell the check builds with the
+trial's random weights: read W, U and b from ``cell.variables`` (of a cell that may not have been
+called yet), and, as the capstone, load Keras 3 weights into a cell and run it over a sequence.
+
+Oracles run TensorFlow's real ``BasicRNNCell`` (or Keras 3's ``SimpleRNN``); the sweeps' expected
+answers come from :mod:`rnnbook.reference`. Notation (book/notation.md): ``B`` batch, ``T`` time,
+``D`` input depth, ``H`` num_units; ``kernel`` is ``(D + H, H)``, ``W = kernel[:D]`` on top of
+``U = kernel[D:]``.
+
+Trials are designed so that each known mistake shows on every seed: ``D > H``, ``D < H`` and
+``D == H`` (a split at row H instead of row D, and a swap of W and U, look right only when
+``D == H``; blocks transposed or laid side by side keep their shape only when ``D == H``),
+``B = 1``, ``T >= 2``, a nonzero bias and a nonzero initial state everywhere.
+"""
+import numpy as np
+
+from rnnbook import reference as ref  # instructor-side: use only inside function bodies
+from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.oracles import keras3, run_tf1, tensorflow
+
+# ---------------------------------------------------------------------------------------------
+# Designed sizes, and TensorFlow's answer for the weights of a cell
+
+
+def _sizes(rng, shape, B=None, T=None, spread=1):
+    """Random sizes with a designed relation ``shape`` ("D>H", "D<H" or "D=H"); ``B`` fixed when
+    given; ``T`` random from the given minimum (at least 2) to ``spread`` more."""
+    if shape == "D>H":
+        H = int(rng.integers(2, 4))
+        D = H + int(rng.integers(1, 3))
+    elif shape == "D<H":
+        D = int(rng.integers(1, 3))
+        H = D + int(rng.integers(1, 3))
+    else:
+        D = H = int(rng.integers(2, 5))
+    case = {"B": B if B is not None else int(rng.integers(2, 4)), "D": D, "H": H}
+    if T is not None:
+        case["T"] = T + int(rng.integers(0, spread + 1))
+    return case
+
+
+def _arrays(answer, parts=0):
+    """The learner's answer with lists of numbers read as arrays (a list of rows is as good an
+    answer as an array): the answer itself, or each of its ``parts``."""
+    def one(value):
+        if not isinstance(value, (list, tuple)):
+            return value
+        try:
+            return np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            return value
+
+    if not parts:
+        return one(answer)
+    if isinstance(answer, (list, tuple)) and len(answer) == parts:
+        return tuple(one(value) for value in answer)
+    return answer
+
+
+def _rnn_cell(H, activation=None):
+    return lambda: tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H, activation=activation)
+
+
+def _cell_blocks(kernel, bias, D, H):
+    """``(W, U, b)`` as the real cell uses them: run BasicRNNCell (activation switched off) on
+    one-hot rows. A zero input and state give b; row k of I_D as x gives W's row k plus b; row k
+    of I_H as h gives U's row k plus b."""
+    tf = tensorflow()
+    rows = 1 + D + H
+    x = np.zeros((rows, D), np.float32)
+    x[1:1 + D] = np.eye(D)
+    h = np.zeros((rows, H), np.float32)
+    h[1 + D:] = np.eye(H)
+    z = run_tf1(_rnn_cell(H, tf.identity), x, h, {"kernel": kernel, "bias": bias})[0]
+    b = z[0]
+    return z[1:1 + D] - b, z[1 + D:] - b, b  # (D, H), (H, H), (H,)
+
+
+# --- Exercise 1.1: split the kernel (by hand) ------------------------------------------------
+
+
+def _split_case(rng, shape):
+    case = _sizes(rng, shape)
+    del case["B"]  # weights have no batch
+    case["kernel"] = normal(rng, case["D"] + case["H"], case["H"], scale=0.5)  # (D + H, H)
+    return case
+
+
+def _split_oracle(case):
+    D, H = case["D"], case["H"]
+    W, U, _ = _cell_blocks(case["kernel"], np.zeros(H, np.float32), D, H)
+    return W, U
+
+
+def _split(c, at):
+    return c["kernel"][:at], c["kernel"][at:]
+
+
+split_kernel = Exercise(
+    name="split_kernel",
+    task="(W, U): W = the (D, H) rows of the kernel that multiply x, U = the (H, H) rows that "
+    "multiply h",
+    make_case=_split_case,
+    call=lambda fn, c: _arrays(fn(c["kernel"], c["D"]), 2),
+    oracle=_split_oracle,
+    reference=lambda c: _split(c, c["D"]),
+    parts=("W", "U"),
+    designs=({"shape": "D>H"}, {"shape": "D<H"}, {"shape": "D=H"}),
+    mistakes=(
+        Mistake(
+            "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
+            "[x, h], input first, so W is the first D rows (split at input_depth).",
+            lambda c: _split(c, c["H"]),
+        ),
+        Mistake(
+            "W and U are swapped: the first D rows of the kernel multiply x, so they are W; the "
+            "last H rows multiply h, so they are U.",
+            lambda c: _split(c, c["D"])[::-1],
+        ),
+        Mistake(
+            "W and U are transposed: TF multiplies from the right (x @ W), so W is (D, H) and U "
+            "is (H, H); return the row blocks as they are.",
+            lambda c: tuple(block.T for block in _split(c, c["D"])),
+        ),
+    ),
+)
+
+
+# --- Exercise 1.2: a TF1 kernel from Keras 3 weights (by hand) -------------------------------
+
+
+def _keras_case(rng, shape):
+    case = _sizes(rng, shape)
+    del case["B"]
+    D, H = case["D"], case["H"]
+    case["kernel"] = normal(rng, D, H, scale=0.5)  # Keras 3 SimpleRNNCell: W (D, H)
+    case["recurrent_kernel"] = normal(rng, H, H, scale=0.5)  # U (H, H)
+    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
+    return case
+
+
+def _keras_cell(case):
+    """A Keras 3 SimpleRNNCell holding the case's ``kernel``, ``recurrent_kernel`` and ``bias``."""
+    cell = keras3().layers.SimpleRNNCell(case["H"], activation=None)
+    cell.build((None, case["D"]))
+    cell.set_weights([case["kernel"], case["recurrent_kernel"], case["bias"]])
+    return cell
+
+
+def _keras_oracle(case):
+    """Probe Keras 3's own SimpleRNNCell (activation off) for what multiplies x, h and 1."""
+    cell = _keras_cell(case)
+    D, H = case["D"], case["H"]
+
+    def run(x, h):
+        return np.asarray(cell(np.asarray(x, np.float32), [np.asarray(h, np.float32)])[0])
+
+    bias = run(np.zeros((1, D)), np.zeros((1, H)))[0]
+    W = run(np.eye(D), np.zeros((D, H))) - bias
+    U = run(np.zeros((H, D)), np.eye(H)) - bias
+    return np.concatenate([W, U], axis=0), bias  # (D + H, H), (H,)
+
+
+def _stacked(c, blocks=("kernel", "recurrent_kernel"), axis=0):
+    return np.concatenate([c[k] for k in blocks], axis=axis)
+
+
+tf1_from_keras = Exercise(
+    name="tf1_from_keras",
+    task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) with W's rows on top of U's, "
+    "bias (H,)",
+    make_case=_keras_case,
+    call=lambda fn, c: _arrays(fn(c["kernel"], c["recurrent_kernel"], c["bias"]), 2),
+    oracle=_keras_oracle,
+    reference=lambda c: (_stacked(c), c["bias"]),
+    parts=("kernel", "bias"),
+    # D == H first: there every mistake below returns an array (side by side and transposed
+    # blocks raise in NumPy when D != H), so each is named even when another trial raised
+    designs=({"shape": "D=H"}, {"shape": "D>H"}, {"shape": "D<H"}),
+    mistakes=(
+        Mistake(
+            "the blocks are side by side (hstack, axis=1): BasicRNNCell's kernel is (D + H, H), "
+            "W's rows stacked on top of U's along axis 0.",
+            lambda c: (_stacked(c, axis=1), c["bias"]),
+            variants=(lambda c: (_stacked(c, ("recurrent_kernel", "kernel"), axis=1),
+                                 c["bias"]),),
+        ),
+        Mistake(
+            "W and U are swapped: stack Keras' kernel (W, it multiplies x) ABOVE its "
+            "recurrent_kernel (U), because BasicRNNCell concatenates [x, h].",
+            lambda c: (_stacked(c, ("recurrent_kernel", "kernel")), c["bias"]),
+        ),
+        Mistake(
+            "the kernel is transposed: keep it (D + H, H), as TF multiplies from the right.",
+            lambda c: (_stacked(c).T, c["bias"]),
+            variants=(lambda c: (np.concatenate([c["kernel"].T, c["recurrent_kernel"].T]),
+                                 c["bias"]),),
+        ),
+        Mistake(
+            "the bias is left out: Keras' bias carries over to BasicRNNCell's bias unchanged.",
+            lambda c: (_stacked(c), np.zeros_like(c["bias"])),
+        ),
+    ),
+)
+
+
+# --- Exercise 1.3: one step by hand ----------------------------------------------------------
+
+
+def _step_case(rng, shape, B=None):
+    case = _sizes(rng, shape, B)
+    B, D, H = case["B"], case["D"], case["H"]
+    case["x"] = normal(rng, B, D)  # (B, D)
+    case["h"] = normal(rng, B, H)  # (B, H)
+    case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
+    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
+    return case
+
+
+def _step_oracle(case):
+    output, state = run_tf1(_rnn_cell(case["H"]), case["x"], case["h"],
+                            {"kernel": case["kernel"], "bias": case["bias"]})
+    assert np.array_equal(output, state)  # BasicRNNCell returns (h', h')
+    return state
+
+
+def _step(c, **change):
+    """The reference step on case ``c``, with one thing changed (an argument or a slip)."""
+    args = {"x": c["x"], "h": c["h"], "kernel": c["kernel"], "bias": c["bias"], **change}
+    return ref.basic_rnn_step(**args)
+
+
+def _step_mistakes(step):
+    """The mistakes of one step, as ``(sentence, model)``; ``step(c, **change)`` computes the
+    answer with one thing changed (as :func:`_one_step` does)."""
+    return (
+        ("you concatenated [h, x], which splits the kernel at row H: concatenate [x, h] (input "
+         "first), so that x meets W = kernel[:D] and h meets U = kernel[D:].",
+         lambda c: step(c, slip="[h, x]")),
+        ("sigmoid is used instead of tanh: BasicRNNCell's activation is tanh.",
+         lambda c: step(c, activation=ref.sigmoid)),
+        ("tanh is left out: BasicRNNCell applies tanh to [x, h] @ kernel + bias.",
+         lambda c: step(c, activation=lambda z: z)),
+        ("the bias is added after tanh: it belongs inside, tanh([x, h] @ kernel + bias).",
+         lambda c: step(c, bias=0.0, after=c["bias"])),
+        ("the bias is left out: add it to [x, h] @ kernel before tanh.",
+         lambda c: step(c, bias=0.0)),
+        ("the previous state h is left out: the new state is computed from [x, h], the input "
+         "AND the state before.",
+         lambda c: step(c, h_zero=True)),
+    )
+
+
+def _one_step(c, after=0.0, h_zero=False, **change):
+    h = np.zeros_like(c["h"]) if h_zero else c["h"]
+    return _step(c, h=h, **change) + after
+
+
+rnn_step = Exercise(
+    name="rnn_step",
+    task="h' = tanh([x, h] @ kernel + bias), an array of shape (B, H)",
+    make_case=_step_case,
+    call=lambda fn, c: _arrays(fn(c["x"], c["h"], c["kernel"], c["bias"])),
+    oracle=_step_oracle,
+    reference=lambda c: _step(c),
+    designs=({"shape": "D>H", "B": 1}, {"shape": "D<H"}, {"shape": "D=H"}),
+    mistakes=tuple(Mistake(sentence, model) for sentence, model in _step_mistakes(_one_step)),
+)
+
+
+# --- Exercise 1.4: W, U and b from a real cell (API) -----------------------------------------
+
+
+class NoVariablesYet(Exception):
+    """The cell the check handed over still has no variables (it was never called or built)."""
+
+
+class BuiltTwice(Exception):
+    """The learner built a cell that was built already: it has two kernels and two biases."""
+
+
+NOT_BUILT = ("the cell has no variables yet (`cell.variables == []`, and `cell._kernel` does not "
+             "exist): a TF1 cell creates its kernel and bias on its first call, when it learns "
+             "the input depth D. Build it first: call it once on an input of depth D (or call "
+             "`cell.build`)")
+
+_BUILT = {}  # (D, H) -> an eager BasicRNNCell built for that shape, reused from trial to trial
+
+
+def _built_cell(D, H, kernel, bias):
+    """A BasicRNNCell(H), built for input depth D, holding ``kernel`` and ``bias`` (eager)."""
+    cell = _BUILT.get((D, H))
+    if cell is None or len(cell.variables) != 2 or cell._kernel is not cell.variables[0]:
+        cell = tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
+        cell.build((None, D))  # a learner's function may rebuild a cell: then take a new one
+        _BUILT[(D, H)] = cell
+    cell.variables[0].assign(kernel)
+    cell.variables[1].assign(bias)
+    return cell
+
+
+def _unbuilt_cell(H, kernel=None, bias=None):
+    """A BasicRNNCell(H) never called: no variables. With ``kernel`` and ``bias``, they are the
+    values its variables get when it is built (what a constant initializer would give)."""
+    cell = tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
+    if kernel is not None:
+        build = cell.build
+
+        def build_with_trial_weights(input_shape):
+            build(input_shape)
+            variables = cell.variables
+            if len(variables) == 2 and tuple(variables[0].shape) == kernel.shape:
+                variables[0].assign(kernel)
+                variables[1].assign(bias)
+
+        cell.build = build_with_trial_weights
+    return cell
+
+
+def _on_cell(cell, fn, *args):
+    """``fn(cell, *args)``; an error raised while the cell has no variables says why."""
+    try:
+        return fn(cell, *args)
+    except Exception as error:
+        if cell.variables or isinstance(error, NotImplementedError):  # not written yet
+            raise
+        said = f"your code raised {type(error).__name__} ({str(error).splitlines()[0][:120]})"
+        raise NoVariablesYet(f"{said} because {NOT_BUILT}").with_traceback(
+            error.__traceback__) from None
+
+
+def _weights_case(rng, shape, built):
+    case = _sizes(rng, shape)
+    del case["B"]
+    D, H = case["D"], case["H"]
+    case["built"] = built
+    case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
+    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
+    return case
+
+
+def _weights_call(fn, c):
+    if c["built"]:
+        cell = _built_cell(c["D"], c["H"], c["kernel"], c["bias"])
+    else:
+        cell = _unbuilt_cell(c["H"], c["kernel"], c["bias"])
+    return _arrays(_on_cell(cell, fn, c["D"]), 3)
+
+
+read_cell_weights = Exercise(
+    name="read_cell_weights",
+    task="(W, U, b) as NumPy arrays: W (D, H) multiplies x, U (H, H) multiplies h, b (H,), read "
+    "from the cell's variables (the cell may not have been called yet)",
+    make_case=_weights_case,
+    call=_weights_call,
+    oracle=lambda c: _cell_blocks(c["kernel"], c["bias"], c["D"], c["H"]),
+    reference=lambda c: (*_split(c, c["D"]), c["bias"]),
+    parts=("W", "U", "b"),
+    by_hand=False,
+    designs=({"shape": "D>H", "built": True}, {"shape": "D=H", "built": True},
+             {"shape": "D<H", "built": False}),
+    mistakes=(
+        Mistake(
+            "you split the kernel at row H, as if the cell concatenated [h, x]: W is the first "
+            "input_depth (D) rows of the kernel, U the rest.",
+            lambda c: (*_split(c, c["H"]), c["bias"]),
+        ),
+        Mistake(
+            "W and U are swapped: the kernel's first D rows multiply x (W), its last H rows "
+            "multiply h (U).",
+            lambda c: (*_split(c, c["D"])[::-1], c["bias"]),
+        ),
+        Mistake(
+            "W and U are transposed: TF multiplies from the right, so W is (D, H) and U (H, H), "
+            "the kernel's row blocks as they are.",
+            lambda c: (*(block.T for block in _split(c, c["D"])), c["bias"]),
+        ),
+    ),
+)
+
+
+# --- Exercise 1.5: a sequence by hand --------------------------------------------------------
+
+
+def _unroll_case(rng, shape, B=None, T=2, spread=1):
+    case = _sizes(rng, shape, B, T, spread)
+    B, T, D, H = case["B"], case["T"], case["D"], case["H"]
+    case["inputs"] = normal(rng, B, T, D)  # (B, T, D), batch-major
+    case["h0"] = normal(rng, B, H)  # (B, H)
+    case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
+    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
+    return case
+
+
+def _unroll_oracle(case):
+    return run_tf1(_rnn_cell(case["H"]), case["inputs"], case["h0"],
+                   {"kernel": case["kernel"], "bias": case["bias"]}, mode="dynamic")
+
+
+def _run(c, inputs=None, h0=None, carry=True, **change):
+    """The reference run over the case's sequence, from ``h0``, with one thing changed."""
+    def step(x, h):
+        h_new = _one_step({**c, "x": x, "h": h}, **change)
+        return h_new, h_new
+
+    inputs = c["inputs"] if inputs is None else inputs
+    return ref.unroll(step, inputs, c["h0"] if h0 is None else h0, carry=carry)
+
+
+def _lagging(c):
+    """Each output is the state BEFORE its step: h0, h1, ..., h_(T-1); the final state h_T."""
+    outputs, final = _run(c)
+    return np.concatenate([c["h0"][:, None], outputs[:, :-1]], axis=1), final
+
+
+def _sequence_mistakes(run):
+    """The mistakes of running the cell over time, by key: ``(sentence, model)``;
+    ``run(c, **change)`` runs it with one thing changed (as :func:`_run` does), and returns
+    ``(outputs, final_state)``."""
+    return dict(zip(("h0", "skip 0", "lagging", "not carried", "time-major", "final first"), (
+        ("h0 is ignored: the first step starts from the given initial state h0, not from zeros.",
+         lambda c: run(c, h0=np.zeros_like(c["h0"]))),
+        ("the loop skips step 0: run the cell on every time step, t = 0 to T - 1 "
+         "(`range(T)`), starting from h0.",
+         lambda c: run(c, inputs=c["inputs"][:, 1:])),
+        ("each output is the state before its step: append the NEW state h_t, computed from "
+         "x_t and h_(t-1), so outputs[:, 0] is the state after step 0.",
+         lambda c: run(c, lagging=True)),
+        ("the state is not carried from step to step: feed each step's new h into the next "
+         "step instead of reusing h0.",
+         lambda c: run(c, carry=False)),
+        ("the outputs are time-major (T, B, H): stack them along axis 1 to get (B, T, H), as "
+         "dynamic_rnn returns them.",
+         lambda c: _then(run(c), lambda outputs, final: (np.swapaxes(outputs, 0, 1), final))),
+        ("the final state is the first step's h: return the h after the LAST step.",
+         lambda c: _then(run(c), lambda outputs, final: (outputs, outputs[:, 0]))),
+    ), strict=True))
+
+
+def _then(answer, change):
+    """``change(*answer)``: one model of a run changes the right run's answer."""
+    return change(*answer)
+
+
+def _unroll_with(c, lagging=False, **change):
+    return _lagging(c) if lagging else _run(c, **change)
+
+
+rnn_unroll = Exercise(
+    name="rnn_unroll",
+    task="(outputs, final_state): outputs (B, T, H), the state after every step, and the last "
+    "state (B, H)",
+    make_case=_unroll_case,
+    call=lambda fn, c: _arrays(fn(c["inputs"], c["h0"], c["kernel"], c["bias"]), 2),
+    oracle=_unroll_oracle,
+    reference=lambda c: _run(c),
+    parts=("outputs", "final_state"),
+    designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D<H", "T": 3},
+             {"shape": "D=H", "T": 2}),
+    mistakes=(
+        *(Mistake(*mistake) for mistake in _sequence_mistakes(_unroll_with).values()),
+        # the two mistakes of a single step that the chapter's own text does not rule out
+        # (Exercise 1.3 names all of them; fewer models keep the 200-seed sweep fast)
+        *(Mistake(sentence, model) for sentence, model in _step_mistakes(_run)[:2]),
+    ),
+)
+
+
+# --- Exercise 1.6: Keras 3 weights in a TF1 cell, run over a sequence (API, capstone) --------
+
+
+def _port_case(rng, shape, B=None, T=2, built=False):
+    case = _unroll_case(rng, shape, B, T, spread=0)  # T = 2 steps: every call costs eager ops
+    B, D, H = case["B"], case["D"], case["H"]
+    del case["kernel"]
+    case["built"] = built
+    case["W"] = normal(rng, D, H, scale=0.5)  # Keras 3 SimpleRNNCell's kernel (D, H)
+    case["U"] = normal(rng, H, H, scale=0.5)  # its recurrent_kernel (H, H)
+    # a built cell already holds other weights (its own, or a previous model's)
+    case["old_kernel"] = normal(rng, D + H, H, scale=0.5) if built else np.zeros(0, np.float32)
+    case["old_bias"] = normal(rng, H, scale=0.5) if built else np.zeros(0, np.float32)
+    case["x"] = normal(rng, B, D)  # fresh inputs the check runs the loaded cell on
+    case["h"] = normal(rng, B, H)
+    return case
+
+
+def _port_call(fn, c):
+    if c["built"]:
+        cell = _built_cell(c["D"], c["H"], c["old_kernel"], c["old_bias"])
+    else:
+        cell = _unbuilt_cell(c["H"])
+    result = _on_cell(cell, fn, c["W"], c["U"], c["bias"], c["inputs"], c["h0"])
+    if result is None:
+        return None
+    if not cell.variables:
+        raise NoVariablesYet(
+            "the cell you were given still has no variables after your function ran: load the "
+            "weights into THAT cell (it creates its variables on its first call), not into a "
+            "cell of your own")
+    if len(cell.variables) != 2:
+        raise BuiltTwice(
+            f"the cell now has {len(cell.variables)} variables: building a cell that was built "
+            "already makes a new kernel and bias, and the cell computes with the newest. Build "
+            "it only when `cell.variables` is empty")
+    h_new, _ = cell(c["x"], c["h"])  # what the loaded cell computes on new inputs
+    parts = _arrays(result, 2)
+    parts = list(parts) if isinstance(parts, (tuple, list)) else [parts]
+    return [*parts, np.asarray(h_new)]
+
+
+def _port_oracle(case):
+    """Keras 3's own SimpleRNN with the case's weights, over the sequence from h0; and its cell
+    on the fresh inputs."""
+    keras = keras3()
+    weights = [case["W"], case["U"], case["bias"]]
+    layer = keras.layers.SimpleRNN(case["H"], return_sequences=True, return_state=True)
+    layer.build((None, case["T"], case["D"]))
+    layer.set_weights(weights)
+    outputs, final = layer(case["inputs"], initial_state=[case["h0"]])
+    cell = keras.layers.SimpleRNNCell(case["H"])
+    cell.build((None, case["D"]))
+    cell.set_weights(weights)
+    return np.asarray(outputs), np.asarray(final), np.asarray(cell(case["x"], [case["h"]])[0])
+
+
+def _ported(c, kernel=None, bias=None, lagging=False, **change):
+    """What the cell computes over the sequence (outputs, final) and on the fresh inputs, with
+    ``kernel`` and ``bias`` loaded (the right ones by default) and one thing changed."""
+    kernel = np.concatenate([c["W"], c["U"]]) if kernel is None else kernel
+    bias = c["bias"] if bias is None else bias
+    loaded = {**c, "kernel": kernel, "bias": bias}
+    outputs, final = _lagging(loaded) if lagging else _run(loaded, **change)
+    return outputs, final, _step(loaded)
+
+
+def _stale_bias(c):
+    return c["old_bias"] if c["built"] else np.zeros_like(c["bias"])
+
+
+def _with_probe(model):
+    """A mistake of the run over time with the weights loaded right: add what the rightly
+    loaded cell computes on the new inputs."""
+    return lambda c: (*model(c), _step({**c, "kernel": np.concatenate([c["W"], c["U"]])}))
+
+
+run_keras_weights = Exercise(
+    name="run_keras_weights",
+    task="(outputs, final_state) of the given BasicRNNCell, loaded with Keras 3's weights, over "
+    "inputs from h0: outputs (B, T, H) and the last state (B, H); the check then runs the cell "
+    "itself on new inputs",
+    make_case=_port_case,
+    call=_port_call,
+    oracle=_port_oracle,
+    reference=_ported,
+    parts=("outputs", "final_state", "the cell's own output on new inputs"),
+    by_hand=False,
+    # two trials, as each costs a dozen eager calls of the cell: one cell never called (D != H:
+    # a cell built for the wrong depth fails), one built holding other weights (D == H: the
+    # only shape where W and U loaded transposed fit the kernel)
+    designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D=H", "T": 2, "built": True}),
+    mistakes=(
+        Mistake(
+            "the cell's kernel has W and U swapped: BasicRNNCell concatenates [x, h], so Keras' "
+            "kernel (W) goes in the first D rows and its recurrent_kernel (U) below.",
+            lambda c: _ported(c, kernel=np.concatenate([c["U"], c["W"]])),
+        ),
+        Mistake(
+            "the cell's kernel holds W and U transposed: TF multiplies from the right, so load "
+            "them as they are, W's rows on top of U's.",
+            lambda c: _ported(c, kernel=np.concatenate([c["W"].T, c["U"].T])),
+        ),
+        Mistake(
+            "the bias was not loaded into the cell: assign Keras' bias to the cell's bias "
+            "variable too.",
+            lambda c: _ported(c, bias=_stale_bias(c)),
+        ),
+        # the mistakes of a loop over time that a loop of cell calls makes (Exercise 1.5 names
+        # the other two; fewer models keep the 200-seed sweep fast)
+        *(Mistake(sentence, _with_probe(model)) for key, (sentence, model) in _sequence_mistakes(
+            lambda c, **change: _ported(c, **change)[:2]).items()
+          if key in ("h0", "skip 0", "not carried", "time-major")),
+    ),
+)
+
+
+CHAPTER = Chapter(1, "01-basic-rnn-cell", [split_kernel, tf1_from_keras, rnn_step,
+                                           read_cell_weights, rnn_unroll, run_keras_weights])
+check = CHAPTER.check

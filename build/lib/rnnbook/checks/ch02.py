@@ -1,0 +1,796 @@
+"""Chapter 2 (LSTM gate tensors by graph name): exercises and their checks.
+
+The question: "How do I get the i, j, f, o gates of BasicLSTMCell? `.eval()` fails." The
+exercises climb from a name to the values:
+
+- 2.1 ``gate_tensor_name`` (by hand): the string ``"rnn/basic_lstm_cell/split_t:k"``;
+- 2.2 ``split_ops_in_event_file`` (API): the Split ops of an event file the check writes;
+- 2.3 ``gate_weights`` (by hand): each gate's W, U and b blocks of the kernel and bias;
+- 2.4 ``gate_preactivations`` (API): step t's Split outputs fetched from a live session;
+- 2.5 ``lstm_step`` (by hand): one step, with the ``forget_bias`` argument;
+- 2.6 ``gate_activations`` (API, the capstone): every step's gate VALUES (the Sigmoid and Tanh
+  tensors after the split) fetched from a live session whose ``forget_bias`` is not 1.
+
+The API exercises get the real thing, built in the process that runs the learner's function:
+an event file written by ``FileWriter``, or a ``tf.compat.v1.Session`` over the chapter's
+``static_rnn`` graph (:func:`rnnbook.graphs.lstm_graph`) with the trial's random weights
+loaded. Each designed graph is built once per process; a trial only loads its weights. The
+oracles are independent of those objects: they build their own graph and read the gates by
+their roles in it (:func:`gate_tensors`). The references (for the tests' sweeps) are
+:mod:`rnnbook.reference`, touched only inside functions (it never ships to learners).
+
+Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units;
+``kernel`` is ``(D + H, 4H)``, ``bias`` ``(4H,)``, gate blocks i, j, f, o.
+"""
+import atexit
+import functools
+import shutil
+import tempfile
+
+import numpy as np
+
+from rnnbook import graphs
+from rnnbook import reference as ref
+from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.oracles import load_weights, run_tf1, tensorflow
+
+GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
+KERAS = "ifjo"  # Keras' order i, f, c, o, written with TF1's letters (Keras' c is TF1's j)
+SPLIT = "rnn/basic_lstm_cell/split"  # step 0's Split op in the question's graph
+
+#: The designed graphs of the session exercises (2.4, 2.6): two shapes, each built once per
+#: process. forget_bias is a constant in the graph, so it is part of the design: neither is
+#: 1.0 (a hard-coded 1.0 fails) nor 0 (leaving it out fails); D != H, T > 2.
+GRAPH_A = dict(T=3, D=2, H=3, forget_bias=2.5)
+GRAPH_B = dict(T=4, D=3, H=2, forget_bias=-1.0)
+
+
+# --- The gates in the real graph -------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def gate_tensors(T):
+    """For ``BasicLSTMCell`` unrolled over ``T`` steps by ``static_rnn``: one dict per time step,
+    ``{gate: (pre-activation tensor name, activation tensor name)}``, found by walking back from
+    each step's output ``h_t = tanh(c_t) * sigmoid(o)`` through the real graph."""
+    _, _, outputs, _ = graphs.lstm_graph(T, D=2, H=3)
+    return tuple(_gates_of_step(h) for h in outputs)
+
+
+def _only(items, what):
+    items = list(items)
+    if len(items) != 1:
+        raise AssertionError(f"expected one {what} in BasicLSTMCell's graph, found {len(items)}")
+    return items[0]
+
+
+def _gates_of_step(h):
+    mul = h.op  # h_t = tanh(c_t) * sigmoid(o)
+    sigmoid_o = _only((t for t in mul.inputs if t.op.type == "Sigmoid"), "sigmoid(o)")
+    o = sigmoid_o.op.inputs[0]
+    split = o.op
+    assert split.type == "Split" and len(split.outputs) == 4, split
+    gates = {"o": (o.name, sigmoid_o.name)}
+    for out in split.outputs:
+        if out is o:
+            continue
+        consumer = _only(out.consumers(), f"consumer of {out.name}")
+        if consumer.type == "Tanh":  # tanh(j)
+            gates["j"] = (out.name, consumer.outputs[0].name)
+        elif consumer.type in ("Add", "AddV2"):  # sigmoid(f + forget_bias)
+            sigmoid_f = _only(consumer.outputs[0].consumers(), "sigmoid(f + forget_bias)")
+            assert sigmoid_f.type == "Sigmoid", sigmoid_f
+            gates["f"] = (out.name, sigmoid_f.outputs[0].name)
+        elif consumer.type == "Sigmoid":  # sigmoid(i) * tanh(j)
+            gates["i"] = (out.name, consumer.outputs[0].name)
+    assert sorted(gates) == sorted(GATES), gates
+    return gates
+
+
+def _cell(H, forget_bias):
+    return lambda: tensorflow().compat.v1.nn.rnn_cell.BasicLSTMCell(H, forget_bias=forget_bias)
+
+
+def _weights(case):
+    return {"kernel": case["kernel"], "bias": case["bias"]}
+
+
+def _fetch_static(case, names):
+    """Run a FRESH real cell (the oracle's own graph) over ``case["inputs"]`` from the zero
+    state with the case's weights and ``forget_bias``; return the tensors ``names``."""
+    cell = _cell(case["H"], case["forget_bias"])
+    return run_tf1(cell, case["inputs"], None, _weights(case), mode="static", fetch=names)[2:]
+
+
+# --- Live sessions for the API exercises -----------------------------------------------------
+
+_SESSIONS = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
+
+
+def live_session(case):
+    """A ``tf.compat.v1.Session`` over the chapter's graph (``BasicLSTMCell(H, forget_bias)``
+    unrolled ``T`` steps by ``static_rnn``, input placeholder ``x:0`` of shape (None, T, D)),
+    with the case's kernel and bias loaded into its variables. The graph is built once per
+    shape and process; each call loads new weights. A session the learner closed, or a graph
+    the learner added ops to (new consumers of the gates would mislead the next walk through
+    the graph), is replaced by a fresh one."""
+    key = (case["T"], case["D"], case["H"], float(case["forget_bias"]))
+    found = _SESSIONS.get(key)
+    if found is None or found[0]._closed or found[0].graph.version != found[2]:
+        graph = graphs.lstm_graph(*key[:3], forget_bias=key[3])[0]
+        session = tensorflow().compat.v1.Session(graph=graph)
+        found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
+    session, variables, _ = found
+    load_weights(session, variables, _weights(case))
+    return session
+
+
+def _no_missing_parts(result):
+    """A tuple answer with a None in it came from ``session.run`` on an op name: say so."""
+    if isinstance(result, (tuple, list)) and any(part is None for part in result):
+        raise TypeError("a part of your answer is None: session.run of an OP name (such as "
+                        f"'{SPLIT}') runs the op and returns None; fetch its output TENSORS, "
+                        "'op_name:k'")
+    return result
+
+
+_STACK_LINES = ("File ", "Detected at node", "Original stack trace", "Node:", "[[")
+
+
+def _with_session(fn, *args):
+    """``fn(session, *args)`` as the learner wrote it. TensorFlow's run-time errors (an unfed
+    placeholder, the question's `.eval()` failure) carry the stack that BUILT the graph, which
+    is the check's, not the learner's: keep their own sentences, and the learner's traceback."""
+    tf = tensorflow()
+    try:
+        return _no_missing_parts(fn(*args))
+    except tf.errors.OpError as error:
+        lines = [line.strip() for line in error.message.splitlines()]
+        short = " ".join(line for line in lines
+                         if line and not line.startswith(_STACK_LINES) and "most recent" not in line)
+        try:
+            shorter = type(error)(error.node_def, None, short)  # no op: no graph stack
+        except TypeError:  # a subclass with another signature: keep the original
+            raise error from None
+        raise shorter.with_traceback(error.__traceback__) from None
+
+
+def _session_case(rng, T, D, H, forget_bias, B=None, **extra):
+    B = int(rng.integers(1, 5)) if B is None else B
+    case = dict(B=B, T=T, D=D, H=H, forget_bias=forget_bias, **extra)
+    case["inputs"] = normal(rng, B, T, D)  # (B, T, D)
+    case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H)
+    case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
+    return case
+
+
+def _zero_state(case):
+    zero = np.zeros((case["inputs"].shape[0], case["H"]), np.float32)  # (B, H)
+    return zero, zero
+
+
+def _state_before(case, t):
+    """``(c, h)`` entering step ``t`` from the zero state (the reference cell)."""
+    if t == 0:
+        return _zero_state(case)
+    step = ref.lstm_cell(case["kernel"], case["bias"], case["forget_bias"])
+    return ref.unroll(step, case["inputs"][:, :t], _zero_state(case))[1]
+
+
+def _tf1(gates):
+    return tuple(gates[g] for g in GATES)
+
+
+# --- Exercise 2.1: the name of a gate's tensor -----------------------------------------------
+
+
+def _tensor_name(t, k, op=SPLIT):
+    """``op`` for step 0, ``op_t`` for step t, output ``:k`` (``t=None``: no suffix)."""
+    return f"{op}{f'_{t}' if t else ''}:{k}"
+
+
+def _name_case(rng, gate=None, t=None, gates=GATES, steps=(0, 7)):
+    gate = str(rng.choice(list(gates))) if gate is None else gate
+    t = int(rng.integers(*steps)) if t is None else t
+    return {"gate": gate, "t": t}
+
+
+def _name_oracle(case):
+    return gate_tensors(7)[case["t"]][case["gate"]][0]  # the question's 7 steps
+
+
+def _name_reference(case):
+    return _tensor_name(case["t"], ref.TF1.index(case["gate"]))
+
+
+def _name_with(case, t=None, k=None, op=SPLIT):
+    t = case["t"] if t is None else t
+    return _tensor_name(t, GATES.index(case["gate"]) if k is None else k, op)
+
+
+gate_tensor_name = Exercise(
+    name="gate_tensor_name",
+    task="a string: the name 'op_name:k' of the tensor that holds gate `gate`'s "
+    "pre-activation at time step t of static_rnn's BasicLSTMCell graph",
+    make_case=_name_case,
+    call=lambda fn, c: fn(c["gate"], c["t"]),
+    oracle=_name_oracle,
+    reference=_name_reference,
+    designs=(
+        dict(gate="j", t=0),  # step 0 has no suffix; j is :1, not Keras' :2
+        dict(gate="f", t=1),  # step 1 is split_1; f is :2, not Keras' :1
+        dict(gates="io", steps=(2, 7)),
+        dict(),
+    ),
+    mistakes=(
+        Mistake(
+            "you used Keras' gate order (i, f, c, o): TF1's BasicLSTMCell splits into i, j, f, "
+            "o, so j is output :1 and f is output :2.",
+            lambda c: _name_with(c, k=KERAS.index(c["gate"])),
+        ),
+        Mistake(
+            "the output index counts from 1: a Split op's outputs are :0, :1, :2, :3 = i, j, f, "
+            "o.",
+            lambda c: _name_with(c, k=GATES.index(c["gate"]) + 1),
+        ),
+        Mistake(
+            "every gate got output :0: the four gates are the four outputs of one Split op, "
+            ":0, :1, :2, :3 = i, j, f, o.",
+            lambda c: _name_with(c, k=0),
+        ),
+        Mistake(
+            "`split_0` does not exist: TensorFlow names the first op `split` and suffixes the "
+            "repeats `split_1`, `split_2`, ..., so step 0 is `split` and step t is `split_t`.",
+            lambda c: f"{SPLIT}_{c['t']}:{GATES.index(c['gate'])}",
+        ),
+        Mistake(
+            "the time-step suffix is off by one: step 0 is `split`, step 1 is `split_1`, step t "
+            "is `split_t` (time steps count from 0).",
+            lambda c: _name_with(c, t=c["t"] + 1),
+        ),
+        Mistake(
+            "the time-step suffix is off by one the other way: step t is `split_t`, not "
+            "`split_(t-1)`; only step 0 has no suffix.",
+            lambda c: _name_with(c, t=max(c["t"] - 1, 0)),
+        ),
+        Mistake(
+            "that is an op name: a tensor name adds the output index, 'op_name:k' (k = 0, 1, 2, "
+            "3 for i, j, f, o).",
+            lambda c: _name_with(c).rsplit(":", 1)[0],
+        ),
+        Mistake(
+            "the scope is `basic_lstm_cell`: `lstm_cell` is LSTMCell's; the question's cell is "
+            "BasicLSTMCell, so the name starts 'rnn/basic_lstm_cell/'.",
+            lambda c: _name_with(c, op="rnn/lstm_cell/split"),
+        ),
+        Mistake(
+            "the scope is missing: static_rnn builds the cell under `rnn/`, so the name starts "
+            "'rnn/basic_lstm_cell/'.",
+            lambda c: _name_with(c, op="basic_lstm_cell/split"),
+        ),
+    ),
+)
+
+
+# --- Exercise 2.2: the Split ops in an event file --------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _graph(T, layers, split_inputs):
+    return graphs.lstm_graph(T, D=2, H=3, layers=layers, split_inputs=split_inputs)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _nodes(T, layers, split_inputs):
+    """``(name, op type)`` of every node, in the order the GraphDef lists them."""
+    graph_def = _graph(T, layers, split_inputs).as_graph_def()
+    return tuple((node.name, node.op) for node in graph_def.node)
+
+
+_EVENT_FILES = {}  # (T, layers, split_inputs) -> event file, written in the process that runs fn
+
+
+def event_file(T, layers, split_inputs):
+    """Write (once per process) the graph for these settings with ``FileWriter`` into a fresh
+    temporary folder; return the event file's absolute path, as a string."""
+    key = (T, layers, split_inputs)
+    path = _EVENT_FILES.get(key)
+    if path is None or not path.exists():
+        folder = tempfile.mkdtemp(prefix="rnnbook-ch02-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # readers are done by then
+        path = _EVENT_FILES[key] = graphs.write_graph(_graph(*key), folder).resolve()
+    return str(path)
+
+
+def _event_case(rng, Ts, L, split_inputs):
+    return {"T": int(rng.choice(Ts)), "L": L, "split_inputs": split_inputs}
+
+
+def _key(case):
+    return case["T"], case["L"], bool(case["split_inputs"])
+
+
+def _event_oracle(case):
+    """The Split ops of TensorFlow's live graph (not of the event file the learner reads)."""
+    return [op.name for op in _graph(*_key(case)).get_operations() if op.type == "Split"]
+
+
+def _event_reference(case):
+    """The names as the chapter derives them: `split` for tf.split of x, then per step (and
+    layer) the cell's Split op; MultiRNNCell's ops sit under `rnn/rnn/multi_rnn_cell/cell_l/`."""
+    names = ["split"] if case["split_inputs"] else []
+    scopes = (["rnn/basic_lstm_cell"] if case["L"] == 1 else
+              [f"rnn/rnn/multi_rnn_cell/cell_{k}/basic_lstm_cell" for k in range(case["L"])])
+    for t in range(case["T"]):
+        names += [f"{scope}/split{f'_{t}' if t else ''}" for scope in scopes]
+    return names
+
+
+def _names_where(case, keep):
+    return [name for name, op in _nodes(*_key(case)) if keep(name, op)]
+
+
+split_ops_in_event_file = Exercise(
+    name="split_ops_in_event_file",
+    task="a list of strings: the names of every node whose op type is 'Split' in the event "
+    "file's graph, in the order the GraphDef lists its nodes",
+    make_case=_event_case,
+    call=lambda fn, c: fn(event_file(*_key(c))),
+    oracle=_event_oracle,
+    reference=_event_reference,
+    by_hand=False,
+    designs=(
+        # tf.split of x adds the Split `split` and the Const `split/split_dim`; two layers
+        # interleave their steps, so sorting changes the order
+        dict(Ts=(2, 3), L=2, split_inputs=True),
+        dict(Ts=(3, 5), L=1, split_inputs=False),
+        dict(Ts=(2, 4), L=1, split_inputs=True),
+    ),
+    mistakes=(
+        Mistake(
+            "those are tensor names: a node's `name` is the op name (`.../split`), without ':0'.",
+            lambda c: [f"{n}:0" for n in _event_reference(c)],
+        ),
+        Mistake(
+            "those are op types: a node's `op` field is its type ('Split'); return each "
+            "matching node's `name`.",
+            lambda c: ["Split" for _ in _event_reference(c)],
+        ),
+        Mistake(
+            "you matched 'split' in the name, which also catches the Const `split/split_dim`: "
+            "keep the nodes whose `op` is 'Split'.",
+            lambda c: _names_where(c, lambda name, op: "split" in name),
+        ),
+        Mistake(
+            "you kept only the cell's Split ops: the graph also has the Split op `split` that "
+            "cut x into time steps (tf.split); return every node whose `op` is 'Split'.",
+            lambda c: _names_where(c, lambda name, op: "basic_lstm_cell/split" in name),
+        ),
+        Mistake(
+            "you kept only names that end in 'split', which drops `split_1`, `split_2`, ... "
+            "(steps 1, 2, ...): select the nodes by their `op` type, not by their names.",
+            lambda c: _names_where(c, lambda name, op: name.endswith("split")),
+        ),
+        Mistake(
+            "the names are sorted: return them in the order the GraphDef lists its nodes (time "
+            "step by time step), which is the order TensorFlow created the ops.",
+            lambda c: sorted(_event_reference(c)),
+        ),
+    ),
+)
+
+
+# --- Exercise 2.3: the weights of every gate -------------------------------------------------
+
+
+def _weights_case(rng, D, H):
+    return {"D": D, "H": H,
+            "kernel": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
+            "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+
+
+def _weights_oracle(case):
+    """Probe the real cell: a gate's pre-activation for x = 0, h = 0 is its bias; for x = a row
+    of I_D it adds that row of its W; for h = a row of I_H, that row of its U."""
+    D, H = case["D"], case["H"]
+    rows = 1 + D + H
+    x = np.zeros((rows, 1, D), np.float32)  # (1 + D + H, T=1, D)
+    x[1:1 + D, 0] = np.eye(D)
+    h = np.zeros((rows, H), np.float32)
+    h[1 + D:] = np.eye(H)
+    c = np.zeros((rows, H), np.float32)
+    names = [gate_tensors(1)[0][g][0] for g in GATES]
+    cell = _cell(H, 1.0)
+    z = np.stack(run_tf1(cell, x, (c, h), _weights(case), mode="static", fetch=names)[2:])
+    b = z[:, 0]  # (4, H)
+    return z[:, 1:1 + D] - b[:, None], z[:, 1 + D:] - b[:, None], b  # (4,D,H), (4,H,H), (4,H)
+
+
+def _blocks(case, order=None, at=None, kernel=None, bias=None):
+    """(W, U, b) stacked by gate i, j, f, o, read as a learner who believes ``order`` (TF1's
+    when None) and splits the rows at ``at`` (D) would."""
+    order = ref.TF1 if order is None else order
+    kernel = case["kernel"] if kernel is None else kernel
+    bias = case["bias"] if bias is None else bias
+    at = case["D"] if at is None else at
+    parts = (kernel[:at], kernel[at:], bias)
+    return tuple(np.stack(_tf1(ref.split_gates(p, order))) for p in parts)
+
+
+def _weights_reference(case):
+    return _blocks(case)
+
+
+def _forget_bias_stored(case):
+    W, U, b = _blocks(case)
+    return W, U, b + np.array([0, 0, 1, 0], np.float32)[:, None]  # default forget_bias 1.0
+
+
+gate_weights = Exercise(
+    name="gate_weights",
+    task="(W, U, b) with one block per gate in TF1's order i, j, f, o: W (4, D, H) multiplies "
+    "x, U (4, H, H) multiplies h, b (4, H) is each gate's part of the bias variable",
+    make_case=_weights_case,
+    call=lambda fn, c: fn(c["kernel"], c["bias"], c["D"]),
+    oracle=_weights_oracle,
+    reference=_weights_reference,
+    parts=("W", "U", "b"),
+    designs=(dict(D=2, H=3), dict(D=3, H=2), dict(D=1, H=4)),  # D != H: rows D and H differ
+    mistakes=(
+        Mistake(
+            "you used Keras' gate order (i, f, c, o): in TF1's kernel the column blocks are i, "
+            "j, f, o, so j is columns [H:2H] and f is columns [2H:3H].",
+            lambda c: _blocks(c, ref.KERAS),
+        ),
+        Mistake(
+            "W and U are swapped: the first D rows of the kernel multiply x (W), the last H "
+            "rows multiply h (U).",
+            lambda c: (lambda W, U, b: (U, W, b))(*_blocks(c)),
+        ),
+        Mistake(
+            "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
+            "[x, h], so rows [:D] are W and rows [D:] are U (D = input_depth).",
+            lambda c: _blocks(c, at=c["H"]),
+        ),
+        Mistake(
+            "forget_bias is not stored in the bias variable: the forget gate's bias is just "
+            "bias[2H:3H]; BasicLSTMCell adds forget_bias at run time, inside the sigmoid.",
+            _forget_bias_stored,
+        ),
+        Mistake(
+            "the blocks are transposed: TF right-multiplies (x @ W), so W[k] is (D, H) and U[k] "
+            "(H, H) as they stand in the kernel.",
+            lambda c: (lambda W, U, b: (W.transpose(0, 2, 1), U.transpose(0, 2, 1), b))(
+                *_blocks(c)),
+        ),
+        Mistake(
+            "reshape(4, D, H) mixes the gates' columns: a gate is a block of H COLUMNS, "
+            "kernel[:, k*H:(k+1)*H]; slice the blocks (or reshape to (D, 4, H) and move the "
+            "gate axis first).",
+            lambda c: (c["kernel"][:c["D"]].reshape(4, c["D"], c["H"]),
+                       c["kernel"][c["D"]:].reshape(4, c["H"], c["H"]), c["bias"].reshape(4, -1)),
+        ),
+    ),
+)
+
+
+# --- Exercise 2.4: step t's Split outputs from a live session ---------------------------------
+
+
+def _preactivations_oracle(case):
+    return tuple(_fetch_static(case, [gate_tensors(case["T"])[case["t"]][g][0] for g in GATES]))
+
+
+def _preactivations(case, t=None, order=None):
+    """Step t's Split outputs (i, j, f, o), read as a learner who believes ``order`` (TF1's
+    when None) would."""
+    order = ref.TF1 if order is None else order
+    t = case["t"] if t is None else t
+    if not 0 <= t < case["T"]:
+        raise IndexError(f"no step {t}")  # the model does not apply
+    _, h = _state_before(case, t)
+    return _tf1(ref.lstm_preactivations(case["inputs"][:, t], h, case["kernel"], case["bias"],
+                                        order))
+
+
+def _step_activations(case, t):
+    c, h = _state_before(case, t)
+    return _tf1(ref.basic_lstm_activations(case["inputs"][:, t], c, h, case["kernel"],
+                                           case["bias"], case["forget_bias"]))
+
+
+def _previous_step(case):
+    if case["t"] == 0:
+        raise IndexError("no step -1")
+    return _preactivations(case, case["t"] - 1)
+
+
+gate_preactivations = Exercise(
+    name="gate_preactivations",
+    task="(i, j, f, o) at step t, each an array (B, H): the outputs :0..:3 of step t's Split "
+    "op, fetched from the session with `inputs` fed to the placeholder 'x:0'",
+    make_case=_session_case,
+    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"], c["t"]),
+    oracle=_preactivations_oracle,
+    reference=lambda c: _preactivations(c),
+    parts=("i", "j", "f", "o"),
+    by_hand=False,
+    designs=(  # t = 0 (the bare name) and t = 2 (t - 1 is not step 0); never the last step
+        dict(GRAPH_A, t=0, B=1),
+        dict(GRAPH_B, t=2),
+    ),
+    mistakes=(
+        Mistake(
+            "these are the gate activations (the Sigmoid and Tanh tensors after the split): "
+            "the pre-activations are the Split op's own outputs, before any sigmoid or tanh.",
+            lambda c: _step_activations(c, c["t"]),
+        ),
+        Mistake(
+            "your f already has forget_bias added (that is the Add after the split): the "
+            "Split op's output :2 is f alone; the cell adds forget_bias after the split.",
+            lambda c: (lambda i, j, f, o: (i, j, f + c["forget_bias"], o))(*_preactivations(c)),
+        ),
+        Mistake(
+            "you read the Split outputs in Keras' gate order (i, f, c, o): TF1's are :0, :1, "
+            ":2, :3 = i, j, f, o, so j is :1 and f is :2.",
+            lambda c: _preactivations(c, order=ref.KERAS),
+        ),
+        Mistake(
+            "you fetched the next step's Split op: step t's is `split_t` (step 0's is `split`), "
+            "not `split_(t+1)`.",
+            lambda c: _preactivations(c, c["t"] + 1),
+        ),
+        Mistake(
+            "you fetched the previous step's Split op: step t's is `split_t`, not "
+            "`split_(t-1)`.",
+            _previous_step,
+        ),
+        Mistake(
+            "you fetched step 0's Split op (`split`) whatever t is: step t's op is `split_t`.",
+            lambda c: _preactivations(c, 0),
+        ),
+    ),
+)
+
+
+# --- Exercise 2.5: one BasicLSTMCell step ----------------------------------------------------
+
+
+def _step_case(rng, B, D, H, forget_bias):
+    return {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
+            "x": normal(rng, B, D),  # (B, D)
+            "c": normal(rng, B, H),  # (B, H)
+            "h": normal(rng, B, H),  # (B, H)
+            "kernel": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
+            "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+
+
+def _step_oracle(case):
+    weights = _weights(case)
+    _, state = run_tf1(_cell(case["H"], case["forget_bias"]), case["x"], (case["c"], case["h"]),
+                       weights)
+    return state.c, state.h  # LSTMStateTuple(c, h)
+
+
+def _step(case, **change):
+    """The reference step with one thing changed (an argument of basic_lstm_step)."""
+    args = dict(x=case["x"], c=case["c"], h=case["h"], kernel=case["kernel"],
+                bias=case["bias"], forget_bias=case["forget_bias"])
+    args.update(change)
+    return ref.basic_lstm_step(**args)
+
+
+def _xh_swapped_kernel(case):
+    """The kernel a learner who concatenates [h, x] in effect applies to [x, h]."""
+    H = case["H"]
+    return np.concatenate([case["kernel"][H:], case["kernel"][:H]])
+
+
+lstm_step = Exercise(
+    name="lstm_step",
+    task="(c', h') after one BasicLSTMCell(H, forget_bias=forget_bias) step from the state "
+    "(c, h), each an array (B, H)",
+    make_case=_step_case,
+    call=lambda fn, c: fn(c["x"], c["c"], c["h"], c["kernel"], c["bias"], c["forget_bias"]),
+    oracle=_step_oracle,
+    reference=lambda c: _step(c),
+    parts=("c'", "h'"),
+    designs=(  # forget_bias never 0; 1.0 once, so a hard-coded 1.0 passes one trial only
+        dict(B=1, D=2, H=3, forget_bias=2.5),
+        dict(B=3, D=3, H=2, forget_bias=-1.0),
+        dict(B=2, D=1, H=4, forget_bias=1.0),
+    ),
+    mistakes=(
+        Mistake(
+            "you used Keras' gate order (i, f, c, o): TF1's BasicLSTMCell splits the kernel's "
+            "columns into i, j, f, o.",
+            lambda c: _step(c, order=ref.KERAS),
+        ),
+        Mistake(
+            "forget_bias is hard-coded as 1.0: use the `forget_bias` argument, "
+            "sigmoid(f + forget_bias) (1.0 is only its default).",
+            lambda c: _step(c, forget_bias=1.0),
+        ),
+        Mistake(
+            "forget_bias is left out: BasicLSTMCell computes sigmoid(f + forget_bias), and "
+            "forget_bias is not in the bias variable.",
+            lambda c: _step(c, forget_bias=0.0),
+        ),
+        Mistake(
+            "forget_bias is added twice: add it once, inside sigmoid(f + forget_bias).",
+            lambda c: _step(c, forget_bias=2 * c["forget_bias"]),
+        ),
+        Mistake(
+            "forget_bias is outside the sigmoid: the forget gate is sigmoid(f + forget_bias), "
+            "not sigmoid(f) + forget_bias.",
+            lambda c: _step(c, slip="forget_bias outside sigmoid"),
+        ),
+        Mistake(
+            "sigmoid is applied to j: j is the candidate and goes through tanh; only i, f and o "
+            "are sigmoid gates.",
+            lambda c: _step(c, candidate=ref.sigmoid),
+        ),
+        Mistake(
+            "h' is computed from the old cell state: h' = tanh(c') * sigmoid(o) with the NEW "
+            "c'.",
+            lambda c: _step(c, slip="h from old c"),
+        ),
+        Mistake(
+            "tanh of the new cell state is missing: h' = tanh(c') * sigmoid(o).",
+            lambda c: _step(c, cell_activation=lambda v: v),
+        ),
+        Mistake(
+            "x and h are swapped: concatenate [x, h] (input first), so rows [:D] of the kernel "
+            "multiply x.",
+            lambda c: _step(c, kernel=_xh_swapped_kernel(c)),
+        ),
+        Mistake(
+            "the previous h is left out: the gates are [x, h] @ kernel + bias, so h's rows "
+            "[D:] of the kernel count too.",
+            lambda c: _step(c, h=np.zeros_like(c["h"])),
+        ),
+        Mistake(
+            "the bias is left out: add `bias` before splitting into i, j, f, o.",
+            lambda c: _step(c, bias=np.zeros_like(c["bias"])),
+        ),
+        Mistake(
+            "c' and h' are swapped: LSTMStateTuple is (c, h), cell state first.",
+            lambda c: _step(c)[::-1],
+        ),
+    ),
+)
+
+
+# --- Exercise 2.6: every step's gate values from a live session (capstone) -------------------
+
+
+def _activations_oracle(case):
+    """Fetch the real activation tensors sigmoid(i), tanh(j), sigmoid(f + forget_bias),
+    sigmoid(o) of every step (found by their roles in the graph) and stack them along time."""
+    steps = gate_tensors(case["T"])
+    T = case["T"]
+    fetched = _fetch_static(case, [steps[t][g][1] for g in GATES for t in range(T)])
+    return tuple(np.stack(fetched[k * T:(k + 1) * T], axis=1) for k in range(4))  # 4 x (B,T,H)
+
+
+def _over_time(case, gates, carry=True, axis=1, start=0):
+    """``gates(x_t, c, h) -> (i, j, f, o)`` at every step of the real run (the state carried
+    with the reference cell), stacked along ``axis``; ``carry=False`` restarts every step from
+    the zero state; ``start`` drops the steps before it."""
+    kernel, bias, forget_bias = case["kernel"], case["bias"], case["forget_bias"]
+    state = zero = _zero_state(case)
+    values = []
+    for t in range(case["T"]):
+        x = case["inputs"][:, t]
+        values.append(gates(x, *state))
+        state = ref.basic_lstm_step(x, *state, kernel, bias, forget_bias) if carry else zero
+    return tuple(np.stack([v[k] for v in values[start:]], axis=axis) for k in range(4))
+
+
+def _values(case, **change):
+    """The gate values of a step, with one argument of basic_lstm_activations changed."""
+    args = dict(kernel=case["kernel"], bias=case["bias"], forget_bias=case["forget_bias"])
+    args.update(change)
+    return lambda x, c, h: _tf1(ref.basic_lstm_activations(x, c, h, **args))
+
+
+def _activations_reference(case, **options):
+    return _over_time(case, _values(case), **options)
+
+
+def _fb_outside(case):
+    def gates(x, c, h):
+        i, j, f, o = _values(case)(x, c, h)
+        pre = ref.lstm_preactivations(x, h, case["kernel"], case["bias"])
+        return i, j, ref.sigmoid(pre["f"]) + case["forget_bias"], o
+    return _over_time(case, gates)
+
+
+def _sigmoid_j(case):
+    def gates(x, c, h):
+        i, _, f, o = _values(case)(x, c, h)
+        pre = ref.lstm_preactivations(x, h, case["kernel"], case["bias"])
+        return i, ref.sigmoid(pre["j"]), f, o
+    return _over_time(case, gates)
+
+
+def _pre(case):
+    return lambda x, c, h: _tf1(ref.lstm_preactivations(x, h, case["kernel"], case["bias"]))
+
+
+gate_activations = Exercise(
+    name="gate_activations",
+    task="(sigmoid(i), tanh(j), sigmoid(f + forget_bias), sigmoid(o)) at every time step, "
+    "each an array (B, T, H): the values of the gate tensors after the split, fetched from "
+    "the session with `inputs` fed to the placeholder 'x:0'",
+    make_case=_session_case,
+    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"]),
+    oracle=_activations_oracle,
+    reference=_activations_reference,
+    parts=("sigmoid(i)", "tanh(j)", "sigmoid(f + forget_bias)", "sigmoid(o)"),
+    by_hand=False,
+    designs=(dict(GRAPH_A, B=2), dict(GRAPH_B, B=1)),  # forget_bias 2.5 and -1.0
+    mistakes=(
+        Mistake(
+            "these are the pre-activations (the Split op's outputs): the gate values are the "
+            "tensors after the split, sigmoid(i), tanh(j), sigmoid(f + forget_bias), "
+            "sigmoid(o); follow each output's consumers to its Sigmoid or Tanh.",
+            lambda c: _over_time(c, _pre(c)),
+        ),
+        Mistake(
+            "i and f are swapped: the step's first Sigmoid is the forget gate's (it reads the "
+            "Add of f and forget_bias); find each gate's Sigmoid from its Split output, not by "
+            "the Sigmoid's number.",
+            lambda c: _over_time(c, lambda x, cc, h: (lambda i, j, f, o: (f, j, i, o))(
+                *_values(c)(x, cc, h))),
+        ),
+        Mistake(
+            "you used Keras' gate order (i, f, c, o): the Split outputs are :0, :1, :2, :3 = i, "
+            "j, f, o in TF1.",
+            lambda c: _over_time(c, _values(c, order=ref.KERAS)),
+        ),
+        Mistake(
+            "forget_bias is hard-coded as 1.0: this graph's cell was built with another "
+            "forget_bias; take the gate's value from the graph (or read the constant the Add "
+            "after split:2 adds).",
+            lambda c: _over_time(c, _values(c, forget_bias=1.0)),
+        ),
+        Mistake(
+            "forget_bias is left out: the forget gate's value is sigmoid(f + forget_bias), the "
+            "Sigmoid after the Add that follows split:2.",
+            lambda c: _over_time(c, _values(c, forget_bias=0.0)),
+        ),
+        Mistake(
+            "forget_bias is outside the sigmoid: the forget gate is sigmoid(f + forget_bias), "
+            "not sigmoid(f) + forget_bias.",
+            _fb_outside,
+        ),
+        Mistake(
+            "sigmoid is applied to j: j is the candidate and goes through tanh (its consumer is "
+            "a Tanh op).",
+            _sigmoid_j,
+        ),
+        Mistake(
+            "the arrays are time-major (T, B, H): stack the steps along axis 1 to get "
+            "(B, T, H).",
+            lambda c: _activations_reference(c, axis=0),
+        ),
+        Mistake(
+            "step 0 is missing: the first step is `split` (no suffix), then `split_1`, ... "
+            "`split_(T-1)`: T steps in all.",
+            lambda c: _activations_reference(c, start=1),
+        ),
+        Mistake(
+            "the state is not carried: each step's gates depend on the h from the step before, "
+            "so update (c, h) after every step (or fetch the graph's own gate tensors).",
+            lambda c: _activations_reference(c, carry=False),
+        ),
+    ),
+)
+
+
+CHAPTER = Chapter(2, "02-lstm-gate-tensors", [
+    gate_tensor_name, split_ops_in_event_file, gate_weights, gate_preactivations, lstm_step,
+    gate_activations,
+])
+check = CHAPTER.check

@@ -1,0 +1,769 @@
+"""Chapter 3 (c_state and m_state, LSTMCell's full step, Keras 3 and PyTorch): exercises and checks.
+
+Six exercises in two ramps. The state: 3.1 slices a concatenated state by hand, 3.2 drives a
+real ``LSTMCell`` (tuple or concatenated state, with a projection) and takes its new state apart,
+3.3 recomputes a step with every option by hand. The same LSTM elsewhere: 3.4 ports PyTorch's
+weights to Keras 3, 3.5 ports a TF1 cell's, and 3.6 moves a real TF1 ``LSTMCell`` (its variables,
+its ``forget_bias``, its state in either form) into what a Keras 3 ``LSTM`` needs.
+
+Oracles: TF1's real ``LSTMCell`` (:func:`rnnbook.oracles.run_tf1`) and Keras 3's real ``LSTM``
+(:func:`rnnbook.oracles.run_keras_lstm`); the ports are proven inside their oracles (the real Keras
+3 LSTM with the expected weights and state must reproduce the real TF1 cell on a random sequence,
+or the oracle raises). ``reference`` and the mistake models are :mod:`rnnbook.reference` with one
+thing changed; ``ref`` is touched only inside functions (it does not ship to learners).
+
+API exercises (3.2, 3.6) get real TF objects that ``call`` builds from the plain-data case: one
+cached cell per shape, loaded with the trial's weights, so a trial costs milliseconds.
+
+Every design below exists to make a known mistake show on every seed: ``P != H`` both ways with
+an even ``H + P`` (a halves split neither raises nor passes), clips small enough to bite,
+peepholes on, ``forget_bias`` other than 1 (and than 0), both state forms, ``B = 1``, ``D != H``.
+Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P``
+num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, c/g, o.
+"""
+import collections
+import functools
+
+import numpy as np
+
+from rnnbook import reference as ref
+from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
+
+#: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
+AGREE = dict(rtol=1e-4, atol=1e-5)
+
+
+def _blocks(a, order, axis=-1):
+    """Reorder the four gate blocks of ``a`` along ``axis``: ``order`` lists old block indices."""
+    parts = np.split(a, 4, axis=axis)
+    return np.concatenate([parts[k] for k in order], axis=axis)
+
+
+TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, j, o (the same swap goes back)
+
+
+def _agree(name, got, want):
+    for g, w in zip(got, want, strict=True):
+        if not np.allclose(g, w, **AGREE):
+            raise AssertionError(f"oracle for {name}: Keras 3 does not reproduce the TF1 cell")
+
+
+def _lstm_cell(H, **options):
+    return lambda: tensorflow().compat.v1.nn.rnn_cell.LSTMCell(H, **options)
+
+
+def _forget_bias(rng, kind):
+    """``"default"``: 1.0; ``"other"``: far from 1 and from 0, so that both a missing and a
+    hard-coded forget_bias show."""
+    if kind == "default":
+        return 1.0
+    return round(float(rng.uniform(1.6, 2.8) if rng.random() < 0.5 else rng.uniform(-2.0, -0.6)), 2)
+
+
+#: a by-hand exercise gets a state with the fields of TF1's LSTMStateTuple (the grader's NumPy-only
+#: child cannot import TensorFlow's); an API exercise gets TensorFlow's own
+LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
+
+
+def _tf_state_tuple(c, h):
+    return tensorflow().compat.v1.nn.rnn_cell.LSTMStateTuple(c, h)
+
+
+# --- Exercise 3.1: split a concatenated state (by hand) --------------------------------------
+
+
+def _split_case(rng, proj):
+    """``proj``: ``"wider"`` (P > H), ``"narrower"`` (P < H), both with H + P even, or ``None``."""
+    B = int(rng.integers(1, 4))
+    if proj == "wider":
+        H = int(rng.integers(1, 4))
+        P = H + 2 * int(rng.integers(1, 3))
+    elif proj == "narrower":
+        P = int(rng.integers(1, 3))
+        H = P + 2 * int(rng.integers(1, 3))
+    else:
+        H, P = int(rng.integers(1, 6)), None
+    return {"B": B, "H": H, "num_proj": P,
+            "state": normal(rng, B, H + (P or H))}  # (B, H + P): [c, m]
+
+
+def _split_oracle(case):
+    """What the real LSTMCell(state_is_tuple=False) itself reads as c_prev and m_prev: its two
+    Slice ops, fetched while it runs on the case's concatenated state."""
+    H, P = case["H"], case["num_proj"]
+    x = np.zeros((case["B"], 1), np.float32)
+    cell = _lstm_cell(H, num_proj=P, state_is_tuple=False)
+    _, _, c, m = run_tf1(cell, x, case["state"], fetch=["lstm_cell/Slice:0", "lstm_cell/Slice_1:0"])
+    return c, m
+
+
+def _width(case):
+    return case["state"].shape[1] - case["H"]  # P, or H without a projection
+
+
+split_state = Exercise(
+    name="split_state",
+    task="(c, m): c (B, num_units) and m (B, num_proj or num_units), the parts the cell reads",
+    make_case=_split_case,
+    designs=({"proj": "wider"}, {"proj": "narrower"}, {"proj": None}),
+    call=lambda fn, c: fn(c["state"], c["H"]),
+    oracle=_split_oracle,
+    reference=lambda c: (c["state"][:, :c["H"]], c["state"][:, c["H"]:]),
+    parts=("c", "m"),
+    mistakes=(
+        Mistake(
+            "you read the state as [h, c], Keras' order: TF1 concatenates [c, m], c first, so c "
+            "is state[:, :num_units] and m is everything after it.",
+            lambda c: (c["state"][:, _width(c):], c["state"][:, :_width(c)]),
+        ),
+        Mistake(
+            "c and m are swapped: c is state[:, :num_units] (the first part) and m is "
+            "state[:, num_units:]; return them as (c, m).",
+            lambda c: (c["state"][:, c["H"]:], c["state"][:, :c["H"]]),
+        ),
+        Mistake(
+            "you cut the state into two equal halves: with num_proj, c has num_units columns and "
+            "m has num_proj, so cut at column num_units, not in the middle.",
+            lambda c: tuple(np.split(c["state"], 2, axis=1)),
+        ),
+        Mistake(
+            "m got num_units columns: m is everything after c, which is num_proj columns when the "
+            "cell projects (state[:, num_units:]).",
+            lambda c: (c["state"][:, :c["H"]], c["state"][:, c["H"]: 2 * c["H"]]),
+        ),
+    ),
+)
+
+
+# --- Shared by 3.2 and 3.3: LSTMCell's weights and options as plain data ---------------------
+
+PEEPHOLES = ("w_i_diag", "w_f_diag", "w_o_diag")
+
+
+def _cell_case(rng, B, D, H, P, peepholes, forget_bias):
+    """x, state (c, m) and the weights of an LSTMCell, named as its variables are."""
+    case = {
+        "B": B, "D": D, "H": H, "num_proj": P, "use_peepholes": peepholes,
+        "forget_bias": forget_bias,
+        "x": normal(rng, B, D),  # (B, D)
+        "c": normal(rng, B, H, scale=3.0),  # (B, H): large, so that a cell_clip bites
+        "m": normal(rng, B, P or H),  # (B, P or H)
+        "kernel": normal(rng, D + (P or H), 4 * H, scale=0.5),  # (D + P, 4H), gates i, j, f, o
+        "bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
+    }
+    if peepholes:
+        for name in PEEPHOLES:
+            case[name] = normal(rng, H)  # (H,)
+    if P:
+        case["projection/kernel"] = normal(rng, H, P, scale=1.5)  # (H, P): so proj_clip bites
+    return case
+
+
+WEIGHT_NAMES = ("kernel", "bias", *PEEPHOLES, "projection/kernel")
+
+
+def _weights_of(case):
+    return {k: case[k] for k in WEIGHT_NAMES if k in case}
+
+
+def _step_ref(case, c=None, m=None, **change):
+    """The reference step on ``case`` (from the state ``c``, ``m`` if given), one thing changed."""
+    args = dict(
+        forget_bias=case["forget_bias"], w_i_diag=case.get("w_i_diag"),
+        w_f_diag=case.get("w_f_diag"), w_o_diag=case.get("w_o_diag"),
+        cell_clip=case.get("cell_clip"), projection=case.get("projection/kernel"),
+        proj_clip=case.get("proj_clip") if case["num_proj"] else None)
+    args.update(change)
+    c = case["c"] if c is None else c
+    m = case["m"] if m is None else m
+    return ref.lstm_cell_step(case["x"], c, m, case["kernel"], case["bias"], **args)
+
+
+def _needs(case, *options):
+    """Raise (the mistake does not apply, and costs nothing to rule out) unless every option
+    is on in ``case``: ``"peepholes"``, ``"cell_clip"``, ``"projection"``, ``"proj_clip"``,
+    ``"forget_bias"`` (other than the default 1)."""
+    on = {"peepholes": case.get("use_peepholes"), "cell_clip": case.get("cell_clip") is not None,
+          "projection": case.get("num_proj") is not None,
+          "proj_clip": case.get("num_proj") is not None and case.get("proj_clip") is not None,
+          "forget_bias": case.get("forget_bias") != 1.0}
+    missing = [name for name in options if not on[name]]
+    if missing:
+        raise ValueError(f"does not apply without {', '.join(missing)}")
+    return case
+
+
+def _tf1_options(case):
+    return {k: case[k] for k in ("use_peepholes", "cell_clip", "num_proj", "proj_clip",
+                                 "forget_bias", "state_is_tuple") if k in case}
+
+
+def _cell_oracle(case):
+    """The real LSTMCell, built afresh in a graph with the case's options and weights."""
+    weights = _weights_of(case)
+    weights["lstm_cell/kernel"] = weights.pop("kernel")  # not also projection/kernel
+    tuple_state = case.get("state_is_tuple", True)
+    state = (case["c"], case["m"]) if tuple_state else np.concatenate([case["c"], case["m"]], 1)
+    cell = _lstm_cell(case["H"], **_tf1_options(case))
+    output, final = run_tf1(cell, case["x"], state, weights)
+    c, m = final if tuple_state else (final[:, :case["H"]], final[:, case["H"]:])
+    assert np.array_equal(output, m)  # LSTMCell returns (m, new state)
+    return c, m
+
+
+# --- Exercise 3.2: drive a real LSTMCell (API) -----------------------------------------------
+
+
+@functools.cache
+def _real_cell(D, H, P, peepholes, state_is_tuple):
+    """One real eager LSTMCell per structure, built once; each trial loads its own weights."""
+    cell = tensorflow().compat.v1.nn.rnn_cell.LSTMCell(
+        H, use_peepholes=peepholes, num_proj=P, state_is_tuple=state_is_tuple)
+    cell.build((None, D))
+    return cell
+
+
+def _load(cell, weights):
+    """Assign ``weights`` (name suffix -> array) to the cell's variables; the longest suffix wins
+    (``projection/kernel`` over ``kernel``); every variable must get one."""
+    for var, key in _keys(cell):
+        var.assign(np.asarray(weights[key], np.float32), read_value=False)
+
+
+@functools.cache
+def _keys(cell):
+    """``(variable, weight name)`` for each of the cell's variables."""
+    pairs = []
+    for var in cell.variables:
+        name = var.name.split(":")[0]
+        names = [k for k in WEIGHT_NAMES if name == k or name.endswith("/" + k)]
+        pairs.append((var, max(names, key=len)))
+    return tuple(pairs)
+
+
+def _eager_cells():
+    """Make TF1 cells usable eagerly again. tf-keras switches the base class of every TF1 cell
+    to its v1 Layer whenever a cell is made inside a ``tf.Graph`` (as the oracles do), and a cell
+    built eagerly before that then refuses to run ("Your Layer or Model is in an invalid state")
+    until a cell is made eagerly again, which switches the class back."""
+    cls = tensorflow().compat.v1.nn.rnn_cell.LSTMCell
+    if any(base.__module__.endswith("base_layer_v1") for base in cls.__mro__):
+        cls(1)
+
+
+def _cell_for(case, state_is_tuple):
+    _eager_cells()
+    cell = _real_cell(case["D"], case["H"], case["num_proj"], case["use_peepholes"],
+                      state_is_tuple)
+    _load(cell, _weights_of(case))
+    cell._forget_bias = case["forget_bias"]  # noqa: SLF001 - read at call time and by get_config
+    return cell
+
+
+RUN_DESIGNS = (
+    # concatenated state with P > H and with P < H (H + P even); a tuple state at B = 1 with
+    # peepholes and P != H
+    {"B": (1, 3), "D": 3, "H": 2, "P": 4, "state_is_tuple": False, "peepholes": False},
+    {"B": (2, 4), "D": 1, "H": 4, "P": 2, "state_is_tuple": False, "peepholes": True},
+    {"B": (1, 1), "D": 2, "H": 3, "P": 1, "state_is_tuple": True, "peepholes": True},
+)
+
+
+def _run_case(rng, B, D, H, P, state_is_tuple, peepholes):
+    B = int(rng.integers(B[0], B[1] + 1))
+    case = _cell_case(rng, B, D, H, P, peepholes, 1.0)
+    case["state_is_tuple"] = state_is_tuple
+    return case
+
+
+def _run_call(fn, case):
+    cell = _cell_for(case, case["state_is_tuple"])
+    return fn(cell, case["x"], case["c"], case["m"])
+
+
+def _state_in_h_first(case):
+    """The cell run from [m, c] (concatenated) or LSTMStateTuple(m, c)."""
+    if case["state_is_tuple"]:
+        if case["m"].shape != case["c"].shape:
+            raise ValueError("the cell refuses it: a shape error, not this mistake")
+        return _step_ref(case, c=case["m"], m=case["c"])
+    flat = np.concatenate([case["m"], case["c"]], axis=1)  # (B, P + H)
+    H = case["H"]
+    return _step_ref(case, c=flat[:, :H], m=flat[:, H:])
+
+
+def _out_as_h_first(case):
+    c, m = _step_ref(case)
+    if case["state_is_tuple"]:
+        return m, c
+    flat = np.concatenate([c, m], axis=1)
+    P = m.shape[1]
+    return flat[:, P:], flat[:, :P]
+
+
+def _out_halves(case):
+    if case["state_is_tuple"]:
+        raise ValueError("only for a concatenated state")
+    return tuple(np.split(np.concatenate(_step_ref(case), axis=1), 2, axis=1))
+
+
+def _zeros(case):
+    return _step_ref(case, c=np.zeros_like(case["c"]), m=np.zeros_like(case["m"]))
+
+
+step_lstm_cell = Exercise(
+    name="step_lstm_cell",
+    task="(c, m), the cell's new state taken apart: c (B, num_units), m (B, num_proj or "
+         "num_units)",
+    make_case=_run_case,
+    designs=RUN_DESIGNS,
+    call=_run_call,
+    oracle=_cell_oracle,
+    reference=_step_ref,
+    by_hand=False,
+    parts=("c", "m"),
+    mistakes=(
+        Mistake(
+            "the state went in h first, [m, c]: TF1's state is LSTMStateTuple(c, h), and "
+            "state_is_tuple=False concatenates [c, m], c first.",
+            _state_in_h_first,
+        ),
+        Mistake(
+            "you read the new state as [h, c], Keras' order: TF1's concatenated state is [c, m], "
+            "so c is its first num_units columns and m the rest.",
+            _out_as_h_first,
+        ),
+        Mistake(
+            "you cut the new state into two equal halves: c has num_units columns and m has "
+            "num_proj, so cut at column num_units.",
+            _out_halves,
+        ),
+        Mistake(
+            "c and m are swapped in what you return: the new state is (c, m), the cell state "
+            "first.",
+            lambda c: _step_ref(c)[::-1],
+        ),
+        Mistake(
+            "the cell ran from a zero state: build its state from the given c and m "
+            "(LSTMStateTuple(c, m), or [c, m] concatenated when the cell wants one array).",
+            _zeros,
+        ),
+    ),
+)
+
+
+# --- Exercise 3.3: LSTMCell's full step by hand ----------------------------------------------
+
+STEP_DESIGNS = (
+    # peepholes and a cell_clip that bites (B * H = 8 values of c'), default forget_bias, B = 1
+    {"B": 1, "D": 2, "H": 8, "P": None, "peepholes": True, "cell_clip": True,
+     "proj_clip": False, "forget_bias": "default"},
+    # P < H with a proj_clip that bites (B * P = 8 values of m'), forget_bias other than 1 and 0
+    {"B": 4, "D": 1, "H": 3, "P": 2, "peepholes": False, "cell_clip": False,
+     "proj_clip": True, "forget_bias": "other"},
+    # every option at once, P > H
+    {"B": 3, "D": 2, "H": 3, "P": 5, "peepholes": True, "cell_clip": True,
+     "proj_clip": True, "forget_bias": "other"},
+)
+
+
+def _step_case(rng, B, D, H, P, peepholes, cell_clip, proj_clip, forget_bias):
+    case = _cell_case(rng, B, D, H, P, peepholes, _forget_bias(rng, forget_bias))
+    # small clips, so that they bite: most |c'| exceed cell_clip; proj_clip is below most |m'|
+    # even before the projection, so that clipping before it is a different answer
+    case["cell_clip"] = round(float(rng.uniform(0.1, 0.3)), 2) if cell_clip else None
+    case["proj_clip"] = round(float(rng.uniform(0.05, 0.12)), 2) if proj_clip else None
+    return case
+
+
+def _step_call(fn, case):
+    options = {k: case[k] for k in ("use_peepholes", "cell_clip", "num_proj", "proj_clip",
+                                    "forget_bias")}
+    return fn(case["x"], case["c"], case["m"], _weights_of(case), **options)
+
+
+lstm_cell_step = Exercise(
+    name="lstm_cell_step",
+    task="(c, m), the new state: c (B, num_units), m (B, num_proj or num_units)",
+    make_case=_step_case,
+    designs=STEP_DESIGNS,
+    call=_step_call,
+    oracle=_cell_oracle,
+    reference=_step_ref,
+    parts=("c", "m"),
+    mistakes=(
+        Mistake(
+            "c and m are swapped: LSTMCell's new state is LSTMStateTuple(c, m), the cell state "
+            "(memory) first and the output m second.",
+            lambda c: _step_ref(c)[::-1],
+        ),
+        Mistake(
+            "the gate blocks are in the wrong order: you split i, f, j, o (Keras' order); TF1 "
+            "splits the pre-activation into i, j, f, o.",
+            lambda c: _step_ref(c, order=ref.KERAS),
+        ),
+        Mistake(
+            "forget_bias is ignored: you add 1.0 whatever the argument says; add the "
+            "forget_bias you are given, sigmoid(f + forget_bias + ...).",
+            lambda c: _step_ref(_needs(c, "forget_bias"), forget_bias=1.0),
+        ),
+        Mistake(
+            "forget_bias is missing: LSTMCell adds it to f at every step, "
+            "sigmoid(f + forget_bias + ...).",
+            lambda c: _step_ref(c, forget_bias=0.0),
+        ),
+        Mistake(
+            "the output-gate peephole looks at the unclipped c: clip c first, then "
+            "o + w_o_diag * c uses the clipped c, the same c that tanh sees.",
+            lambda c: _step_ref(_needs(c, "peepholes", "cell_clip"),
+                               slip="o peephole on unclipped c"),
+        ),
+        Mistake(
+            "the output-gate peephole looks at the previous c: w_o_diag multiplies the NEW c "
+            "(after clipping); only w_i_diag and w_f_diag use c_prev.",
+            lambda c: _step_ref(_needs(c, "peepholes"), slip="o peephole on old c"),
+        ),
+        Mistake(
+            "the peepholes are left out: with use_peepholes, add w_i_diag * c_prev to i, "
+            "w_f_diag * c_prev to f and w_o_diag * c (the new c) to o.",
+            lambda c: _step_ref(_needs(c, "peepholes"), w_i_diag=None, w_f_diag=None,
+                               w_o_diag=None),
+        ),
+        Mistake(
+            "cell_clip is applied to m: it clips the cell state c, before m is computed from it.",
+            lambda c: _step_ref(_needs(c, "cell_clip"), slip="cell_clip on m"),
+        ),
+        Mistake(
+            "cell_clip is missing: clip the new c to [-cell_clip, cell_clip] before m is "
+            "computed from it.",
+            lambda c: _step_ref(_needs(c, "cell_clip"), cell_clip=None),
+        ),
+        Mistake(
+            "proj_clip is applied before the projection: clip m AFTER m @ projection/kernel.",
+            lambda c: _step_ref(_needs(c, "proj_clip"), slip="proj_clip before projection"),
+        ),
+        Mistake(
+            "proj_clip is missing: with num_proj and proj_clip, clip the projected m to "
+            "[-proj_clip, proj_clip].",
+            lambda c: _step_ref(_needs(c, "proj_clip"), proj_clip=None),
+        ),
+        Mistake(
+            "the projection is applied to c: only m is projected (m @ projection/kernel); c "
+            "keeps num_units columns.",
+            lambda c: _step_ref(_needs(c, "projection"), slip="project c"),
+            variants=(lambda c: _step_ref(_needs(c, "projection"), slip="project c and m"),),
+        ),
+        Mistake(
+            "the projection is missing: with num_proj, m = m @ projection/kernel, (B, num_proj).",
+            lambda c: _step_ref(_needs(c, "projection"), projection=None),
+        ),
+    ),
+)
+
+
+# --- Shared by 3.4-3.6: a sequence and a state to prove a port on ----------------------------
+
+
+def _sequence(rng, B, T, D, H):
+    return {"B": B, "T": T, "D": D, "H": H,
+            "inputs": normal(rng, B, T, D),  # (B, T, D)
+            "c0": normal(rng, B, H),  # (B, H)
+            "h0": normal(rng, B, H, scale=0.5)}  # (B, H)
+
+
+def _keras_from_tf1(case):
+    """The oracle's own port (weights plumbing, proven against TF by :func:`_tf1_matches_keras`)."""
+    D, H = case["D"], case["H"]
+    kernel = _blocks(case["kernel"], TF1_TO_KERAS)
+    bias = _blocks(case["bias"], TF1_TO_KERAS).copy()
+    bias[H: 2 * H] += case["forget_bias"]
+    return kernel[:D], kernel[D:], bias
+
+
+def _tf1_matches_keras(case, name, weights, state_is_tuple=True):
+    """Raise unless the real Keras 3 LSTM with ``weights`` and initial state [h0, c0] reproduces
+    the real TF1 LSTMCell (with the case's forget_bias) run from (c0, h0), as a tuple or
+    concatenated: outputs and both final states."""
+    H = case["H"]
+    options = {"forget_bias": case["forget_bias"], "state_is_tuple": state_is_tuple}
+    state = (case["c0"], case["h0"])
+    if not state_is_tuple:
+        state = np.concatenate(state, axis=1)  # (B, 2H): [c, h]
+    tf1 = {"kernel": case["kernel"], "bias": case["bias"]}
+    # static_rnn: the same real cell as dynamic_rnn, and quicker to build than its while loop
+    outputs, final = run_tf1(_lstm_cell(H, **options), case["inputs"], state, tf1, mode="static")
+    c, h = final if state_is_tuple else (final[:, :H], final[:, H:])
+    k_out, k_h, k_c = run_keras_lstm(case["inputs"], weights, [case["h0"], case["c0"]])
+    _agree(name, (k_out, k_h, k_c), (outputs, h, c))
+
+
+def _ref_port(case, forget_bias=None):
+    fb = case["forget_bias"] if forget_bias is None else forget_bias
+    return ref.keras_from_tf1(case["kernel"], case["bias"], fb, case["D"])
+
+
+def _port_unordered(case, fold):
+    """The kernel split at row D, the gate blocks left in TF1's order, forget_bias added to block
+    ``fold`` of the bias (None: nowhere)."""
+    D, H = case["D"], case["H"]
+    bias = case["bias"].copy()
+    if fold is not None:
+        bias[fold * H: (fold + 1) * H] += case["forget_bias"]
+    return case["kernel"][:D], case["kernel"][D:], bias
+
+
+def _port_fold(case, where):
+    """The right kernels; forget_bias folded into block ``where`` of the Keras bias, or
+    ``"all"`` of it."""
+    kernel, recurrent, bias = _ref_port(case, forget_bias=0.0)
+    bias = bias.copy()
+    if where == "all":
+        bias += case["forget_bias"]
+    else:
+        bias[where * case["H"]: (where + 1) * case["H"]] += case["forget_bias"]
+    return kernel, recurrent, bias
+
+
+def _port_mistakes(answer, few=False):
+    """The weight-port mistakes of 3.5 and 3.6; ``answer(case, weights)`` makes the exercise's
+    whole answer from a (kernel, recurrent_kernel, bias) triple. ``few``: only the four that 3.6
+    names (3.5 drills the rest; fewer models keep 3.6's 200-seed sweep quick)."""
+    order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders them i, f, c, "
+             "o, so swap the 2nd and 3rd column blocks of the kernel, the recurrent kernel and "
+             "the bias.")
+    mistakes = (
+        Mistake(
+            "forget_bias is not folded: TF1 adds forget_bias to f at every step, Keras 3 adds "
+            "nothing, so add forget_bias to the f block of the Keras bias (bias[H:2H]).",
+            lambda c: answer(c, _ref_port(c, forget_bias=0.0)),
+        ),
+        Mistake(
+            "you folded 1.0, not the cell's forget_bias: add the forget_bias it was built with "
+            "to the f block of the Keras bias.",
+            lambda c: answer(c, _ref_port(_needs(c, "forget_bias"), forget_bias=1.0)),
+        ),
+        Mistake(order, lambda c: answer(c, _port_unordered(c, 2)),
+                variants=(lambda c: answer(c, _port_unordered(c, 1)),)),
+        Mistake(
+            "the kernel was only split: reorder the gate blocks from TF1's i, j, f, o to Keras' "
+            "i, f, c, o AND add forget_bias to the f block of the bias (bias[H:2H]).",
+            lambda c: answer(c, _port_unordered(c, None)),
+        ),
+        Mistake(
+            "forget_bias went into the wrong block: after reordering, Keras' f block is the "
+            "second one, bias[H:2H], not the third.",
+            lambda c: answer(c, _port_fold(c, 2)),
+        ),
+        Mistake(
+            "forget_bias was added to the whole bias: it belongs to the f block only, bias[H:2H].",
+            lambda c: answer(c, _port_fold(c, "all")),
+        ),
+        Mistake(
+            "kernel and recurrent_kernel are swapped: rows [:D] of the TF1 kernel multiply x "
+            "(Keras' kernel), rows [D:] multiply h (Keras' recurrent_kernel).",
+            lambda c: answer(c, _ref_port(c)[1::-1] + _ref_port(c)[2:]),
+        ),
+    )
+    return tuple(mistakes[k] for k in (0, 1, 2, 6)) if few else mistakes
+
+
+# --- Exercise 3.4: PyTorch-layout weights to Keras 3 (by hand) -------------------------------
+
+
+def _torch_case(rng, D, H):
+    return {"D": D, "H": H,
+            "weight_ih": normal(rng, 4 * H, D, scale=0.5),  # (4H, D), gates i, f, g, o
+            "weight_hh": normal(rng, 4 * H, H, scale=0.5),  # (4H, H)
+            "bias_ih": normal(rng, 4 * H, scale=0.5),  # (4H,)
+            "bias_hh": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+
+
+def _torch_oracle(case):
+    """PyTorch's documented layout (PyTorch is not installed here): it computes ``W x`` with W
+    (4H, D) and two biases, Keras ``x @ kernel`` with kernel (D, 4H) and one; both order the gates
+    i, f, c/g, o. tests/test_reference.py runs the real Keras 3 LSTM with these weights against
+    PyTorch's documented step."""
+    return case["weight_ih"].T, case["weight_hh"].T, case["bias_ih"] + case["bias_hh"]
+
+
+def _torch_ref(case):
+    return ref.keras_from_pytorch(case["weight_ih"], case["weight_hh"], case["bias_ih"],
+                                  case["bias_hh"])
+
+
+def _torch_with(case, **change):
+    kernel, recurrent, bias = _torch_ref(case)
+    return change.get("kernel", kernel), change.get("recurrent", recurrent), change.get("bias", bias)
+
+
+keras_from_pytorch = Exercise(
+    name="keras_from_pytorch",
+    task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
+    make_case=_torch_case,
+    # D != H and both above 1: a reshape is not a transpose, and the two kernels differ in shape
+    designs=({"D": 3, "H": 2}, {"D": 2, "H": 4}),
+    call=lambda fn, c: fn(c["weight_ih"], c["weight_hh"], c["bias_ih"], c["bias_hh"]),
+    oracle=_torch_oracle,
+    reference=_torch_ref,
+    parts=("kernel", "recurrent_kernel", "bias"),
+    mistakes=(
+        Mistake(
+            "the PyTorch weights are not transposed: PyTorch stores (4H, D) and computes W x; "
+            "Keras stores (D, 4H) and computes x @ kernel, so use weight_ih.T and weight_hh.T.",
+            lambda c: _torch_with(c, kernel=c["weight_ih"], recurrent=c["weight_hh"]),
+        ),
+        Mistake(
+            "the PyTorch weights are reshaped, not transposed: reshape keeps the memory order "
+            "and scrambles the gates; use weight_ih.T and weight_hh.T.",
+            lambda c: _torch_with(c, kernel=c["weight_ih"].reshape(c["D"], -1),
+                                  recurrent=c["weight_hh"].reshape(c["H"], -1)),
+        ),
+        Mistake(
+            "one of PyTorch's two biases is dropped: PyTorch adds bias_ih AND bias_hh, Keras has "
+            "one bias, so use bias_ih + bias_hh.",
+            lambda c: _torch_with(c, bias=c["bias_ih"]),
+            variants=(lambda c: _torch_with(c, bias=c["bias_hh"]),),
+        ),
+        Mistake(
+            "the gate blocks were moved: PyTorch's i, f, g, o is already Keras' i, f, c, o, so "
+            "keep the blocks where they are (TF1's i, j, f, o is the odd one out).",
+            lambda c: tuple(ref.reorder(w, ref.KERAS, ref.TF1) for w in _torch_ref(c)),
+        ),
+        Mistake(
+            "a forget bias was added: PyTorch adds nothing to f at run time, so the Keras bias is "
+            "just bias_ih + bias_hh.",
+            lambda c: _torch_with(c, bias=_torch_ref(c)[2]
+                                  + np.repeat(np.eye(4, dtype=np.float32)[1], c["H"])),
+        ),
+    ),
+)
+
+
+# --- Exercise 3.5: TF1 cell weights to Keras 3 (by hand) -------------------------------------
+
+
+def _port_case(rng, B, T, D, H, forget_bias):
+    case = _sequence(rng, B, T, D, H)
+    case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H), gates i, j, f, o
+    case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
+    case["forget_bias"] = _forget_bias(rng, forget_bias)
+    return case
+
+
+PORT_DESIGNS = (
+    {"B": 2, "T": 3, "D": 3, "H": 2, "forget_bias": "other"},
+    {"B": 1, "T": 4, "D": 1, "H": 3, "forget_bias": "other"},
+    {"B": 3, "T": 2, "D": 2, "H": 4, "forget_bias": "default"},
+)
+
+
+def _port_oracle(case):
+    expected = _keras_from_tf1(case)
+    _tf1_matches_keras(case, "keras_from_tf1", expected)
+    return expected
+
+
+keras_from_tf1 = Exercise(
+    name="keras_from_tf1",
+    task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM, gates i, "
+         "f, c, o",
+    make_case=_port_case,
+    designs=PORT_DESIGNS,
+    call=lambda fn, c: fn(c["kernel"], c["bias"], c["forget_bias"], c["D"]),
+    oracle=_port_oracle,
+    reference=_ref_port,
+    parts=("kernel", "recurrent_kernel", "bias"),
+    mistakes=_port_mistakes(lambda case, weights: weights),
+)
+
+
+# --- Exercise 3.6: a real TF1 LSTMCell and its state, into Keras 3 (API) ---------------------
+
+
+@functools.cache
+def _port_cell(D, H, state_is_tuple):
+    cell = tensorflow().compat.v1.nn.rnn_cell.LSTMCell(H, state_is_tuple=state_is_tuple)
+    cell.build((None, D))
+    return cell
+
+
+def _move_case(rng, B, T, D, H, forget_bias, state_is_tuple):
+    case = _port_case(rng, B, T, D, H, forget_bias)
+    case["state_is_tuple"] = state_is_tuple
+    return case
+
+
+MOVE_DESIGNS = (
+    {"B": 2, "T": 3, "D": 3, "H": 2, "forget_bias": "other", "state_is_tuple": True},
+    {"B": 2, "T": 2, "D": 1, "H": 3, "forget_bias": "other", "state_is_tuple": False},
+    {"B": 1, "T": 3, "D": 2, "H": 4, "forget_bias": "default", "state_is_tuple": True},
+    {"B": 3, "T": 2, "D": 4, "H": 2, "forget_bias": "other", "state_is_tuple": False},
+)
+
+MOVE_PARTS = ("kernel", "recurrent_kernel", "bias", "h", "c")
+
+
+def _move_call(fn, case):
+    """Build the real TF1 cell with the trial's weights and its state as TF1 returns it (an
+    ``LSTMStateTuple`` of arrays, or the (B, 2H) array [c, h]); flatten the learner's
+    ``(weights, initial_state)`` into the five parts."""
+    _eager_cells()
+    cell = _port_cell(case["D"], case["H"], case["state_is_tuple"])
+    _load(cell, {"kernel": case["kernel"], "bias": case["bias"]})
+    cell._forget_bias = case["forget_bias"]  # noqa: SLF001 - read at call time and by get_config
+    if case["state_is_tuple"]:
+        state = _tf_state_tuple(case["c0"], case["h0"])
+    else:
+        state = np.concatenate([case["c0"], case["h0"]], axis=1)  # (B, 2H): [c, h]
+    result = fn(cell, state)
+    if result is None:
+        return None
+    try:
+        weights, initial_state = result
+        return [*weights, *initial_state]
+    except (TypeError, ValueError):
+        raise TypeError("return (weights, initial_state): weights = [kernel, recurrent_kernel, "
+                        "bias] and initial_state = [h, c]") from None
+
+
+def _move_oracle(case):
+    expected = _keras_from_tf1(case)
+    _tf1_matches_keras(case, "port_to_keras", expected, case["state_is_tuple"])
+    return [*expected, case["h0"], case["c0"]]
+
+
+def _with_state(case, weights, state=None):
+    h, c = (case["h0"], case["c0"]) if state is None else state
+    return [*weights, h, c]
+
+
+port_to_keras = Exercise(
+    name="port_to_keras",
+    task="(weights, initial_state): weights = [kernel (D, 4H), recurrent_kernel (H, 4H), bias "
+         "(4H,)] for Keras 3's LSTM and initial_state = [h, c], so that it continues the TF1 "
+         "cell from its state",
+    make_case=_move_case,
+    designs=MOVE_DESIGNS,
+    call=_move_call,
+    oracle=_move_oracle,
+    reference=lambda c: _with_state(c, _ref_port(c)),
+    by_hand=False,
+    parts=MOVE_PARTS,
+    mistakes=(
+        Mistake(
+            "h and c are swapped in initial_state: TF1 keeps (c, h), c first (the concatenated "
+            "state too), but Keras 3 takes initial_state=[h, c], h first, and accepts [c, h] "
+            "silently.",
+            lambda c: _with_state(c, _ref_port(c), (c["c0"], c["h0"])),
+        ),
+        *_port_mistakes(_with_state, few=True),
+    ),
+)
+
+
+CHAPTER = Chapter(3, "03-c-state-m-state", [
+    split_state, step_lstm_cell, lstm_cell_step, keras_from_pytorch, keras_from_tf1,
+    port_to_keras,
+])
+check = CHAPTER.check

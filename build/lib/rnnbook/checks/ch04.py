@@ -1,0 +1,860 @@
+"""Chapter 4 (stateful batching): exercises and their checks.
+
+Notation (book/notation.md): ``L`` layers, ``B`` batch, ``T`` time, ``D`` input depth, ``H``
+num_units. A *packed* state is one array ``(L, 2, B, H)``: ``state[l, 0]`` is layer ``l``'s c,
+``state[l, 1]`` its h, the layout of the chapter's ``[num_layers, 2, batch, units]`` placeholder.
+
+Exercises 4.1-4.5 are by hand (NumPy). 4.6-4.8 are API exercises: the check builds the real
+object with the trial's random weights and hands it to the learner's function:
+
+- 4.6 a TF1 graph (state placeholder, ``MultiRNNCell`` of ``BasicLSTMCell``, ``dynamic_rnn``) in
+  a session, behind ``run_chunk(inputs, state)``, which refuses more than ``chunk`` steps a call:
+  a run of the whole sequence is impossible, so the state must be carried;
+- 4.7 a Keras 3 ``LSTM(stateful=True)`` to drive across batches, resetting all rows
+  (``reset_state()``) or some rows (through ``layer.states``) where sequences start;
+- 4.8 a stateful layer trained at batch B and a batch-1 twin to serve one of its streams.
+
+Graphs and layers are built once per designed shape and cached; each trial loads its weights
+(milliseconds). The Keras layers are real ``keras.layers.LSTM`` objects whose calls run as one
+``tf.function`` (same numbers, about 20 times faster than eager op by op).
+The expected answers come from TensorFlow (``oracle``) and, for the tests' 200-seed sweeps, from
+the NumPy reference (``rnnbook/reference.py``, touched only inside functions: it does not ship
+to learners).
+"""
+import collections
+import functools
+
+import numpy as np
+
+from rnnbook import reference as ref
+from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.oracles import keras3, load_weights, run_keras_lstm, run_tf1, tensorflow
+
+#: the by-hand exercises get states with the fields of TF1's ``LSTMStateTuple`` (a namedtuple
+#: (c, h)); NumPy only, so the grader's NumPy-only child can build it
+LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
+
+
+def _flat(packed):
+    """A packed state (L, 2, B, H) as the flat list c_0, h_0, c_1, ... that ``run_tf1`` packs
+    into the cell's own state structure with ``tf.nest`` (so the oracle does no unpacking)."""
+    return list(packed.reshape(-1, *packed.shape[2:]))
+
+
+def _tf_pack(final):
+    """TensorFlow stacks a tuple of (c, h) per layer into one (L, 2, B, H) array."""
+    tf = tensorflow()
+    return tf.stack([tf.stack([c, h]) for c, h in final]).numpy()
+
+
+def _swap(state):
+    """Each layer's (c, h) as (h, c): the state read or packed in the wrong order."""
+    return tuple((h, c) for c, h in state)
+
+
+def _tf1_weights(kernels, biases):
+    """Variable-name suffixes of a MultiRNNCell of BasicLSTMCells -> the trial's arrays."""
+    weights = {f"cell_{k}/basic_lstm_cell/kernel": w for k, w in enumerate(kernels)}
+    weights.update({f"cell_{k}/basic_lstm_cell/bias": b for k, b in enumerate(biases)})
+    return weights
+
+
+def _stack_case(rng, case):
+    """The trial's L BasicLSTMCell layers: kernel{l} (D_l + H, 4H), D_0 = D then H; bias{l}."""
+    D, H = case["D"], case["H"]
+    for k in range(case["L"]):
+        case[f"kernel{k}"] = normal(rng, (D if k == 0 else H) + H, 4 * H, scale=0.5)
+        case[f"bias{k}"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
+    return case
+
+
+def _layers(case):
+    return ([case[f"kernel{k}"] for k in range(case["L"])],
+            [case[f"bias{k}"] for k in range(case["L"])])
+
+
+def _steps(case, **options):
+    """The reference BasicLSTMCell of every layer (``options`` turn one knob in all of them)."""
+    return [ref.lstm_cell(k, b, **options) for k, b in zip(*_layers(case), strict=True)]
+
+
+# --- Exercise 4.1: pack the state --------------------------------------------------------------
+
+#: (L, B): one layer and B = 1, several layers; H is drawn different from B and L
+STATE_DESIGNS = ({"L": 1, "B": 1}, {"L": 2, "B": 3}, {"L": 3, "B": 2})
+
+
+def _state_case(rng, L, B):
+    H = int(rng.choice([h for h in range(2, 6) if h not in (B, L)]))
+    return {"L": L, "B": B, "H": H, "packed": normal(rng, L, 2, B, H)}  # (L, 2, B, H)
+
+
+def _as_tuple(case):
+    """The case's state as TF1 returns it: a tuple of LSTMStateTuple(c, h), one per layer."""
+    return tuple(LSTMStateTuple(layer[0], layer[1]) for layer in case["packed"])
+
+
+C_H_PACKED = ("c and h are swapped: LSTMStateTuple is (c, h), so packed[l, 0] is c and "
+              "packed[l, 1] is h.")
+
+pack_state = Exercise(
+    name="pack_state",
+    task="one array of shape (L, 2, B, H): packed[l, 0] = layer l's c, packed[l, 1] = its h",
+    make_case=_state_case,
+    designs=STATE_DESIGNS,
+    call=lambda fn, c: fn(_as_tuple(c)),
+    oracle=lambda c: _tf_pack(_as_tuple(c)),
+    reference=lambda c: ref.pack(ref.unpack(c["packed"])),
+    mistakes=(
+        Mistake(C_H_PACKED, lambda c: c["packed"][:, ::-1]),
+        Mistake(
+            "the layer axis and the c/h axis are swapped: stack each layer's (c, h) on a new "
+            "axis first, then the layers, to get (L, 2, B, H).",
+            lambda c: np.swapaxes(c["packed"], 0, 1),
+        ),
+        Mistake(
+            "c and h are concatenated along the units axis (the state_is_tuple=False layout): "
+            "stack them on a new axis instead.",
+            lambda c: np.stack([np.concatenate([s[0], s[1]], axis=1) for s in c["packed"]]),
+        ),
+    ),
+)
+
+
+# --- Exercise 4.2: unpack the state ------------------------------------------------------------
+
+
+def _unpack_oracle(case):
+    """The chapter's TF1 graph: a [L, 2, B, H] placeholder unstacked into LSTMStateTuples, checked
+    against a real MultiRNNCell's state structure and run in a session."""
+    tf = tensorflow()
+    v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
+    with tf.Graph().as_default():
+        holder = v1.placeholder(tf.float32, case["packed"].shape)  # (L, 2, B, H)
+        state = tuple(rc.LSTMStateTuple(*tf.unstack(layer)) for layer in tf.unstack(holder))
+        cell = rc.MultiRNNCell([rc.BasicLSTMCell(case["H"]) for _ in range(case["L"])])
+        tf.nest.assert_same_structure(cell.state_size, state)
+        with v1.Session() as session:
+            return session.run(state, {holder: case["packed"]})
+
+
+unpack_state = Exercise(
+    name="unpack_state",
+    task="a tuple of L pairs (c, h), each (B, H): the structure a TF1 MultiRNNCell's state has",
+    make_case=_state_case,
+    designs=STATE_DESIGNS,
+    call=lambda fn, c: fn(c["packed"]),
+    oracle=_unpack_oracle,
+    reference=lambda c: ref.unpack(c["packed"]),
+    mistakes=(
+        Mistake(
+            "c and h are swapped: index 0 on axis 1 is c and index 1 is h, the order of "
+            "LSTMStateTuple(c, h).",
+            lambda c: _swap(ref.unpack(c["packed"])),
+        ),
+        Mistake(
+            "each layer's state is one (2, B, H) array: TF1 needs a pair (c, h) of two (B, H) "
+            "arrays per layer, like LSTMStateTuple(c, h).",
+            lambda c: tuple(c["packed"]),
+        ),
+        Mistake(
+            "the layers are in reverse order: layer 0 (the one that reads the input) comes first.",
+            lambda c: ref.unpack(c["packed"][::-1]),
+        ),
+    ),
+)
+
+
+# --- Exercise 4.3: reset only the rows whose sequence ended ------------------------------------
+
+#: some rows ended (two layouts), every row of a one-row batch, none of them
+RESET_DESIGNS = (
+    {"L": 2, "B": 3, "ended": "some"},
+    {"L": 3, "B": 4, "ended": "some"},
+    {"L": 1, "B": 1, "ended": "all"},
+    {"L": 2, "B": 2, "ended": "none"},
+)
+
+
+def _ended(rng, B, which):
+    """A (B,) mask: ``some`` rows (at least one True and one False), ``all`` or ``none``."""
+    if which != "some":
+        return np.full(B, which == "all")
+    ended = np.zeros(B, dtype=bool)
+    ended[rng.choice(B, size=int(rng.integers(1, B)), replace=False)] = True
+    return ended
+
+
+def _reset_case(rng, L, B, ended):
+    H = int(rng.integers(2, 5))
+    return {"L": L, "B": B, "H": H, "state": normal(rng, L, 2, B, H),
+            "ended": _ended(rng, B, ended)}
+
+
+def _reset_oracle(case):
+    """A row whose sequence ended gets the real cell's zero_state; the others keep theirs."""
+    tf = tensorflow()
+    v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
+    L, B, H = case["L"], case["B"], case["H"]
+    with tf.Graph().as_default():
+        cell = rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)])
+        zero = tf.stack([tf.stack([s.c, s.h]) for s in cell.zero_state(B, tf.float32)])
+        ended = tf.constant(case["ended"])[None, None, :, None]  # (1, 1, B, 1)
+        new = tf.where(ended, zero, tf.constant(case["state"]))
+        with v1.Session() as session:
+            return session.run(new)
+
+
+def _zero_rows(state, rows, which=(0, 1), layers=None):
+    """The packed ``state`` with c (0) and/or h (1) of ``rows`` set to zero, in ``layers``."""
+    out = np.array(state, copy=True)
+    for k in range(out.shape[0]) if layers is None else layers:
+        for s in which:
+            out[k, s][rows] = 0.0
+    return out
+
+
+RESET_ALL = ("every row is reset: only the rows where a sequence ended (or starts) begin from "
+             "zeros; the others must keep their state.")
+NOT_RESET = ("the state is carried across a sequence boundary: the rows where a sequence ended "
+             "(or starts) must begin the next batch from zeros.")
+INVERTED = ("the mask is inverted: zero the rows where it is True (their sequence ended or "
+            "starts) and keep the others.")
+ONLY_H = ("only h is reset: c is the memory that carries the old sequence forward, so zero both "
+          "c and h of those rows.")
+ONLY_C = "only c is reset: zero h as well, it feeds the next step too."
+
+reset_ended = Exercise(
+    name="reset_ended",
+    task="the packed state (L, 2, B, H) with c and h of every row whose sequence ended set to "
+    "zero, in every layer, and the other rows unchanged",
+    make_case=_reset_case,
+    designs=RESET_DESIGNS,
+    call=lambda fn, c: fn(c["state"], c["ended"]),
+    oracle=_reset_oracle,
+    reference=lambda c: _zero_rows(c["state"], c["ended"]),
+    mistakes=(
+        Mistake(RESET_ALL, lambda c: np.zeros_like(c["state"])),
+        Mistake(NOT_RESET, lambda c: c["state"]),
+        Mistake(INVERTED, lambda c: _zero_rows(c["state"], ~c["ended"])),
+        Mistake(ONLY_H, lambda c: _zero_rows(c["state"], c["ended"], which=(1,))),
+        Mistake(ONLY_C, lambda c: _zero_rows(c["state"], c["ended"], which=(0,))),
+        Mistake(
+            "only the first layer is reset: every layer's c and h belong to the ended sequence.",
+            lambda c: _zero_rows(c["state"], c["ended"], layers=[0]),
+        ),
+    ),
+)
+
+
+# --- Exercise 4.4: lay a long series out for stateful batches ----------------------------------
+
+#: (batch_size, steps, n_batches, tail): a tail longer than batch_size (so trimming each row
+#: instead of the series shows), no tail, and n_batches != batch_size throughout
+BATCH_DESIGNS = (
+    {"B": 3, "steps": 4, "n": 2, "tail": "long"},
+    {"B": 2, "steps": 3, "n": 4, "tail": "none"},
+    {"B": 4, "steps": 2, "n": 3, "tail": "short"},
+)
+
+
+def _batches_case(rng, B, steps, n, tail):
+    extra = {"none": 0, "short": int(rng.integers(1, B)),
+             "long": int(rng.integers(B, B * steps))}[tail]
+    return {"batch_size": B, "steps": steps, "series": normal(rng, B * steps * n + extra)}
+
+
+def row_continuous(series, batch_size, steps):
+    """The right layout, written the direct way: B rows, each a contiguous stretch of the series."""
+    n = len(series) // (batch_size * steps)
+    rows = np.asarray(series)[: batch_size * n * steps].reshape(batch_size, n * steps)  # (B, n*S)
+    return rows.reshape(batch_size, n, steps).transpose(1, 0, 2)  # (n, B, S)
+
+
+def keras_continuity_error(batches, rows, units=2, seed=0):
+    """Largest difference between (a) a stateful Keras 3 LSTM fed ``batches`` (n, B, S) in order,
+    its outputs joined along time, and (b) the same LSTM run in one call over ``rows`` (B, n*S),
+    the whole sequences the batch rows should continue. Zero when row i of every batch continues
+    row i of the batch before it, through row i of ``rows``."""
+    rng = np.random.default_rng(seed)
+    weights = [normal(rng, 1, 4 * units), normal(rng, units, 4 * units), normal(rng, 4 * units)]
+    pieces = run_keras_lstm([batch[:, :, None] for batch in batches], weights, stateful=True)
+    joined = np.concatenate([outputs for outputs, _, _ in pieces], axis=1)  # (B, n*S, units)
+    whole = run_keras_lstm(np.asarray(rows)[:, :, None], weights)[0]  # (B, n*S, units)
+    return float(np.abs(joined - whole).max())
+
+
+def _batches_oracle(case):
+    """The row-continuous layout, confirmed by Keras: a stateful LSTM fed the batches in order gives
+    what the same LSTM gives in one call on each of the B consecutive stretches of the series."""
+    B, S, series = case["batch_size"], case["steps"], case["series"]
+    batches = row_continuous(series, B, S)  # (n, B, S)
+    n = len(batches)
+    rows = series[: B * n * S].reshape(B, n * S)  # the B consecutive stretches, one per row
+    error = keras_continuity_error(batches, rows)
+    assert error < 1e-5, f"stateful Keras does not continue the rows ({error})"
+    return batches
+
+
+def _per_row_trim(c):
+    """Rows of len(series) // B values, each cut to whole batches (other rows start elsewhere)."""
+    B, S, series = c["batch_size"], c["steps"], c["series"]
+    row = len(series) // B
+    n = row // S
+    rows = series[: B * row].reshape(B, row)[:, : n * S]
+    return rows.reshape(B, n, S).transpose(1, 0, 2)
+
+
+stateful_batches = Exercise(
+    name="stateful_batches",
+    task="an array (n_batches, batch_size, steps), n_batches = len(series) // (batch_size * "
+    "steps), in which row i of batch k+1 continues row i of batch k",
+    make_case=_batches_case,
+    designs=BATCH_DESIGNS,
+    call=lambda fn, c: fn(c["series"], c["batch_size"], c["steps"]),
+    oracle=_batches_oracle,
+    reference=lambda c: row_continuous(**c),
+    mistakes=(
+        Mistake(
+            "the batches are laid out contiguously (batch k holds the next batch_size windows in "
+            "a row), so row i of batch k+1 does not continue row i of batch k: cut the series "
+            "into batch_size long rows first, then cut every row into pieces of `steps`.",
+            lambda c: c["series"][: row_continuous(**c).size].reshape(
+                -1, c["batch_size"], c["steps"]
+            ),
+        ),
+        Mistake(
+            "the axes are (batch_size, n_batches, steps): put the batch index k first, so that "
+            "answer[k] is the k-th batch.",
+            lambda c: row_continuous(**c).transpose(1, 0, 2),
+        ),
+        Mistake(
+            "each row is len(series) // batch_size long with its own tail dropped: drop the tail "
+            "of the whole series first (keep n_batches * batch_size * steps values), then cut it "
+            "into batch_size rows.",
+            _per_row_trim,
+        ),
+    ),
+)
+
+
+# --- Exercise 4.5: one step of a stack of layers, by hand --------------------------------------
+
+#: several layers only with D == H (an upper layer that reads x instead of the layer below then
+#: runs, and is told apart); D != H with one layer; B = 1
+STACK_DESIGNS = (
+    {"L": 2, "B": 1, "square": True},
+    {"L": 3, "B": 3, "square": True},
+    {"L": 1, "B": 2, "square": False},
+)
+
+
+def _stacked_case(rng, L, B, square):
+    H = int(rng.integers(2, 5))
+    D = H if square else H + int(rng.integers(1, 3))
+    case = {"L": L, "B": B, "D": D, "H": H, "x": normal(rng, B, D),  # (B, D)
+            "state": normal(rng, L, 2, B, H)}  # (L, 2, B, H)
+    return _stack_case(rng, case)
+
+
+def _stacked_oracle(case):
+    """One call of TF1's MultiRNNCell of BasicLSTMCells on x, from the given state."""
+    rc = tensorflow().compat.v1.nn.rnn_cell
+    L, H = case["L"], case["H"]
+    output, final = run_tf1(lambda: rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)]),
+                            case["x"], _flat(case["state"]), _tf1_weights(*_layers(case)))
+    return output, _tf_pack(final)
+
+
+def _stacked(case, state=None, output_layer=-1, reads_input=False, swap_out=False, **options):
+    """The reference stack on one step; the knobs make its mistakes: ``state`` read instead of
+    the case's, the output of layer ``output_layer``, every layer reading x (``reads_input``),
+    the new state packed as (h, c) (``swap_out``), ``options`` for every cell."""
+    steps = _steps(case, **options)
+    x = case["x"]
+    if reads_input:
+        steps = [steps[0]] + [lambda _below, s, step=step: step(x, s) for step in steps[1:]]
+    state = ref.unpack(case["state"]) if state is None else state
+    out, new = ref.stacked(steps, output_layer)(x, state)
+    return out, ref.pack(_swap(new) if swap_out else new)
+
+
+stacked_step = Exercise(
+    name="stacked_step",
+    task="(output, new_state): the top layer's new h (B, H) and the packed new state "
+    "(L, 2, B, H) after one step of every layer",
+    make_case=_stacked_case,
+    designs=STACK_DESIGNS,
+    call=lambda fn, c: fn(c["x"], c["state"], *_layers(c)),
+    oracle=_stacked_oracle,
+    reference=_stacked,
+    parts=("output", "new_state"),
+    mistakes=(
+        Mistake(
+            "an upper layer reads the input x instead of the layer below: layer l > 0 reads "
+            "the new h of layer l - 1.",
+            lambda c: _stacked(c, reads_input=True),
+        ),
+        Mistake(
+            "the state is read as [h, c] (Keras' order): in the packed state, state[l, 0] is c "
+            "and state[l, 1] is h, as in LSTMStateTuple(c, h).",
+            lambda c: _stacked(c, state=_swap(ref.unpack(c["state"])), swap_out=True),
+            variants=(lambda c: _stacked(c, state=_swap(ref.unpack(c["state"]))),
+                      lambda c: _stacked(c, swap_out=True)),
+        ),
+        Mistake(
+            "the output is the first layer's h: return the TOP layer's new h.",
+            lambda c: _stacked(c, output_layer=0),
+        ),
+        Mistake(
+            "forget_bias is missing: BasicLSTMCell adds forget_bias=1.0 to f at run time, "
+            "sigmoid(f + 1.0).",
+            lambda c: _stacked(c, forget_bias=0.0),
+        ),
+        Mistake(
+            "the gate blocks are in Keras' order: TF1's BasicLSTMCell splits [x, h] @ kernel + "
+            "bias into i, j, f, o.",
+            lambda c: _stacked(c, order=ref.KERAS),
+        ),
+    ),
+)
+
+
+# --- Exercise 4.6: stream a long sequence through a session, chunk by chunk --------------------
+
+#: (L, B, D, H, T, chunk): several layers, T not a multiple of chunk, B = 1, D != H (two
+#: trials: each costs a few session runs, and the tests sweep 200 seeds of them)
+STREAM_DESIGNS = (
+    {"L": 2, "B": 1, "D": 3, "H": 2, "T": 5, "chunk": 2},
+    {"L": 3, "B": 3, "D": 2, "H": 4, "T": 4, "chunk": 3},
+)
+
+
+def _stream_case(rng, L, B, D, H, T, chunk):
+    case = {"L": L, "B": B, "D": D, "H": H, "T": T, "chunk": chunk,
+            "inputs": normal(rng, B, T, D),  # (B, T, D)
+            "state": normal(rng, L, 2, B, H, scale=0.5)}  # (L, 2, B, H)
+    return _stack_case(rng, case)
+
+
+class StateGraph:
+    """The chapter's TF1 graph for ``L`` layers, in its own session: inputs ``[None, None, D]``,
+    a state placeholder ``[L, 2, None, H]`` unstacked into a tuple of ``LSTMStateTuple(c, h)``,
+    a ``MultiRNNCell`` of ``BasicLSTMCell`` (one cell per layer) run by ``dynamic_rnn``."""
+
+    def __init__(self, L, D, H):
+        tf = tensorflow()
+        v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            self.inputs = v1.placeholder(tf.float32, [None, None, D], name="inputs")
+            self.state = v1.placeholder(tf.float32, [L, 2, None, H], name="state")
+            initial = tuple(rc.LSTMStateTuple(self.state[k, 0], self.state[k, 1])
+                            for k in range(L))
+            cell = rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)])
+            self.outputs, self.final = v1.nn.dynamic_rnn(cell, self.inputs, initial_state=initial)
+            self.packed = tf.stack([tf.stack([s.c, s.h]) for s in self.final])  # (L, 2, B, H)
+            self.variables = v1.global_variables()
+        self.session = v1.Session(graph=self.graph)
+        self.shape = (L, D, H)
+
+    def load(self, case):
+        """Load the trial's kernels and biases into the graph's variables."""
+        load_weights(self.session, self.variables, _tf1_weights(*_layers(case)))
+
+    def run(self, inputs, state, fetch_packed=False):
+        final = self.packed if fetch_packed else self.final
+        return self.session.run([self.outputs, final], {self.inputs: inputs, self.state: state})
+
+
+@functools.cache
+def state_graph(L, D, H):
+    """The :class:`StateGraph` for a designed shape, built once (trials load their weights)."""
+    return StateGraph(L, D, H)
+
+
+def make_run_chunk(case):
+    """``run_chunk(inputs, state) -> (outputs, final_state)``: one ``session.run`` of the trial's
+    graph on at most ``chunk`` steps ``(B, t, D)`` from a packed ``state`` ``(L, 2, B, H)``;
+    ``final_state`` is what the session returns, a tuple of ``LSTMStateTuple(c, h)``."""
+    graph = state_graph(case["L"], case["D"], case["H"])
+    graph.load(case)
+    L, B, D, H, chunk = (case[k] for k in ("L", "B", "D", "H", "chunk"))
+
+    def run_chunk(inputs, state):
+        inputs = np.asarray(inputs, dtype=np.float32)
+        if inputs.ndim != 3 or inputs.shape[0] != B or inputs.shape[2] != D:
+            raise ValueError(f"run_chunk takes inputs of shape (B, t, D) = ({B}, t, {D}), "
+                             f"not {inputs.shape}")
+        if not 1 <= inputs.shape[1] <= chunk:
+            raise ValueError(f"run_chunk runs 1 to chunk={chunk} time steps per call, not "
+                             f"{inputs.shape[1]}: feed the sequence one chunk at a time")
+        state = np.asarray(state, dtype=np.float32)
+        if state.shape != (L, 2, B, H):
+            raise ValueError(f"run_chunk takes a packed state of shape (L, 2, B, H) = "
+                             f"({L}, 2, {B}, {H}), not {state.shape}")
+        return graph.run(inputs, state)
+
+    return run_chunk
+
+
+def _stream_oracle(case):
+    """The same real graph run over the WHOLE sequence in one session.run."""
+    graph = state_graph(case["L"], case["D"], case["H"])
+    graph.load(case)
+    outputs, packed = graph.run(case["inputs"], case["state"], fetch_packed=True)
+    return outputs, packed
+
+
+#: the last case whose right chunked run was computed, and that run: the expected answer and
+#: several mistake models start from it (the sweeps diagnose thousands of answers)
+_last_run = [None, None]
+
+
+def _chunked(case, between=None, stop=None, swap_final=False, zeros_first=False):
+    """The reference run chunk by chunk; ``between(k, state)`` changes the state handed to chunk
+    k; ``stop`` ends the sequence early; ``swap_final`` packs the final state as (h, c)."""
+    plain = between is None and stop is None and not zeros_first
+    if plain and _last_run[0] is case:
+        outputs, final = _last_run[1]
+        return outputs, ref.pack(_swap(final) if swap_final else final)
+    step = ref.stacked(_steps(case))
+    state = ref.unpack(np.zeros_like(case["state"]) if zeros_first else case["state"])
+    outputs, final = ref.run_in_chunks(step, case["inputs"][:, :stop], state, case["chunk"],
+                                       between)
+    if plain:
+        _last_run[:] = case, (outputs, final)  # the case is kept alive: `is` stays sound
+    return outputs, ref.pack(_swap(final) if swap_final else final)
+
+
+def _zeros(_k, state):
+    return tuple((np.zeros_like(c), np.zeros_like(h)) for c, h in state)
+
+
+def _dropped_tail(case):
+    return _chunked(case, stop=case["T"] // case["chunk"] * case["chunk"])
+
+
+stream_in_chunks = Exercise(
+    name="stream_in_chunks",
+    task="(outputs, final_state): the top layer's h at every step (B, T, H) and the packed final "
+    "state (L, 2, B, H), from run_chunk calls of at most `chunk` steps, the state carried",
+    make_case=_stream_case,
+    designs=STREAM_DESIGNS,
+    call=lambda fn, c: fn(make_run_chunk(c), c["inputs"], c["state"], c["chunk"]),
+    oracle=_stream_oracle,
+    reference=_chunked,
+    by_hand=False,
+    parts=("outputs", "final_state"),
+    mistakes=(
+        Mistake(
+            "the state is not carried: every chunk after the first must start from the final "
+            "state of the chunk before it (what run_chunk returned), not from zeros.",
+            lambda c: _chunked(c, between=_zeros),
+            variants=(lambda c: _chunked(c, between=_zeros, zeros_first=True),),
+        ),
+        Mistake(
+            "every chunk starts from the initial state: feed each chunk's final state into the "
+            "next call instead of the `state` you were given.",
+            lambda c: _chunked(c, between=lambda _k, _s: ref.unpack(c["state"])),
+        ),
+        Mistake(
+            "c and h are swapped on the way back in: run_chunk returns LSTMStateTuple(c, h) per "
+            "layer and the placeholder wants packed[l, 0] = c, packed[l, 1] = h.",
+            lambda c: _chunked(c, between=lambda _k, s: _swap(s), swap_final=True),
+            variants=(lambda c: _chunked(c, between=lambda _k, s: _swap(s)),),
+        ),
+        Mistake(
+            "c and h are swapped in the final state you return: pack each layer as (c, h).",
+            lambda c: _chunked(c, swap_final=True),
+        ),
+        Mistake(
+            "the last, shorter chunk is missing: T is not always a multiple of chunk, so run "
+            "the remaining T % chunk steps too.",
+            _dropped_tail,
+        ),
+    ),
+)
+
+
+# --- The Keras layers the API exercises hand over ----------------------------------------------
+
+
+@functools.cache
+def _compiled_lstm_class():
+    """A ``keras.layers.LSTM`` whose ``__call__`` runs as one ``tf.function`` (traced once per
+    input shape): the learner calls a real Keras layer; the check can afford many trials."""
+    tf, keras = tensorflow(), keras3()
+
+    class CompiledLSTM(keras.layers.LSTM):
+        def __call__(self, *args, **kwargs):
+            if getattr(self, "_compiled_call", None) is None:
+                self._compiled_call = tf.function(super().__call__, reduce_retracing=True)
+            return self._compiled_call(*args, **kwargs)
+
+    return CompiledLSTM
+
+
+@functools.cache
+def stateful_layer(B, S, D, H):
+    """A real Keras 3 ``LSTM(H, stateful=True, return_sequences=True)`` built for batches
+    ``(B, S, D)``, cached per shape (a trial sets its weights and its state)."""
+    layer = _compiled_lstm_class()(H, stateful=True, return_sequences=True)
+    layer.build((B, S, D))
+    return layer
+
+
+def _load_layer(layer, weights, h, c):
+    """Give ``layer`` the ``weights`` [kernel, recurrent_kernel, bias] and the state [h, c]."""
+    layer.set_weights([np.asarray(w, np.float32) for w in weights])
+    for variable, value in zip(layer.states, (h, c), strict=True):
+        variable.assign(np.asarray(value, np.float32))
+    return layer
+
+
+def _keras_weights(case, prefix=""):
+    return [case[prefix + k] for k in ("kernel", "recurrent_kernel", "bias")]
+
+
+def _keras_case(rng, case, prefix=""):
+    """Keras 3 LSTM weights for the case: kernel (D, 4H), recurrent_kernel (H, 4H), bias."""
+    D, H = case["D"], case["H"]
+    case[prefix + "kernel"] = normal(rng, D, 4 * H, scale=0.5)
+    case[prefix + "recurrent_kernel"] = normal(rng, H, 4 * H, scale=0.5)
+    case[prefix + "bias"] = normal(rng, 4 * H, scale=0.5)
+    return case
+
+
+@functools.cache
+def _stateless_layer(B, T, D, H):
+    """A plain Keras 3 LSTM (no state kept) returning (outputs, h, c): the oracles' runner."""
+    layer = keras3().layers.LSTM(H, return_sequences=True, return_state=True)
+    layer.build((B, T, D))
+    return layer
+
+
+def _keras_run(inputs, weights, h, c):
+    """Keras 3 LSTM over ``inputs`` (B, T, D) from [h, c]: ``(outputs, h, c)``, eagerly."""
+    inputs = np.asarray(inputs, np.float32)
+    layer = _stateless_layer(*inputs.shape, int(np.shape(h)[-1]))
+    layer.set_weights([np.asarray(w, np.float32) for w in weights])
+    outputs, h, c = layer(inputs, initial_state=[np.asarray(h, np.float32),
+                                                 np.asarray(c, np.float32)])
+    return np.asarray(outputs), np.asarray(h), np.asarray(c)
+
+
+# --- Exercise 4.7: drive a stateful Keras layer across batches, resetting where streams start --
+
+#: (B, S, D, H, starts): which rows start a new sequence before each batch: some rows (in
+#: the first batch, so the state the layer holds matters), all rows, none; and B = 1
+DRIVE_DESIGNS = (
+    {"B": 3, "S": 2, "D": 2, "H": 3, "starts": ((0, 1, 0), (1, 1, 1), (1, 0, 1))},
+    {"B": 1, "S": 3, "D": 3, "H": 2, "starts": ((0,), (1,), (0,))},
+)
+
+
+def _drive_case(rng, B, S, D, H, starts):
+    starts = np.array(starts, dtype=bool)  # (n, B)
+    case = {"B": B, "S": S, "D": D, "H": H, "n": len(starts),
+            "batches": normal(rng, len(starts), B, S, D),  # (n, B, S, D)
+            "starts": starts,
+            "h": normal(rng, B, H, scale=0.5),  # the state the layer holds when handed over
+            "c": normal(rng, B, H, scale=0.5)}
+    return _keras_case(rng, case)
+
+
+def _drive_call(fn, case):
+    layer = stateful_layer(case["B"], case["S"], case["D"], case["H"])
+    _load_layer(layer, _keras_weights(case), case["h"], case["c"])
+    return fn(layer, list(case["batches"]), case["starts"])
+
+
+def _drive_oracle(case):
+    """A plain Keras 3 LSTM called on each batch from the state carried by hand, rows that start
+    zeroed (h and c) before the batch."""
+    h, c, outputs = case["h"], case["c"], []
+    for x, start in zip(case["batches"], case["starts"], strict=True):
+        keep = (~start)[:, None].astype(np.float32)  # (B, 1)
+        out, h, c = _keras_run(x, _keras_weights(case), h * keep, c * keep)
+        outputs.append(out)
+    return np.stack(outputs)  # (n, B, S, H)
+
+
+def _driven(case, reset=None, h=None, c=None):
+    """The reference: each batch from the state carried, ``reset(k, start, h, c) -> (h, c)``
+    before batch k (right: rows where ``start`` is True zeroed, h and c)."""
+    step = ref.keras_cell(*_keras_weights(case))
+    h = case["h"] if h is None else h
+    c = case["c"] if c is None else c
+    outputs = []
+    for k, (x, start) in enumerate(zip(case["batches"], case["starts"], strict=True)):
+        h, c = (reset or _reset_rows)(k, start, h, c)
+        out, (h, c) = ref.unroll(step, x, [h, c])
+        outputs.append(out)
+    return np.stack(outputs)  # (n, B, S, H)
+
+
+def _reset_rows(_k, start, h, c, which="hc"):
+    keep = (~np.asarray(start, bool))[:, None]  # (B, 1)
+    return (h * keep if "h" in which else h), (c * keep if "c" in which else c)
+
+
+def _reset_all_if_any(_k, start, h, c):
+    return (np.zeros_like(h), np.zeros_like(c)) if start.any() else (h, c)
+
+
+def _reset_after(case):
+    """Rows reset after the batch in which they start (before the next one) instead of before."""
+    starts = case["starts"]
+    return _driven(case, reset=lambda k, _s, h, c: _reset_rows(k, starts[k - 1], h, c)
+                   if k else (h, c))
+
+
+drive_stateful = Exercise(
+    name="drive_stateful",
+    task="the layer's outputs for every batch, stacked (n, B, S, H), with the rows where "
+    "starts[k] is True reset (h and c zero) before batch k and every other row carried",
+    make_case=_drive_case,
+    designs=DRIVE_DESIGNS,
+    call=_drive_call,
+    oracle=_drive_oracle,
+    reference=_driven,
+    by_hand=False,
+    mistakes=(
+        Mistake(
+            "every row is reset when any row starts: reset_state() zeros the whole batch; "
+            "where only some rows start, zero those rows through layer.states.",
+            lambda c: _driven(c, reset=_reset_all_if_any),
+        ),
+        Mistake(
+            "the layer's state is thrown away before the first batch: rows that do not start "
+            "in batch 0 continue the state the layer holds; reset only where starts is True.",
+            lambda c: _driven(c, h=np.zeros_like(c["h"]), c=np.zeros_like(c["c"])),
+        ),
+        Mistake(
+            "the state is not carried from batch to batch: a stateful layer keeps [h, c] "
+            "between calls; reset it only where a sequence starts.",
+            lambda c: _driven(c, reset=lambda _k, _s, h, c: (h * 0, c * 0)),
+        ),
+        Mistake(
+            "the state is never reset: a row where starts[k] is True begins a new sequence, so "
+            "its h and c must be zero before batch k.",
+            lambda c: _driven(c, reset=lambda _k, _s, h, c: (h, c)),
+        ),
+        Mistake(
+            "the rows are reset after the batch in which they start: zero them before calling "
+            "the layer on that batch.",
+            _reset_after,
+        ),
+        Mistake(
+            "the reset mask is inverted: zero the rows where starts[k] is True, keep the others.",
+            lambda c: _driven(c, reset=lambda k, s, h, c: _reset_rows(k, ~s, h, c)),
+        ),
+        Mistake(
+            "only h is reset: layer.states is [h, c]; zero the row in both.",
+            lambda c: _driven(c, reset=lambda k, s, h, c: _reset_rows(k, s, h, c, "h")),
+        ),
+    ),
+)
+
+
+# --- Exercise 4.8: serve at batch 1 a stream of a layer trained at batch B ---------------------
+
+#: (B, D, H, T, row): the row to serve is never 0 when B > 1; B = 1; D != H
+SERVE_DESIGNS = (
+    {"B": 3, "D": 2, "H": 3, "T": 3, "row": 2},
+    {"B": 1, "D": 3, "H": 2, "T": 3, "row": 0},
+)
+TRAIN_STEPS = 2  # the time steps the trained layer was built for
+
+
+def _serve_case(rng, B, D, H, T, row):
+    case = {"B": B, "D": D, "H": H, "T": T, "row": row,
+            "stream": normal(rng, T, D),  # (T, D): one value after another
+            "h": normal(rng, B, H, scale=0.5),  # the trained layer's state: row r is stream r
+            "c": normal(rng, B, H, scale=0.5),
+            "served_h": normal(rng, 1, H, scale=0.5),  # what the batch-1 layer holds at first
+            "served_c": normal(rng, 1, H, scale=0.5)}
+    _keras_case(rng, case)
+    return _keras_case(rng, case, prefix="served_")  # the batch-1 layer's own (wrong) weights
+
+
+def _serve_call(fn, case):
+    B, D, H = case["B"], case["D"], case["H"]
+    trained = _load_layer(stateful_layer(B, TRAIN_STEPS, D, H), _keras_weights(case),
+                          case["h"], case["c"])
+    served = _load_layer(stateful_layer(1, 1, D, H), _keras_weights(case, "served_"),
+                         case["served_h"], case["served_c"])
+    return fn(trained, served, case["row"], case["stream"])
+
+
+def _serve_oracle(case):
+    """A plain Keras 3 LSTM with the trained weights over the stream, from row r's [h, c]."""
+    r = case["row"]
+    outputs, _, _ = _keras_run(case["stream"][None], _keras_weights(case),
+                               case["h"][r : r + 1], case["c"][r : r + 1])
+    return outputs[0]  # (T, H)
+
+
+def _served(case, weights="", row=None, state=None, carry=True):
+    """The reference: the stream from ``row``'s state (or ``state``), with ``weights``."""
+    r = case["row"] if row is None else row
+    h, c = (case["h"][r : r + 1], case["c"][r : r + 1]) if state is None else state
+    step = ref.keras_cell(*_keras_weights(case, weights))
+    outputs, _ = ref.unroll(step, case["stream"][None], [h, c], carry=carry)
+    return outputs[0]  # (T, H)
+
+
+serve_at_batch_1 = Exercise(
+    name="serve_at_batch_1",
+    task="the outputs (T, H) of the trained model on `stream`, one step at a time at batch 1, "
+    "continuing row `row`'s state",
+    make_case=_serve_case,
+    designs=SERVE_DESIGNS,
+    call=_serve_call,
+    oracle=_serve_oracle,
+    reference=_served,
+    by_hand=False,
+    mistakes=(
+        Mistake(
+            "the batch-1 layer keeps its own weights: copy the trained layer's weights into it "
+            "(get_weights / set_weights) before serving.",
+            lambda c: _served(c, weights="served_"),
+            variants=(lambda c: _served(c, weights="served_",
+                                        state=(c["served_h"], c["served_c"])),),
+        ),
+        Mistake(
+            "the stream continues row 0: copy row `row` of the trained layer's h and c.",
+            lambda c: _served(c, row=0),
+        ),
+        Mistake(
+            "the stream does not continue the trained state: the batch-1 layer starts from "
+            "what it held; copy row `row` of the trained layer's [h, c] into its states.",
+            lambda c: _served(c, state=(c["served_h"], c["served_c"])),
+        ),
+        Mistake(
+            "the stream starts from zeros: it continues row `row` of the trained layer, so copy "
+            "that row's h and c into the batch-1 layer's states.",
+            lambda c: _served(c, state=(0 * c["served_h"], 0 * c["served_c"])),
+        ),
+        Mistake(
+            "the state is not carried from step to step: set the copied state once, before the "
+            "first step, and let the stateful layer carry it.",
+            lambda c: _served(c, carry=False),
+        ),
+        Mistake(
+            "h and c are swapped when copied: layer.states is [h, c] in both layers.",
+            lambda c: _served(c, state=(c["c"][c["row"]: c["row"] + 1],
+                                        c["h"][c["row"]: c["row"] + 1])),
+        ),
+    ),
+)
+
+
+CHAPTER = Chapter(
+    4,
+    "04-stateful-batching",
+    [pack_state, unpack_state, reset_ended, stateful_batches, stacked_step, stream_in_chunks,
+     drive_stateful, serve_at_batch_1],
+)
+check = CHAPTER.check

@@ -1,0 +1,756 @@
+"""Chapter 5 (gradients by hand: backpropagation through time through TF's own cells): checks.
+
+Every oracle is TensorFlow's automatic differentiation on the REAL cell with the trial's random
+weights: ``tf.GradientTape`` around an eager ``BasicRNNCell`` / ``BasicLSTMCell`` /
+``LSTMCell`` (the legacy TF1 cells run eagerly), ``tf.stop_gradient`` for truncation,
+``tf.clip_by_global_norm``, and ``tf.compat.v1.gradients`` in a ``static_rnn`` graph for the
+gradient tensors by name. The NumPy ``reference`` of each exercise (for the 200-seed sweeps)
+and the mistake models are :mod:`rnnbook.backward`, the one NumPy backward pass of each cell,
+with one thing changed. Like :mod:`rnnbook.reference`, that module solves the exercises and
+never ships to learners: it is touched only inside functions here.
+
+Upstream gradients: a loss L is never built by hand; each case carries dL/d(output) (``dh_new``,
+``doutputs``, ...), as CS231n's ``rnn_step_backward`` does. Notation (book/notation.md): ``B``
+batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P`` num_proj; TF1 gate order i, j, f,
+o; ``d<name>`` is dL/d<name> with the shape of <name>.
+"""
+import functools
+
+import numpy as np
+
+from rnnbook import backward as bwd
+from rnnbook import reference as ref
+from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.oracles import keras3, load_weights, tensorflow
+
+# ---------------------------------------------------------------------------------------------
+# TensorFlow's gradients of the real cells (the oracles)
+
+
+def _f32(a):
+    return np.asarray(a, np.float32)
+
+
+def _weight_key(var):
+    """``kernel``, ``bias``, ``w_i_diag``, ... or ``projection``: which weight a variable is."""
+    name = var.name.split(":")[0]
+    return "projection" if "/projection/" in name else name.split("/")[-1]
+
+
+def _eager_cell(cell, depth, weights):
+    """Build a TF1 cell for inputs of ``depth`` and load ``weights`` (keyed as
+    :func:`_weight_key` names the cell's variables)."""
+    tf = tensorflow()
+    cell.build(tf.TensorShape([None, depth]))
+    for var in cell.variables:
+        var.assign(_f32(weights[_weight_key(var)]))
+    return cell
+
+
+def tf_rnn_grads(inputs, h0, kernel, bias, doutputs, chunk=None):
+    """TF's ``(dinputs, dh0, dkernel, dbias)`` for a real ``BasicRNNCell`` run over ``inputs``
+    (B, T, D) from ``h0``, for the loss ``sum(outputs * doutputs)``. With ``chunk``, the state
+    entering each chunk after the first is passed through ``tf.stop_gradient`` (truncated BPTT:
+    the value is carried, the gradient is not)."""
+    tf = tensorflow()
+    rnn_cell = tf.compat.v1.nn.rnn_cell
+    cell = _eager_cell(rnn_cell.BasicRNNCell(h0.shape[1]), inputs.shape[2],
+                       {"kernel": kernel, "bias": bias})
+    x, h = tf.constant(_f32(inputs)), tf.constant(_f32(h0))
+    with tf.GradientTape() as tape:
+        tape.watch([x, h])
+        state, outputs = h, []
+        for t in range(inputs.shape[1]):
+            if chunk and t and t % chunk == 0:
+                state = tf.stop_gradient(state)
+            out, state = cell(x[:, t], state)
+            outputs.append(out)
+        loss = tf.reduce_sum(tf.stack(outputs, axis=1) * _f32(doutputs))
+    return tuple(g.numpy() for g in tape.gradient(loss, [x, h, *cell.variables]))
+
+
+def tf_lstm_grads(case, basic=False):
+    """TF's gradients of one step of a real ``LSTMCell`` (peepholes, ``cell_clip`` and
+    projection as the case has them) or ``BasicLSTMCell``, for the loss
+    ``sum(c' * dc_new) + sum(m' * dm_new)``: a dict with ``dx, dc, dm`` and ``d<variable>`` for
+    every variable of the cell (``dkernel``, ``dbias``, ``dw_i_diag``, ..., ``dprojection``).
+    ``forget_bias`` has no variable, so it has no gradient."""
+    tf = tensorflow()
+    rnn_cell = tf.compat.v1.nn.rnn_cell
+    H = case["c"].shape[1]
+    if basic:
+        cell = rnn_cell.BasicLSTMCell(H, forget_bias=case["forget_bias"])
+    else:
+        cell = rnn_cell.LSTMCell(H, use_peepholes=case.get("w_i_diag") is not None,
+                                 cell_clip=case.get("cell_clip"),
+                                 num_proj=case["m"].shape[1] if "projection" in case else None,
+                                 forget_bias=case["forget_bias"])
+    cell = _eager_cell(cell, case["x"].shape[1], case)
+    x, c, m = (tf.constant(_f32(case[k])) for k in ("x", "c", "m"))
+    with tf.GradientTape() as tape:
+        tape.watch([x, c, m])
+        _, (c_new, m_new) = cell(x, rnn_cell.LSTMStateTuple(c, m))
+        loss = (tf.reduce_sum(c_new * _f32(case["dc_new"]))
+                + tf.reduce_sum(m_new * _f32(case["dm_new"])))
+    grads = tape.gradient(loss, [x, c, m, *cell.variables])
+    out = dict(zip(("dx", "dc", "dm"), (g.numpy() for g in grads[:3]), strict=True))
+    for var, g in zip(cell.variables, grads[3:], strict=True):
+        out["d" + _weight_key(var)] = g.numpy()
+    return out
+
+
+# --- Exercise 5.1: clip by global norm -------------------------------------------------------
+
+CLIP_DESIGNS = (
+    dict(norms=(0.7, 0.8, 0.75)),  # each tensor below clip_norm, the global norm above it
+    dict(norms=(2.5, 0.3, 0.4)),  # one tensor far above, the rest below
+    dict(norms=(0.5, 0.5, 0.55)),  # global below (nothing changes), the sum of the norms above
+)
+
+
+def _clip_case(rng, norms):
+    """Three gradient tensors (a kernel's, a bias', a projection's) with designed norms, as
+    multiples of ``clip_norm``."""
+    D, H, P = (int(rng.integers(1, 4)) for _ in range(3))
+    clip_norm = round(float(rng.uniform(1.5, 4.0)), 2)
+    shapes = {"dkernel": (D + H, 4 * H), "dbias": (4 * H,), "dprojection": (H, P)}
+    case = {"clip_norm": clip_norm}
+    for (name, shape), share in zip(shapes.items(), norms, strict=True):
+        g = normal(rng, *shape)
+        case[name] = _f32(g * share * clip_norm / np.sqrt((g.astype(np.float64) ** 2).sum()))
+    return case
+
+
+GRAD_NAMES = ("dkernel", "dbias", "dprojection")
+
+
+def _clip_oracle(case):
+    tf = tensorflow()
+    clipped, norm = tf.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"])
+    return [[g.numpy() for g in clipped], float(norm)]
+
+
+def _clip_ref(slip=None):
+    def model(case):
+        clipped, norm = bwd.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"],
+                                                slip=slip)
+        return [clipped, norm]
+    return model
+
+
+clip_global_norm = Exercise(
+    name="clip_global_norm",
+    task="(clipped, global_norm): the list of tensors scaled as tf.clip_by_global_norm does, "
+         "and their global norm (a number)",
+    make_case=_clip_case,
+    designs=CLIP_DESIGNS,
+    call=lambda fn, c: fn([c[k] for k in GRAD_NAMES], c["clip_norm"]),
+    oracle=_clip_oracle,
+    reference=_clip_ref(),
+    parts=("clipped", "global_norm"),
+    mistakes=(
+        Mistake(
+            "each tensor is clipped on its own (tf.clip_by_norm per tensor): global-norm clipping "
+            "takes ONE norm over all the tensors together and scales every tensor by the same "
+            "factor clip_norm / max(global_norm, clip_norm).",
+            _clip_ref("per tensor"),
+        ),
+        Mistake(
+            "the global norm is the sum of the tensors' norms: it is the norm of all their "
+            "entries together, sqrt(sum of every tensor's squared entries).",
+            _clip_ref("sum of norms"),
+        ),
+        Mistake(
+            "the square root is missing: the global norm is sqrt(sum of the squared entries), "
+            "not the sum of squares.",
+            _clip_ref("no sqrt"),
+        ),
+        Mistake(
+            "the tensors are rescaled even when the global norm is below clip_norm: scale by "
+            "clip_norm / max(global_norm, clip_norm), which is 1 below the threshold.",
+            _clip_ref("always"),
+        ),
+    ),
+)
+
+
+# --- Exercise 5.2: one BasicRNNCell step backward --------------------------------------------
+
+STEP_DESIGNS = (dict(B=3, D=2, H=4), dict(B=1, D=4, H=3))  # D != H; B > 1 and B = 1
+
+
+def _rnn_step_case(rng, B, D, H):
+    return {"B": B, "D": D, "H": H,
+            "x": normal(rng, B, D),  # (B, D)
+            "h": normal(rng, B, H),  # (B, H)
+            "kernel": normal(rng, D + H, H, scale=0.6),  # (D + H, H): W on top of U
+            "bias": normal(rng, H, scale=0.5),  # (H,)
+            "dh_new": normal(rng, B, H)}  # (B, H): dL/dh'
+
+
+def _rnn_step_oracle(case):
+    dinputs, dh, dkernel, dbias = tf_rnn_grads(case["x"][:, None], case["h"], case["kernel"],
+                                               case["bias"], case["dh_new"][:, None])
+    return dinputs[:, 0], dh, dkernel, dbias
+
+
+def _rnn_step_ref(slip=None):
+    return lambda c: bwd.basic_rnn_step_backward(c["x"], c["h"], c["kernel"], c["bias"],
+                                                 c["dh_new"], slip=slip)
+
+
+TANH_AT_Z = ("tanh' is taken at the wrong point: tanh'(z) = 1 - tanh(z)^2 = 1 - h'^2, from the "
+             "cell's output h', not 1 - z^2 from the pre-activation z.")
+NO_TANH = ("the derivative of tanh is missing: dz = dh' * (1 - h'^2) is what reaches the "
+           "kernel, the bias, x and h, not dh' itself.")
+
+rnn_step_backward = Exercise(
+    name="rnn_step_backward",
+    task="(dx (B, D), dh (B, H), dkernel (D + H, H), dbias (H,)) for one BasicRNNCell step",
+    make_case=_rnn_step_case,
+    designs=STEP_DESIGNS,
+    call=lambda fn, c: fn(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"]),
+    oracle=_rnn_step_oracle,
+    reference=_rnn_step_ref(),
+    parts=("dx", "dh", "dkernel", "dbias"),
+    mistakes=(
+        Mistake(TANH_AT_Z, _rnn_step_ref("tanh' of z")),
+        Mistake(NO_TANH, _rnn_step_ref("no tanh'")),
+        Mistake(
+            "dkernel is transposed: the kernel is (D + H, H) and so is its gradient, "
+            "[x, h]^T @ dz, with dW's rows on top of dU's.",
+            _rnn_step_ref("kernel transposed"),
+        ),
+        Mistake(
+            "dbias is not summed over the batch: every row uses the same bias, so its gradient "
+            "is dz summed over axis 0, shape (H,).",
+            _rnn_step_ref("bias per row"),
+        ),
+    ),
+)
+
+
+# --- Exercise 5.3: BPTT over a sequence ------------------------------------------------------
+
+SEQ_DESIGNS = (dict(B=2, T=4, D=3, H=2), dict(B=1, T=5, D=2, H=3))
+
+
+def _rnn_case(rng, B, T, D, H, chunk=None):
+    case = {"B": B, "T": T, "D": D, "H": H,
+            "inputs": normal(rng, B, T, D),  # (B, T, D)
+            "h0": normal(rng, B, H),  # (B, H)
+            "kernel": normal(rng, D + H, H, scale=0.7),  # (D + H, H)
+            "bias": normal(rng, H, scale=0.5),  # (H,)
+            "doutputs": normal(rng, B, T, H)}  # (B, T, H): dL/dh_t for every step
+    if chunk:
+        case["chunk"] = chunk
+    return case
+
+
+def _rnn_oracle(case):
+    return tf_rnn_grads(case["inputs"], case["h0"], case["kernel"], case["bias"],
+                        case["doutputs"])
+
+
+def _rnn_ref(slip=None, step_slip=None):
+    def model(c):
+        dinputs, dh0, dkernel, dbias = bwd.basic_rnn_backward(
+            c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"], slip=slip,
+            step_slip=step_slip)
+        return dinputs, dh0, dkernel, dbias
+    return model
+
+
+rnn_backward = Exercise(
+    name="rnn_backward",
+    task="(dinputs (B, T, D), dh0 (B, H), dkernel (D + H, H), dbias (H,)) through the whole "
+         "sequence",
+    make_case=_rnn_case,
+    designs=SEQ_DESIGNS,
+    call=lambda fn, c: fn(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"]),
+    oracle=_rnn_oracle,
+    reference=_rnn_ref(),
+    parts=("dinputs", "dh0", "dkernel", "dbias"),
+    mistakes=(
+        Mistake(
+            "dh is not carried back through time: dL/dh_t is doutputs[:, t] PLUS what step "
+            "t + 1 sends back to its previous state (the dh of its [dx, dh] = dz @ kernel^T).",
+            _rnn_ref("dh not carried"),
+        ),
+        Mistake(
+            "the kernel's gradient is not accumulated over time: every step uses the same "
+            "kernel and bias, so dkernel and dbias are the SUMS of the steps' gradients; add "
+            "each step's, do not overwrite.",
+            _rnn_ref("not accumulated"),
+        ),
+        Mistake(
+            "the backward loop skips step 0: run t from T - 1 down to 0 inclusive "
+            "(range(T - 1, -1, -1)); step 0 gives dinputs[:, 0] and dh0.",
+            _rnn_ref("skips step 0"),
+        ),
+        Mistake(TANH_AT_Z, _rnn_ref(step_slip="tanh' of z"),
+                variants=(_rnn_ref(step_slip="no tanh'"),)),
+    ),
+)
+
+
+# --- Exercise 5.4: truncated BPTT ------------------------------------------------------------
+
+TRUNC_DESIGNS = (dict(B=2, T=7, D=2, H=3, chunk=3), dict(B=1, T=6, D=3, H=2, chunk=3))  # T % chunk: 1, 0
+
+
+def _trunc_oracle(case):
+    return tf_rnn_grads(case["inputs"], case["h0"], case["kernel"], case["bias"],
+                        case["doutputs"], chunk=case["chunk"])[2:]
+
+
+def _trunc_ref(case):
+    return bwd.basic_rnn_backward(case["inputs"], case["h0"], case["kernel"], case["bias"],
+                                  case["doutputs"], chunk=case["chunk"])[2:]
+
+
+def _trunc_pieces(case, start="carried", last=None):
+    """Each chunk's (dkernel, dbias) on its own, the chunk starting from the carried state
+    (``"carried"``), from h0 or from zeros; ``last`` keeps only the last / first chunk."""
+    T, size = case["T"], case["chunk"]
+    outputs, _ = ref.unroll(ref.rnn_cell(case["kernel"], case["bias"]), case["inputs"],
+                            case["h0"])
+    pieces = []
+    for a, b in ref.chunks(T, size):
+        if start == "carried":
+            h = case["h0"] if a == 0 else outputs[:, a - 1]
+        else:
+            h = case["h0"] if start == "h0" else np.zeros_like(case["h0"])
+        _, _, dk, db = bwd.basic_rnn_backward(case["inputs"][:, a:b], h, case["kernel"],
+                                              case["bias"], case["doutputs"][:, a:b])
+        pieces.append((dk, db))
+    if last == "last":
+        return pieces[-1]
+    if last == "first":
+        return pieces[0]
+    if last == "whole chunks":
+        pieces = pieces[: T // size]
+    if T % size == 0 and last == "whole chunks":
+        raise ValueError("no partial chunk to drop")
+    return sum(p[0] for p in pieces), sum(p[1] for p in pieces)
+
+
+truncated_rnn_backward = Exercise(
+    name="truncated_rnn_backward",
+    task="(dkernel (D + H, H), dbias (H,)): truncated BPTT in chunks of `chunk` steps, summed "
+         "over the chunks",
+    make_case=_rnn_case,
+    designs=TRUNC_DESIGNS,
+    call=lambda fn, c: fn(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"],
+                          c["chunk"]),
+    oracle=_trunc_oracle,
+    reference=_trunc_ref,
+    parts=("dkernel", "dbias"),
+    mistakes=(
+        Mistake(
+            "the gradient is not truncated: the state that enters a chunk is a constant "
+            "(tf.stop_gradient), so dh must be zero when the backward pass crosses the start of "
+            "a chunk.",
+            lambda c: _rnn_ref()(c)[2:],
+        ),
+        Mistake(
+            "the state is reset at every chunk: truncation stops the gradient, not the state; "
+            "the forward pass carries h from one chunk into the next.",
+            lambda c: _trunc_pieces(c, start="h0"),
+            variants=(lambda c: _trunc_pieces(c, start="zeros"),),
+        ),
+        Mistake(
+            "only one chunk's gradient is kept: the answer is the sum of every chunk's dkernel "
+            "and dbias; add them up.",
+            lambda c: _trunc_pieces(c, last="last"),
+            variants=(lambda c: _trunc_pieces(c, last="first"),),
+        ),
+        Mistake(
+            "the last, shorter chunk is left out: when T is not a multiple of chunk, the final "
+            "chunk has T % chunk steps and its gradient counts too.",
+            lambda c: _trunc_pieces(c, last="whole chunks"),
+        ),
+    ),
+)
+
+
+# --- Exercise 5.5: one BasicLSTMCell step backward -------------------------------------------
+
+LSTM_DESIGNS = (dict(B=2, D=3, H=2, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=-1.0))
+# forget_bias never 1.0 (a hard-coded 1.0 must fail) nor 0 (sigmoid' of f without it must fail)
+
+
+def _lstm_case(rng, B, D, H, forget_bias):
+    return {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
+            "x": normal(rng, B, D),  # (B, D)
+            "c": normal(rng, B, H, scale=1.5),  # (B, H)
+            "h": normal(rng, B, H, scale=0.7),  # (B, H)
+            "kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H): gates i, j, f, o
+            "bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
+            "dc_new": normal(rng, B, H),  # (B, H): dL/dc'
+            "dh_new": normal(rng, B, H)}  # (B, H): dL/dh'
+
+
+def _lstm_oracle(case):
+    g = tf_lstm_grads({**case, "m": case["h"], "dm_new": case["dh_new"]}, basic=True)
+    return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
+
+
+def _lstm_ref(slip=None, keras_order=False, **change):
+    def model(c):
+        order = ref.KERAS if keras_order else ref.TF1
+        case = {**c, **change}
+        return bwd.basic_lstm_step_backward(
+            case["x"], case["c"], case["h"], case["kernel"], case["bias"], case["dc_new"],
+            case["dh_new"], case["forget_bias"], order=order, slip=slip)
+    return model
+
+
+def _keras_read(model):
+    """``model`` as a learner who reads the kernel's blocks in Keras' order i, f, j, o
+    throughout: their cell is TF1's with the kernel's 2nd and 3rd blocks swapped."""
+    def wrong(c):
+        swap = {k: ref.reorder(c[k], ref.KERAS, ref.TF1) for k in ("kernel", "bias")}
+        out = list(model({**c, **swap}))
+        for k in (3, 4):
+            out[k] = ref.reorder(out[k], ref.TF1, ref.KERAS)
+        return tuple(out)
+    return wrong
+
+
+def _with_forget_gradient(c):
+    """The right answer and a sixth part: the gradient a variable forget_bias would get (the
+    f block of dz summed over the batch, (H,))."""
+    g = bwd.lstm_cell_step_backward(c["x"], c["c"], c["h"], c["kernel"], c["bias"],
+                                    c["dc_new"], c["dh_new"], c["forget_bias"])
+    H = c["H"]
+    return (g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"],
+            g["dz"][:, 2 * H: 3 * H].sum(axis=0))
+
+
+KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, c, o: TF1's kernel and bias "
+               "hold i, j, f, o, so dz = [di, dj, df, do], in that order.")
+F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate is "
+                  "s = sigmoid(f + forget_bias + ...), and its derivative is s * (1 - s) at that "
+                  "same s.")
+
+lstm_step_backward = Exercise(
+    name="lstm_step_backward",
+    task="(dx (B, D), dc (B, H), dh (B, H), dkernel (D + H, 4H), dbias (4H,)) for one "
+         "BasicLSTMCell step",
+    make_case=_lstm_case,
+    designs=LSTM_DESIGNS,
+    call=lambda fn, c: fn(c["x"], c["c"], c["h"], c["kernel"], c["bias"], c["forget_bias"],
+                          c["dc_new"], c["dh_new"]),
+    oracle=_lstm_oracle,
+    reference=_lstm_ref(),
+    parts=("dx", "dc", "dh", "dkernel", "dbias"),
+    mistakes=(
+        Mistake(
+            "you returned a gradient for forget_bias: it is a constant the cell adds at run "
+            "time, not a variable, so it gets none; return (dx, dc, dh, dkernel, dbias).",
+            _with_forget_gradient,
+        ),
+        Mistake(KERAS_ORDER, _lstm_ref(keras_order=True),
+                variants=(_keras_read(_lstm_ref()),)),
+        Mistake(F_WITHOUT_BIAS, _lstm_ref("sigmoid' of f without forget_bias")),
+        Mistake(
+            "the path from h' back to c' is missing: h' = tanh(c') * sigmoid(o), so dc' gets "
+            "dh' * sigmoid(o) * (1 - tanh(c')^2) on top of the upstream dc'.",
+            _lstm_ref("no c' from h'"),
+        ),
+        Mistake(
+            "the forget_bias argument is ignored: the forward pass adds the forget_bias given, "
+            "sigmoid(f + forget_bias), and the backward pass must use the same gate.",
+            _lstm_ref(forget_bias=1.0),
+        ),
+    ),
+)
+
+
+# --- Exercise 5.6: a gradient tensor by its name in the graph (API) --------------------------
+
+BY_NAME_DESIGNS = (dict(B=2, T=4, D=3, H=2, t=0), dict(B=1, T=3, D=2, H=3, t=2))  # first, last
+
+
+def _by_name_case(rng, B, T, D, H, t):
+    return {"B": B, "T": T, "D": D, "H": H, "t": t,
+            "inputs": normal(rng, B, T, D),  # (B, T, D)
+            "kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H)
+            "bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
+            "doutputs": normal(rng, B, T, H)}  # (B, T, H): the loss is sum(outputs * doutputs)
+
+
+@functools.cache
+def _lstm_graph(B, T, D, H):
+    """A ``static_rnn`` BasicLSTMCell graph with a loss and ``tf.compat.v1.gradients`` of it,
+    built once per shape; returns ``(session, variables, x, doutputs, split_ops)``."""
+    tf = tensorflow()
+    v1 = tf.compat.v1
+    with tf.Graph().as_default() as graph:
+        x = v1.placeholder(tf.float32, [B, T, D], name="x")  # (B, T, D)
+        upstream = v1.placeholder(tf.float32, [B, T, H], name="doutputs")  # (B, T, H)
+        cell = v1.nn.rnn_cell.BasicLSTMCell(H)
+        outputs, _ = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float32)
+        loss = tf.reduce_sum(tf.stack(outputs, axis=1) * upstream, name="loss")
+        v1.gradients(loss, cell.variables)  # the gradient ops a training step would build
+        splits = [op for op in graph.get_operations() if op.type == "Split"]  # one per step
+        # the oracle's own: the gradient with respect to each Split output (scope gradients_1)
+        by_step = v1.gradients(loss, [out for op in splits for out in op.outputs])
+        session = v1.Session(graph=graph)
+    return session, tuple(cell.variables), x, upstream, tuple(splits), tuple(by_step)
+
+
+def _by_name_session(case):
+    session, variables, x, upstream, _, _ = _lstm_graph(case["B"], case["T"], case["D"],
+                                                        case["H"])
+    load_weights(session, variables, {"kernel": case["kernel"], "bias": case["bias"]})
+    return session, {x: case["inputs"], upstream: case["doutputs"]}
+
+
+def _by_name_call(fn, case):
+    session, feed = _by_name_session(case)
+    return fn(session, feed, case["t"])
+
+
+def _by_name_oracle(case):
+    """The gradient of the loss with respect to step t's four Split outputs, taken by
+    ``tf.compat.v1.gradients`` on the Split op itself (found by type, not by name)."""
+    session, feed = _by_name_session(case)
+    by_step = _lstm_graph(case["B"], case["T"], case["D"], case["H"])[-1]
+    t = case["t"]
+    return tuple(session.run(list(by_step[4 * t: 4 * t + 4]), feed))
+
+
+def _by_name_ref(step=0):
+    def model(c):
+        B, T, H = c["B"], c["T"], c["H"]
+        t = c["t"] + step
+        if not 0 <= t < T:
+            raise ValueError("no such step")
+        dz = bwd.basic_lstm_backward(c["inputs"], np.zeros((B, H)), np.zeros((B, H)),
+                                     c["kernel"], c["bias"], c["doutputs"])["dz"][:, t]
+        return tuple(np.split(dz, 4, axis=1))
+    return model
+
+
+def _forward_split(c):
+    outputs, _ = ref.unroll(ref.lstm_cell(c["kernel"], c["bias"]), c["inputs"],
+                            (np.zeros((c["B"], c["H"])),) * 2)
+    h = np.zeros((c["B"], c["H"])) if c["t"] == 0 else outputs[:, c["t"] - 1]
+    # the previous c is needed only for the state, not the pre-activations
+    g = ref.lstm_preactivations(c["inputs"][:, c["t"]], h, c["kernel"], c["bias"])
+    return tuple(g[k] for k in ref.TF1)
+
+
+split_grad_by_name = Exercise(
+    name="split_grad_by_name",
+    task="(di, dj, df, do), each (B, H): the gradient of the graph's loss with respect to step "
+         "t's pre-activations, fetched by name from the session",
+    make_case=_by_name_case,
+    designs=BY_NAME_DESIGNS,
+    call=_by_name_call,
+    oracle=_by_name_oracle,
+    reference=_by_name_ref(),
+    parts=("di", "dj", "df", "do"),
+    by_hand=False,
+    mistakes=(
+        Mistake(
+            "the blocks are in Keras' order i, f, c, o: split_grad/concat joins the gradients "
+            "of the Split's outputs in TF1's order, so its four blocks are di, dj, df, do.",
+            lambda c: (lambda g: (g[0], g[2], g[1], g[3]))(_by_name_ref()(c)),
+        ),
+        Mistake(
+            "you fetched the next step's gradient: static_rnn names step 0's Split `split` and "
+            "step t's `split_t`, so step t's gradient is `split_t_grad` (`split_grad` for t = 0).",
+            _by_name_ref(step=1),
+        ),
+        Mistake(
+            "you fetched the previous step's gradient: static_rnn names step 0's Split `split` "
+            "and step t's `split_t` (no `split_0`).",
+            _by_name_ref(step=-1),
+        ),
+        Mistake(
+            "you fetched the forward pre-activations (the Split op's outputs), not their "
+            "gradient: the gradient is `gradients/rnn/basic_lstm_cell/split_t_grad/concat:0`.",
+            _forward_split,
+        ),
+    ),
+)
+
+
+# --- Exercise 5.7: Keras 3's gradients in TF1's layout (API) ---------------------------------
+
+KERAS_DESIGNS = (dict(B=2, D=3, H=2, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
+
+
+def _blocks(a, order, axis=-1):
+    parts = np.split(a, 4, axis=axis)
+    return np.concatenate([parts[k] for k in order], axis=axis)
+
+
+def _keras_case(rng, B, D, H, forget_bias):
+    """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, c, o,
+    forget_bias folded into the f block of the bias): the data the check loads."""
+    case = {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
+            "x": normal(rng, B, D), "c": normal(rng, B, H, scale=1.5),
+            "h": normal(rng, B, H, scale=0.7),
+            "tf1_kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H), i, j, f, o
+            "tf1_bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
+            "dh_new": normal(rng, B, H)}  # (B, H): dL/dh' (the cell's output)
+    kernel = _blocks(case["tf1_kernel"], (0, 2, 1, 3))  # -> i, f, j, o
+    bias = _blocks(case["tf1_bias"], (0, 2, 1, 3)).copy()
+    bias[H: 2 * H] += forget_bias
+    case.update(kernel=kernel[:D], recurrent_kernel=kernel[D:], bias=bias)
+    return case
+
+
+@functools.cache
+def _keras_cell(D, H):
+    keras = keras3()
+    cell = keras.layers.LSTMCell(H)
+    cell.build((None, D))
+    return cell
+
+
+def _keras_call(fn, case):
+    tf = tensorflow()
+    cell = _keras_cell(case["D"], case["H"])
+    cell.set_weights([case["kernel"], case["recurrent_kernel"], case["bias"]])
+    state = tf.compat.v1.nn.rnn_cell.LSTMStateTuple(case["c"], case["h"])
+    return fn(cell, case["x"], state, case["dh_new"])
+
+
+def _keras_oracle(case):
+    g = tf_lstm_grads({"x": case["x"], "c": case["c"], "m": case["h"], "kernel":
+                       case["tf1_kernel"], "bias": case["tf1_bias"],
+                       "forget_bias": case["forget_bias"], "dc_new": np.zeros_like(case["c"]),
+                       "dm_new": case["dh_new"]}, basic=True)
+    return g["dkernel"], g["dbias"]
+
+
+def _keras_ref(swap_state=False):
+    def model(c):
+        state = (c["h"], c["c"]) if swap_state else (c["c"], c["h"])
+        g = bwd.basic_lstm_step_backward(c["x"], *state, c["tf1_kernel"], c["tf1_bias"],
+                                         np.zeros_like(c["c"]), c["dh_new"], c["forget_bias"])
+        return g[3], g[4]
+    return model
+
+
+keras_grads_to_tf1 = Exercise(
+    name="keras_grads_to_tf1",
+    task="(dkernel (D + H, 4H), dbias (4H,)): the Keras cell's gradients in the TF1 "
+         "BasicLSTMCell's layout (W on U, gate blocks i, j, f, o)",
+    make_case=_keras_case,
+    designs=KERAS_DESIGNS,
+    call=_keras_call,
+    oracle=_keras_oracle,
+    reference=_keras_ref(),
+    parts=("dkernel", "dbias"),
+    by_hand=False,
+    mistakes=(
+        Mistake(
+            "the gate blocks are still in Keras' order i, f, c, o: TF1's kernel holds i, j, f, "
+            "o, so swap the 2nd and 3rd column blocks of both gradients.",
+            lambda c: tuple(ref.reorder(g, ref.TF1, ref.KERAS) for g in _keras_ref()(c)),
+        ),
+        Mistake(
+            "the recurrent kernel's gradient is stacked on top: TF1's kernel is [W; U] for "
+            "[x, h], so the gradient of Keras' kernel (rows that multiply x) goes first.",
+            lambda c: (np.concatenate([_keras_ref()(c)[0][c["D"]:], _keras_ref()(c)[0][:c["D"]]]),
+                       _keras_ref()(c)[1]),
+        ),
+        Mistake(
+            "the state went into the Keras cell as (c, h): Keras 3 wants [h, c], h first, and "
+            "the TF1 state is LSTMStateTuple(c, h), so pass [state.h, state.c].",
+            _keras_ref(swap_state=True),
+        ),
+    ),
+)
+
+
+# --- Exercise 5.8: LSTMCell backward: peepholes, cell_clip, projection -----------------------
+
+CELL_DESIGNS = (dict(B=2, D=3, H=4, P=2, forget_bias=1.0), dict(B=1, D=2, H=3, P=3, forget_bias=0.5),
+                dict(B=3, D=1, H=2, P=3, forget_bias=-0.5))
+CELL_PARTS = ("dx", "dc", "dm", "dkernel", "dbias", "dw_i_diag", "dw_f_diag", "dw_o_diag",
+              "dprojection")
+
+
+def _cell_case(rng, B, D, H, P, forget_bias):
+    case = {"B": B, "D": D, "H": H, "P": P, "forget_bias": forget_bias, "cell_clip": 1.0,
+            "x": normal(rng, B, D),  # (B, D)
+            "c": normal(rng, B, H, scale=2.5),  # (B, H): large, so that cell_clip bites
+            "m": normal(rng, B, P, scale=0.7),  # (B, P)
+            "kernel": normal(rng, D + P, 4 * H, scale=0.6),  # (D + P, 4H), gates i, j, f, o
+            "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+    for name in ("w_i_diag", "w_f_diag", "w_o_diag"):
+        case[name] = normal(rng, H, scale=0.7)  # (H,)
+    case["projection"] = normal(rng, H, P, scale=0.8)  # (H, P)
+    case["dc_new"] = normal(rng, B, H)  # (B, H): dL/dc' (c' after the clip)
+    case["dm_new"] = normal(rng, B, P)  # (B, P): dL/dm' (m' after the projection)
+    return case
+
+
+WEIGHTS = ("kernel", "bias", "w_i_diag", "w_f_diag", "w_o_diag", "projection")
+
+
+def _cell_call(fn, case):
+    weights = {k: case[k] for k in WEIGHTS}
+    return fn(case["x"], case["c"], case["m"], weights, case["forget_bias"], case["cell_clip"],
+              case["dc_new"], case["dm_new"])
+
+
+def _cell_oracle(case):
+    g = tf_lstm_grads(case)
+    return tuple(g[k] for k in CELL_PARTS)
+
+
+def _cell_ref(slip=None):
+    def model(c):
+        g = bwd.lstm_cell_step_backward(
+            c["x"], c["c"], c["m"], c["kernel"], c["bias"], c["dc_new"], c["dm_new"],
+            c["forget_bias"], c["w_i_diag"], c["w_f_diag"], c["w_o_diag"], c["cell_clip"],
+            c["projection"], slip=slip)
+        return tuple(g[k] for k in CELL_PARTS)
+    return model
+
+
+lstm_cell_backward = Exercise(
+    name="lstm_cell_backward",
+    task="(dx, dc, dm, dkernel, dbias, dw_i_diag, dw_f_diag, dw_o_diag, dprojection) for one "
+         "LSTMCell step with peepholes, cell_clip and num_proj",
+    make_case=_cell_case,
+    designs=CELL_DESIGNS,
+    call=_cell_call,
+    oracle=_cell_oracle,
+    reference=_cell_ref(),
+    parts=CELL_PARTS,
+    mistakes=(
+        Mistake(
+            "the clipped region is not zeroed: where cell_clip bites (|c'| > cell_clip before "
+            "the clip) tf.clip_by_value passes no gradient, so dL/dc' is 0 there before it "
+            "reaches the gates, the peepholes and c.",
+            _cell_ref("clip not zeroed"),
+        ),
+        Mistake(
+            "only the upstream dc' is zeroed where the clip bites: m' and the o-peephole use "
+            "the CLIPPED c' too, so the whole gradient of the unclipped c' (upstream, from m' "
+            "and from o) is 0 there.",
+            _cell_ref("clip zeroes dc' only"),
+        ),
+        Mistake(
+            "the o-peephole's path into c' is missing: o sees w_o_diag * c' (the new, clipped "
+            "c'), so dc' also gets do * w_o_diag.",
+            _cell_ref("no o peephole into c"),
+        ),
+    ),
+)
+
+
+CHAPTER = Chapter(5, "05-gradients-by-hand", [
+    clip_global_norm, rnn_step_backward, rnn_backward, truncated_rnn_backward,
+    lstm_step_backward, split_grad_by_name, keras_grads_to_tf1, lstm_cell_backward,
+])
+check = CHAPTER.check

@@ -1,0 +1,261 @@
+"""Set-up for every notebook: one call, made before TensorFlow is imported.
+
+``tf = rnnbook.setup()`` checks that TensorFlow and a matching tf-keras are installed (one line
+naming the command that installs what is missing), switches on the legacy (tf-keras) cells,
+silences TensorFlow's C++ log so no log line lands in a stored output (through the first graph
+run too), turns oneDNN off (last-digit differences between CPUs), seeds Python, NumPy,
+TensorFlow and Keras 3, sets NumPy's print options, and returns ``tensorflow``.
+"""
+import contextlib
+import gc
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import random
+import subprocess
+import sys
+import types
+import warnings
+
+import numpy as np
+
+#: Environment the TF1 cells and reproducible outputs need; set before ``import tensorflow``.
+TF_ENV = {
+    "TF_USE_LEGACY_KERAS": "1",  # tf.compat.v1.nn.rnn_cell.* load only with tf-keras and this
+    "TF_CPP_MIN_LOG_LEVEL": "3",  # no C++ log lines in cell outputs
+    "TF_ENABLE_ONEDNN_OPTS": "0",  # no oneDNN notice, identical digits on every CPU
+}
+PRINT_OPTIONS = dict(precision=4, suppress=True, linewidth=100)
+TOO_LATE = (
+    "TensorFlow was imported before rnnbook.setup(): restart the kernel and run the set-up cell "
+    "first."
+)
+
+
+class SetupError(RuntimeError):
+    """Raised when the set-up call comes too late, or a package the book needs is missing."""
+
+
+def set_environment():
+    """Put :data:`TF_ENV` into ``os.environ`` (also used for the grader's child processes)."""
+    os.environ.update(TF_ENV)
+
+
+#: Unused slots in the frame :func:`call_with_roomy_stack` calls from (8 bytes each).
+ROOMY_SLOTS = 1 << 18
+
+
+def call_with_roomy_stack(fn, *args):
+    """``fn(*args)``, called from a frame that makes the interpreter's frame stack one 4 MB chunk.
+
+    CPython 3.11 keeps Python frames in 16 KB chunks and unmaps a chunk as soon as the calls
+    return below its start, so code whose calls keep crossing one boundary pays an ``mmap`` and a
+    ``munmap`` per call (python/cpython#142183, fixed in 3.13 and 3.14 only). Importing
+    TensorFlow crosses one about 28,000 times, and a grading child about 85,000: most of a
+    second of system time each, and more when two processes pay it at once. A frame with
+    :data:`ROOMY_SLOTS` unused stack slots gets a chunk of its own with room left for every frame
+    above it. Used for the set-up's imports, the grader's child and the grader's oracle thread.
+    """
+
+    def roomy(fn, args):
+        return fn(*args)
+
+    code = roomy.__code__.replace(co_stacksize=ROOMY_SLOTS)  # reserved, never used
+    return types.FunctionType(code, {})(fn, args)
+
+
+def import_heavy(name):
+    """``importlib.import_module(name)`` for TensorFlow and Keras, about twice as fast.
+
+    - No cyclic garbage collection while they load. CPython collects in full, again and again,
+      while their hundreds of thousands of objects are created, each time over everything
+      created so far: half of TensorFlow's import time. Then ``gc.freeze()`` moves what is there
+      (modules, classes, functions: never garbage; the import leaves a few thousand garbage
+      objects, under a megabyte) out of the collector's sight, so later collections skip it.
+    - From a frame stack with room: see :func:`call_with_roomy_stack`.
+    """
+    if name in sys.modules:
+        return sys.modules[name]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return call_with_roomy_stack(importlib.import_module, name)
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Send the process's own stderr (fd 2) to /dev/null: TensorFlow's C++ layer writes there at
+    import ("All log messages before absl::InitializeLog()...", "Could not find cuda drivers")
+    before any log level applies, and ipykernel would forward it into the cell's output."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _installed(name):
+    """Whether module ``name`` can be imported (without importing it)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:  # a parent package or an import hook refused it
+        return False
+
+
+def _version(distribution):
+    """The installed version of ``distribution``, or None (read without importing it)."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _series(version):
+    """``"2.19"`` for ``"2.19.1"``."""
+    return ".".join(version.split(".")[:2])
+
+
+def tf_keras_requirement():
+    """The pip requirement of the tf-keras that matches the installed TensorFlow,
+    ``"tf-keras~=2.19.0"`` for TensorFlow 2.19.1 (tf-keras is released in step with it)."""
+    return f"tf-keras~={_series(_version('tensorflow') or '2.21')}.0"
+
+
+def missing_packages():
+    """One line saying which package the book's TF1 cells lack and the command that installs
+    it, or None when TensorFlow and a matching tf-keras are there.
+
+    Without tf-keras, TensorFlow's TF1 cells fail only when first touched, with "Keras cannot
+    be imported" (Keras 3 is there; tf-keras is what is missing) and then RecursionError: this
+    says it at the set-up cell instead.
+    """
+    if not _installed("tensorflow"):
+        return ('TensorFlow is not installed: run  pip install "tensorflow>=2.19,<2.22" '
+                '"tf-keras>=2.19,<2.22"  (in a notebook: %pip install ...), then restart the '
+                "kernel.")
+    requirement = tf_keras_requirement()
+    tf_version, keras2 = _version("tensorflow"), _version("tf-keras")
+    if not _installed("tf_keras"):
+        return (f"tf-keras is not installed, and TensorFlow's TF1 cells "
+                f"(tf.compat.v1.nn.rnn_cell) live in it: run  pip install \"{requirement}\"  "
+                f"(in a notebook: %pip install \"{requirement}\"), then restart the kernel.")
+    if tf_version and keras2 and _series(keras2) != _series(tf_version):
+        return (f"tf-keras {keras2} does not match TensorFlow {tf_version}: run  pip install "
+                f"\"{requirement}\"  (in a notebook: %pip install \"{requirement}\"), then "
+                f"restart the kernel.")
+    return None
+
+
+def require_packages():
+    """Raise :class:`SetupError` with :func:`missing_packages`' one line, if it has one."""
+    missing = missing_packages()
+    if missing:
+        raise SetupError(missing)
+
+
+def import_tensorflow():
+    """``tensorflow``, imported quietly with the legacy cells available."""
+    if "tensorflow" not in sys.modules:
+        set_environment()
+        with _quiet_stderr():
+            import_heavy("tensorflow")
+    if os.environ.get("TF_USE_LEGACY_KERAS") != "1":
+        raise SetupError(TOO_LATE)
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+    # The TF1 cells warn on every construction that they are deprecated: the book says so once.
+    warnings.filterwarnings("ignore", message=r".*is deprecated and will be removed", category=UserWarning)
+    return tf
+
+
+def import_keras():
+    """Keras 3 (``tf.keras`` is tf-keras, Keras 2, once the legacy switch is on), imported after
+    TensorFlow and with :func:`import_heavy`."""
+    import_tensorflow()
+    return import_heavy("keras")
+
+
+def in_colab():
+    """Whether this kernel runs on Google Colab."""
+    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+
+
+def colab_packages(run=subprocess.run):
+    """On Colab, install what it lacks for the book: tf-keras matching Colab's own TensorFlow
+    (the TF1 cells live there), when it is missing or of another series. Says what it did;
+    does nothing elsewhere or when a matching one is there.
+
+    The checks need no particular TensorFlow version: their oracle is the TensorFlow that runs
+    in the same process as the learner's code.
+    """
+    if not in_colab():
+        return None
+    version, keras2 = _version("tensorflow"), _version("tf-keras")
+    if version is None or (_installed("tf_keras") and keras2
+                           and _series(keras2) == _series(version)):
+        return None
+    requirement = tf_keras_requirement()
+    command = [sys.executable, "-m", "pip", "install", "--quiet", requirement]
+    run(command, check=True)
+    importlib.invalidate_caches()
+    print(f"rnnbook: installed tf-keras {_series(version)}.* to match Colab's TensorFlow "
+          f"{version}")
+    return command
+
+
+#: The first graph run of TensorFlow 2.19 and 2.20 writes "All log messages before
+#: absl::InitializeLog() is called are written to STDERR" and an "MLIR V1 optimization pass is
+#: not enabled" line to the process's stderr, whatever TF_CPP_MIN_LOG_LEVEL says; 2.21 does not.
+FIRST_RUN_LOGS = ((2, 19), (2, 20))
+
+
+def _first_graph_run_quietly(tf):
+    """Run one tiny graph in a session of its own and one ``tf.function``, with the process's
+    stderr sent to /dev/null: the one-time log lines of :data:`FIRST_RUN_LOGS` go there, not
+    into the first check cell's output. Only on those versions (a grading zygote never calls
+    this: it forks after the import, before any op runs)."""
+    if tuple(int(p) for p in tf.__version__.split(".")[:2]) not in FIRST_RUN_LOGS:
+        return
+    with _quiet_stderr():
+        with tf.Graph().as_default():
+            x = tf.compat.v1.placeholder(tf.float32, [None])
+            with tf.compat.v1.Session() as session:
+                session.run(x * 2.0, {x: [1.0]})
+        tf.function(lambda y: y * 2.0)(tf.constant(1.0))
+
+
+def setup(seed=0, tensorflow=True):
+    """Prepare this process for the book's code and return the ``tensorflow`` module.
+
+    Call it once, at the top of a notebook, before anything imports TensorFlow. Calling it again
+    later (re-running the cell) only re-seeds. ``tensorflow=False`` sets everything up without
+    importing TensorFlow and returns None. On Colab it first installs tf-keras to match
+    Colab's TensorFlow (:func:`colab_packages`); elsewhere a missing TensorFlow or tf-keras
+    raises :class:`SetupError`, one line naming the command that installs it.
+    """
+    if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
+        raise SetupError(TOO_LATE)
+    colab_packages()
+    if tensorflow:
+        require_packages()
+    set_environment()
+    np.set_printoptions(**PRINT_OPTIONS)
+    random.seed(seed)
+    np.random.seed(seed)
+    if not tensorflow:
+        return None
+    tf = import_tensorflow()
+    keras = import_keras()
+    _first_graph_run_quietly(tf)
+    keras.utils.set_random_seed(seed)  # seeds random, NumPy, TensorFlow and Keras 3
+    return tf

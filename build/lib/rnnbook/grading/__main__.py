@@ -1,0 +1,3 @@
+from rnnbook.grading.cli import entry
+
+entry()

@@ -1,0 +1,165 @@
+"""The child: runs one submission's notebook and answers its exercises' trials.
+
+It runs in a process forked by :mod:`rnnbook.grading.zygote`, behind the walls
+(:mod:`rnnbook.grading.walls`) where they stand. Its job (the notebook's code cells, made plain
+Python by the grader; which cells to skip; the trials) arrives already decoded. It runs the cells
+in one namespace, then calls each exercise's function on its trials, and reports on the events
+pipe, one JSON line each (:mod:`rnnbook.grading.wire`)::
+
+    {"cell": 3, "status": "start"}   {"cell": 3, "status": "ok" | "error", "error": "..."}
+    {"exercise": "rnn_step", "status": "start"}
+    {"exercise": "rnn_step", "status": "done", "defined": true, "answers": [...]}
+    {"finished": true}
+
+Two kinds of child:
+
+- ``numpy`` (by-hand exercises): its import path holds the standard library and NumPy only. A
+  stub ``rnnbook`` makes the set-up cell harmless (``rnnbook.setup()`` returns a stand-in whose
+  every use raises "this exercise must be done with NumPy"; ``check`` does nothing), and
+  ``import tensorflow`` / ``keras`` raise ImportError. The real installation is out of reach
+  behind the walls, so a submission cannot undo this by editing ``sys.path``.
+- ``tf`` (API exercises): forked from a process that imported TensorFlow, Keras and rnnbook's
+  learner side once; each trial is run by the exercise's own ``call`` (which may build a real
+  cell from the plain-data case). The notebook's ``check`` is a stand-in that does nothing.
+
+The expected answers never enter this process. This module needs only the standard library
+and ``rnnbook/plain.py`` (NumPy), which the zygote loads by path before it (the NumPy-only child
+cannot import rnnbook).
+"""
+import builtins
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import traceback
+
+from rnnbook_plain import to_plain  # rnnbook/plain.py, loaded by path by the zygote
+
+NUMPY_ONLY = ("this exercise must be done with NumPy: TensorFlow, Keras and rnnbook's checks "
+              "are not available to it")
+BLOCKED = ("tensorflow", "keras", "tf_keras", "tensorboard", "torch", "jax")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Raised(tuple):
+    """(kind, message, where): the learner's function raised instead of answering."""
+
+
+def raised(error):
+    """What the learner's code raised, pointing at the learner's line (not the grader's)."""
+    where = ""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not f.filename.startswith(HERE) and "rnnbook" not in f.filename]
+    if frames:
+        frame = frames[-1]
+        where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
+    return {"__raised__": [type(error).__name__, str(error)[:2000], where[:2000]]}
+
+
+class _NoTensorFlow:
+    """What ``rnnbook.setup()`` returns in the NumPy-only child: every use raises."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(NUMPY_ONLY)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(NUMPY_ONLY)
+
+
+def _no_check(*args, **kwargs):
+    """The notebook's ``check``: the grader checks in its own process."""
+    return None
+
+
+class _NumPyOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``tensorflow``, ``keras``, ...: ImportError; ``rnnbook`` and ``rnnbook.checks.*``: stubs.
+    (Taking this finder away gains nothing: the real packages are not on the path.)"""
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.split(".")[0]
+        if top in BLOCKED:
+            raise ImportError(f"{name}: {NUMPY_ONLY}")
+        if name in ("rnnbook", "rnnbook.checks") or name.startswith("rnnbook.checks."):
+            return importlib.machinery.ModuleSpec(name, self, is_package=name.count(".") < 2)
+        if top == "rnnbook":
+            raise ImportError(f"{name}: {NUMPY_ONLY}")
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        if module.__name__ == "rnnbook":
+            module.setup = lambda *a, **k: _NoTensorFlow()
+            module.progress = lambda *a, **k: None  # a notebook's last cell
+            module.__version__ = "grading"
+        module.check = _no_check
+
+
+class _NoIPython:
+    """``get_ipython()`` for cells with magics (the grader turned them into calls): no-ops."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def _stub_modules():
+    sys.meta_path.insert(0, _NumPyOnlyFinder())
+    for name in list(sys.modules):
+        if name.split(".")[0] in BLOCKED + ("rnnbook",):
+            del sys.modules[name]
+
+
+def main(job, events_fd, chapters=None):
+    """Run ``job`` (decoded); report on ``events_fd``. ``chapters``: stem -> Chapter (the TF
+    child, for the exercises' ``call``); None in the NumPy-only child."""
+    from rnnbook_wire import encode
+
+    events = os.fdopen(events_fd, "wb", buffering=0)
+
+    def emit(**event):
+        import json
+
+        events.write(json.dumps(event, separators=(",", ":")).encode() + b"\n")
+
+    if chapters is None:
+        _stub_modules()
+    namespace = {"__name__": "__main__", "__builtins__": builtins, "get_ipython": _NoIPython}
+    sys.argv = ["notebook"]
+    for index, code in enumerate(job["cells"]):
+        if index in job["skip"]:
+            continue
+        emit(cell=index, status="start")
+        message = ""
+        try:
+            exec(compile(code, f"<cell {index + 1}>", "exec"), namespace)  # noqa: S102
+        except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
+            message = f"{type(error).__name__}: {error}"[:2000]
+        emit(cell=index, status="error" if message else "ok", error=message)
+
+    for exercise in job["exercises"]:
+        name = exercise["name"]
+        emit(exercise=name, status="start")
+        fn = namespace.get(name)
+        answers = []
+        for trial in exercise["trials"]:
+            if not callable(fn):
+                answers.append(None)
+                continue
+            try:
+                if chapters is None:
+                    got = to_plain(fn(*trial["args"], **trial["kwargs"]))
+                else:
+                    from rnnbook.checking import Raised as Real
+                    from rnnbook.checking import answer
+
+                    got = answer(chapters[job["chapter"]][name], fn, trial)
+                    if isinstance(got, Real):
+                        got = {"__raised__": list(got)}
+                answers.append(got if isinstance(got, dict) else encode(got))
+            except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
+                answers.append(raised(error))
+        emit(exercise=name, status="done", defined=callable(fn), answers=answers)
+    emit(finished=True)
+    events.close()
+    os._exit(0)  # skip interpreter teardown (and anything the submission registered with atexit)

@@ -1,0 +1,146 @@
+"""Gradescope's side: ``run_autograder`` calls ``python -m rnnbook.grading.gradescope``.
+
+Gradescope unpacks the bundle that ``make autograder`` builds (:mod:`.release`) into
+``$AUTOGRADER_ROOT/source``, runs its ``setup.sh`` once when it builds the image, and then, for
+each submission, copies the student's files into ``$AUTOGRADER_ROOT/submission`` and runs
+``run_autograder``. This module picks the notebook to grade, grades it (:mod:`.run`; settings
+from ``source/autograder.json``, the exercise table from ``source/exercises.json``) and writes
+``$AUTOGRADER_ROOT/results/results.json``. The chapter is the bundle's; a bundle without one
+decides from the notebook's exercise functions, never from the file's name alone.
+
+Walls: tried; where the container does not allow them, the submission is graded without (each
+submission has a container of its own) and its process runs as ``nobody``, which cannot read the
+instructor's side (``setup.sh`` made it root-only).
+
+A results.json is always written, even when nothing could be graded (score 0 and the reason),
+because Gradescope shows the student nothing without one.
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+
+from rnnbook import checks
+from rnnbook.grading import cli
+from rnnbook.grading.config import EXERCISES, bundle_defaults
+
+SETTINGS = "autograder.json"
+
+
+def settings(source):
+    """The bundle's settings (``autograder.json``), with defaults for what it leaves out."""
+    path = pathlib.Path(source) / SETTINGS
+    found = json.loads(path.read_text()) if path.exists() else {}
+    defaults = bundle_defaults()
+    return {**defaults, **{k: v for k, v in found.items() if k in defaults}}
+
+
+def _chapter_of(path):
+    try:
+        meta = json.loads(path.read_text()).get("metadata", {}).get("rnnbook", {})
+        return meta.get("chapter") if isinstance(meta, dict) else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def pick(folder, chapter=None):
+    """``(notebook, note)``: the notebook to grade among those submitted, and a sentence saying
+    which one was chosen when there was a choice (``(None, reason)`` when there is none).
+
+    Preference: the file named after the chapter, then a notebook whose metadata names the
+    chapter (or, with no chapter set, any chapter of the book), then any notebook; ties go to
+    the first in alphabetical order. Jupyter's checkpoint copies and hidden files are ignored.
+    """
+    folder = pathlib.Path(folder)
+    found = sorted(p for p in folder.rglob("*.ipynb") if p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    if not found:
+        others = sorted(p.name for p in folder.rglob("*") if p.is_file())[:5]
+        listed = f" (it holds: {', '.join(others)})" if others else " (it is empty)"
+        return None, f"No notebook (.ipynb file) was found in the submission{listed}."
+    if len(found) == 1:
+        return found[0], ""
+
+    def rank(path):
+        named = _chapter_of(path)
+        if chapter:
+            return (path.name != f"{chapter}.ipynb", named != chapter, chapter not in path.name)
+        return (False, named not in checks.CHAPTERS, not any(s in path.name for s in checks.CHAPTERS))
+
+    best = min(found, key=lambda p: (rank(p), str(p)))
+    rest = ", ".join(str(p.relative_to(folder)) for p in found if p != best)
+    return best, f"Graded {best.relative_to(folder)}; also submitted, not graded: {rest}."
+
+
+def failed(reason, seed=None):
+    """A results.json for a submission that could not be graded."""
+    return {"score": 0, "output": f"Not graded: {reason}", "tests": [],
+            "extra_data": {"seed": seed, "error": reason}}
+
+
+def run(root):
+    """Grade ``root/submission`` into ``root/results/results.json``; returns the results."""
+    root = pathlib.Path(root)
+    config = settings(root / "source")
+    results_dir = root / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    notebook, note = pick(root / "submission", config["chapter"])
+    if notebook is None:
+        results = failed(note, config["seed"])
+    else:
+        results = _grade(notebook, config, root / "source" / EXERCISES)
+        if note:
+            results["output"] = f"{note}\n{results['output']}"
+    text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
+    (results_dir / "results.json").write_text(text)
+    return results
+
+
+def _grade(notebook, config, table):
+    work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
+    try:
+        args = [str(notebook), "--out", str(work / "out"), "--workers", "1",
+                "--timeout", str(config["timeout"]), "--cell-timeout", str(config["cell_timeout"]),
+                "--budget", str(config["budget"]), "--memory", str(config["memory"]),
+                "--walls-if-possible"]
+        if table.exists():
+            args += ["--exercises", str(table)]
+        args.append("--no-class-report")
+        if config.get("visibility"):
+            args += ["--visibility", config["visibility"]]
+        if config["seed"] is not None:
+            args += ["--seed", str(config["seed"])]
+        if config["chapter"]:
+            args += ["--chapter", config["chapter"]]
+        try:
+            cli.main(args)
+        except Exception as error:  # noqa: BLE001 - the student must still get a results.json
+            return failed(f"the autograder failed ({type(error).__name__}: {error}); "
+                          "tell your instructor", config["seed"])
+        found = sorted((work / "out").glob("*/results.json"))
+        path = found[0] if len(found) == 1 else work / "missing"
+        if not path.exists():
+            return failed("the autograder wrote no report; tell your instructor", config["seed"])
+        return json.loads(path.read_text())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.gradescope",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--root", type=pathlib.Path,
+                        default=pathlib.Path(os.environ.get("AUTOGRADER_ROOT", "/autograder")),
+                        help="Gradescope's folder (default: $AUTOGRADER_ROOT or /autograder)")
+    args = parser.parse_args(argv)
+    results = run(args.root)
+    print(f"rnnbook.grading.gradescope: {results['score']:g} points; wrote "
+          f"{args.root / 'results' / 'results.json'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

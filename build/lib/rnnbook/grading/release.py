@@ -1,0 +1,176 @@
+"""What instructors hand out: the Gradescope bundle and the learner release.
+
+    python -m rnnbook.grading.release autograder --chapter STEM [--out _build/autograder.zip]
+        [--seed N] [--timeout S] [--cell-timeout S] [--budget S] [--memory MB]
+    python -m rnnbook.grading.release learners [--out _build/release]
+
+``autograder`` (``make autograder CHAPTER=...``) writes the zip for Gradescope: the scripts and
+README from ``templates/``, ``autograder.json`` (the settings), ``exercises.json`` (each
+chapter's exercise table, read from ``solutions/``), ``requirements.txt``, ``pyproject.toml`` and
+the whole ``rnnbook`` package. No solution notebook.
+
+``learners`` (``make release``) writes the folder students get: ``notebooks/`` (generated
+afresh from ``solutions/``), the ``rnnbook`` package without ``rnnbook/grading/`` (the whole
+folder), without the generator and the source reader, and with ``reference.py`` and
+``backward.py`` replaced by a stub that raises ImportError; ``requirements.txt``, a
+``pyproject.toml`` for ``pip install -e .`` and a README. No solution code.
+"""
+import argparse
+import dataclasses
+import json
+import pathlib
+import shutil
+import stat
+import sys
+import zipfile
+
+from rnnbook import checks, generate, source
+from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS, VISIBILITY, bundle_defaults
+from rnnbook.grading.gradescope import SETTINGS
+
+TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
+#: what the learner release leaves out of rnnbook/: the instructor's folder, and the tools that
+#: read solutions/
+INSTRUCTOR = ("grading", "generate.py", "source.py", "report.py")
+#: modules that solve exercises: the learner release gets the stub in their place
+STUBBED = ("reference.py", "backward.py")
+PYPROJECT_SECTIONS = ("[build-system]", "[project]", "[tool.setuptools]")
+
+
+def _pyproject(learner):
+    """pyproject.toml cut to what ``pip install -e .`` needs (no tests; learners: no grading)."""
+    kept, keep = [], False
+    for line in (ROOT / "pyproject.toml").read_text().splitlines():
+        if line.startswith("["):
+            keep = line.strip() in PYPROJECT_SECTIONS
+        if keep:
+            if learner and line.startswith("packages"):
+                line = line.replace(', "rnnbook.grading"', "")
+            kept.append(line)
+    return "\n".join(kept).strip() + "\n"
+
+
+def package_files(learner):
+    """``[(path in the release, file)]`` of the rnnbook package (no caches)."""
+    files = []
+    for path in sorted((ROOT / "rnnbook").rglob("*")):
+        relative = path.relative_to(ROOT)
+        parts = relative.parts[1:]
+        if path.is_dir() or "__pycache__" in parts or path.suffix == ".pyc":
+            continue
+        if path.suffix != ".py" and parts[0] != "grading":
+            continue
+        if learner and parts[0] in INSTRUCTOR:
+            continue
+        if learner and len(parts) == 1 and parts[0] in STUBBED:
+            path = TEMPLATES / "learner-stub.py"
+        files.append((relative, path))
+    return files
+
+
+def _source_notebooks():
+    paths = sorted(SOLUTIONS.glob("*.ipynb"))
+    if not paths:
+        raise source.SourceError(f"{SOLUTIONS}: no exercise notebooks")
+    return paths
+
+
+def exercise_table():
+    """``{stem: [ExerciseCell as dict]}`` from solutions/ (a broken header fails here)."""
+    table = {}
+    for path in _source_notebooks():
+        cells = source.exercises(source.read(path), str(path))
+        if path.stem in checks.CHAPTERS:
+            table[path.stem] = [dataclasses.asdict(c) for c in cells]
+    return table
+
+
+def _add(bundle, name, data, executable=False):
+    """One file in the zip, with fixed date and mode: the same sources give the same bytes."""
+    info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+    info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    bundle.writestr(info, data)
+
+
+def autograder(out, chapter, **settings):
+    """Write the Gradescope bundle to ``out`` (a .zip) for ``chapter``; returns its path."""
+    if chapter not in checks.CHAPTERS:
+        raise source.SourceError(f"choose the assignment's chapter (CHAPTER=...): one of "
+                                 f"{', '.join(checks.CHAPTERS)}")
+    config = dict(bundle_defaults(), chapter=chapter)
+    config.update({k: v for k, v in settings.items() if v is not None})
+    table = exercise_table()
+    out = pathlib.Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".part")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as bundle:
+        _add(bundle, "setup.sh", (TEMPLATES / "setup.sh").read_text(), executable=True)
+        _add(bundle, "run_autograder", (TEMPLATES / "run_autograder").read_text(),
+             executable=True)
+        _add(bundle, "README.md", (TEMPLATES / "bundle-README.md").read_text())
+        _add(bundle, SETTINGS, json.dumps(config, indent=2) + "\n")
+        _add(bundle, EXERCISES, json.dumps(table, indent=2) + "\n")
+        _add(bundle, "requirements.txt", (ROOT / "requirements.txt").read_bytes())
+        _add(bundle, "pyproject.toml", _pyproject(learner=False))
+        for relative, path in package_files(learner=False):
+            _add(bundle, str(relative), path.read_bytes(),
+                 executable=bool(path.stat().st_mode & 0o111) and path.suffix != ".py")
+    tmp.replace(out)
+    return out
+
+
+def learners(out):
+    """Write the learner release into the folder ``out`` (replaced if it exists)."""
+    out = pathlib.Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "notebooks").mkdir(parents=True)
+    for path in _source_notebooks():
+        nb = generate.learner_copy(source.read(path), str(path))
+        (out / "notebooks" / path.name).write_text(generate.text(nb))
+    for relative, path in package_files(learner=True):
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, out / relative)
+    shutil.copyfile(ROOT / "requirements.txt", out / "requirements.txt")
+    (out / "pyproject.toml").write_text(_pyproject(learner=True))
+    shutil.copyfile(TEMPLATES / "student-README.md", out / "README.md")
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.release",
+                                     description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    bundle = sub.add_parser("autograder", help="the Gradescope bundle (a zip)")
+    bundle.add_argument("--out", type=pathlib.Path, default=ROOT / "_build" / "autograder.zip")
+    bundle.add_argument("--chapter", choices=sorted(checks.CHAPTERS), required=True,
+                        help="the assignment's chapter: every upload is graded as this one")
+    bundle.add_argument("--seed", type=int, help="the same hidden trials for everyone (default: "
+                        "a fresh seed per submission, recorded in its results)")
+    bundle.add_argument("--timeout", type=float, help="seconds per exercise")
+    bundle.add_argument("--cell-timeout", type=float, help="seconds per notebook cell")
+    bundle.add_argument("--budget", type=float, help="seconds of wall time per submission")
+    bundle.add_argument("--memory", type=int, help="MB of memory for the notebook's process")
+    bundle.add_argument("--visibility", choices=VISIBILITY,
+                        help="Gradescope's visibility of each exercise's output (default "
+                             "visible; after_due_date keeps the trials hidden until the deadline)")
+    release = sub.add_parser("learners", help="the folder to give students")
+    release.add_argument("--out", type=pathlib.Path, default=ROOT / "_build" / "release")
+    args = parser.parse_args(argv)
+    try:
+        if args.what == "autograder":
+            path = autograder(args.out, args.chapter, seed=args.seed, timeout=args.timeout,
+                              cell_timeout=args.cell_timeout, budget=args.budget,
+                              memory=args.memory, visibility=args.visibility)
+        else:
+            path = learners(args.out)
+    except source.SourceError as error:
+        print(f"release: error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,352 @@
+"""The class report: what a whole class got right and, mistake by mistake, what it got wrong.
+
+    python -m rnnbook.report DIR [MORE ...] [--out DIR]   (or python -m rnnbook.grading.report)
+
+reads every ``results.json`` below the folders given (a grading run's ``--out``, or the files
+downloaded from Gradescope) and writes ``class-report.html`` (self-contained: styles inline,
+figures embedded as PNG, nothing loaded from the network) and ``class-report.csv``:
+
+- per exercise: submissions, mean score, difficulty (mean / max), the shares of full, partial
+  and zero scores, discrimination (the point-biserial correlation of the exercise's score with
+  the rest of the student's score), and the named mistakes with their counts and one example
+  submission each;
+- per submission: score, seconds and peak memory (when the grader recorded them);
+- per chapter, a figure a lecturer can project: full / partial / zero per exercise beside the
+  class's commonest mistakes.
+
+The grader writes both files after every run; this command rebuilds them from reports alone
+(after a regrade, or merged from several runs).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import collections
+import csv
+import html
+import io
+import json
+import math
+import pathlib
+import re
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+LIKELY = re.compile(r"Likely mistake(?: \([^)]*\))?: (?P<sentence>.+)")
+#: what a failing test's output says when no known mistake was named, and its label
+OTHER_FAILURES = (
+    ("is not written yet", "not attempted (the stub still raises NotImplementedError)"),
+    ("this exercise is by hand", "used TensorFlow, Keras or rnnbook in a by-hand exercise"),
+    ("must be done with NumPy", "used TensorFlow, Keras or rnnbook in a by-hand exercise"),
+    ("no function called", "the function is missing or misnamed"),
+    ("returns nothing", "forgot to return the answer"),
+    ("time limit", "ran past the time limit"),
+    ("memory limit", "ran past the memory limit"),
+)
+RAISED = re.compile(r" raised (?P<kind>\w+)")
+
+
+@dataclass
+class Result:
+    """One exercise of one submission."""
+
+    student: str
+    chapter: str
+    exercise: str  # "Exercise 1.2 rnn_step"
+    score: float
+    max_score: float
+    mistake: str = ""  # the named mistake, or what else went wrong ("" when it passed)
+
+
+@dataclass
+class Submission:
+    student: str
+    chapter: str
+    score: float
+    max_score: float
+    seconds: float | None = None
+    peak_mb: float | None = None
+    error: str = ""
+    results: list = field(default_factory=list)
+
+
+def mistake_of(test):
+    """The mistake a failing test names (``extra_data.mistake``, else its output's
+    "Likely mistake:" line), else what else went wrong, in a few words."""
+    extra = test.get("extra_data") or {}
+    if isinstance(extra, dict) and extra.get("mistake"):
+        return str(extra["mistake"])
+    output = str(test.get("output", ""))
+    found = LIKELY.search(output)
+    if found:
+        return found["sentence"].strip()
+    for phrase, label in OTHER_FAILURES:
+        if phrase in output:
+            return label
+    raised = RAISED.search(output)
+    if raised:
+        return f"raised {raised['kind']}"
+    return "wrong answer, no known mistake recognised"
+
+
+def _beside(folder):
+    """What a grading run wrote beside its reports: ``{report folder: student id}`` from
+    ``gradebook.csv`` (with a roster) and ``{report folder: (seconds, peak MB)}`` from
+    ``timings.csv``; empty when they are not there (files downloaded from Gradescope)."""
+    ids, times = {}, {}
+    try:
+        with open(folder / "gradebook.csv", newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                if row.get("report") and row.get("id"):
+                    ids[row["report"]] = row["id"]
+    except (OSError, csv.Error):
+        pass
+    try:
+        with open(folder / "timings.csv", newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                times[row["report"]] = (float(row["seconds"]), float(row["peak_mb"]))
+    except (OSError, csv.Error, KeyError, ValueError):
+        pass
+    return ids, times
+
+
+def load(paths, roster=None):
+    """Every ``results.json`` below ``paths`` as :class:`Submission` objects (sorted by name).
+
+    The student is the report's folder name (the submission's file stem), the id the run's
+    gradebook gives it (a run with ``--roster``), or ``roster[folder name]`` when given."""
+    files = []
+    for raw in paths:
+        path = pathlib.Path(raw)
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            files += sorted(path.rglob("results.json"))
+        else:
+            raise ReportError(f"{path}: no such file or folder")
+    if not files:
+        raise ReportError(f"no results.json below {', '.join(map(str, paths))}")
+    subs, beside = [], {}
+    for path in files:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise ReportError(f"{path}: not a readable results.json ({error})") from None
+        name = path.parent.name
+        ids, times = beside.setdefault(path.parent.parent, _beside(path.parent.parent))
+        student = (roster or {}).get(name) or ids.get(name, name)
+        extra = data.get("extra_data") or {}
+        seconds, peak = times.get(name, (extra.get("seconds"), extra.get("peak_mb")))
+        sub = Submission(student, str(extra.get("chapter", "")), float(data.get("score", 0)),
+                         float(extra.get("max_score") or sum(t.get("max_score", 0)
+                                                             for t in data.get("tests", []))),
+                         seconds, peak, str(extra.get("error", "")))
+        for test in data.get("tests", []):
+            score, top = float(test.get("score", 0)), float(test.get("max_score", 0))
+            sub.results.append(Result(student, sub.chapter, str(test.get("name", "?")), score,
+                                      top, "" if score >= top else mistake_of(test)))
+        subs.append(sub)
+    return sorted(subs, key=lambda s: s.student)
+
+
+class ReportError(Exception):
+    """Bad input to the report (one line, names the file)."""
+
+
+def _number(exercise):
+    match = re.search(r"(\d+)\.(\d+)", exercise)
+    return (int(match[1]), int(match[2])) if match else (999, 999)
+
+
+def point_biserial(scores, rest):
+    """Correlation of an exercise's scores with the rest of each student's score (nan when
+    either does not vary: every student scored the same)."""
+    scores, rest = np.asarray(scores, float), np.asarray(rest, float)
+    if len(scores) < 2 or scores.std() == 0 or rest.std() == 0:
+        return math.nan
+    return float(np.corrcoef(scores, rest)[0, 1])
+
+
+def exercise_table(subs):
+    """One dict per exercise, in book order: the statistics the report shows."""
+    by_exercise = collections.defaultdict(list)
+    for sub in subs:
+        for result in sub.results:
+            by_exercise[result.exercise].append((sub, result))
+    rows = []
+    for exercise in sorted(by_exercise, key=_number):
+        pairs = by_exercise[exercise]
+        scores = [r.score for _, r in pairs]
+        top = max(r.max_score for _, r in pairs) or 1.0
+        rest = [s.score - r.score for s, r in pairs]
+        mistakes = collections.Counter(r.mistake for _, r in pairs if r.mistake)
+        examples = {}
+        for _, r in pairs:
+            examples.setdefault(r.mistake, r.student)
+        rows.append({
+            "chapter": pairs[0][1].chapter,
+            "exercise": exercise,
+            "max_score": top,
+            "submissions": len(pairs),
+            "mean": float(np.mean(scores)),
+            "difficulty": float(np.mean(scores)) / top,
+            "full": sum(s >= top for s in scores) / len(scores),
+            "partial": sum(0 < s < top for s in scores) / len(scores),
+            "zero": sum(s <= 0 for s in scores) / len(scores),
+            "discrimination": point_biserial(scores, rest),
+            "mistakes": [(m, n, examples[m]) for m, n in mistakes.most_common()],
+        })
+    return rows
+
+
+def chapter_figure(rows, chapter):
+    """A PNG (bytes): full / partial / zero per exercise, beside the chapter's commonest
+    mistakes. Labels at 10 pt: it is meant to be projected."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in rows if r["chapter"] == chapter]
+    mistakes = collections.Counter()
+    for r in rows:
+        for sentence, count, _ in r["mistakes"]:
+            mistakes[f"{_number(r['exercise'])[0]}.{_number(r['exercise'])[1]}: "
+                     f"{_short(sentence)}"] += count
+    top = mistakes.most_common(6)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.5 * max(len(rows), len(top), 3) + 1.4),
+                                      gridspec_kw={"width_ratios": [1, 1.4]})
+    labels = [r["exercise"].removeprefix("Exercise ") for r in rows][::-1]
+    start = np.zeros(len(rows))
+    for key, colour in (("full", "#2a9d8f"), ("partial", "#e9c46a"), ("zero", "#e76f51")):
+        share = np.array([r[key] for r in rows][::-1]) * 100
+        left.barh(labels, share, left=start, color=colour, label=key)
+        start += share
+    left.set_xlim(0, 100)
+    left.set_xlabel("% of submissions", fontsize=10)
+    left.tick_params(labelsize=10)
+    left.legend(fontsize=9, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(rows)))
+    left.set_title(f"Chapter {chapter}: scores", fontsize=11)
+    if top:
+        right.barh([t for t, _ in top][::-1], [n for _, n in top][::-1], color="#e76f51")
+        right.set_xlabel("submissions", fontsize=10)
+    else:
+        right.text(0.5, 0.5, "no mistakes named", ha="center", va="center", fontsize=10)
+        right.set_yticks([])
+    right.tick_params(labelsize=9)
+    right.set_title("commonest mistakes", fontsize=11)
+    fig.tight_layout()
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return out.getvalue()
+
+
+def _short(sentence, width=60):
+    first = sentence.split(":")[0]
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def _fmt(value, digits=2):
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else (
+        f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+
+
+def write_csv(rows, subs, path):
+    """``class-report.csv``: a row per exercise, a row per (exercise, mistake), a row per
+    submission; the first column says which."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["row", "chapter", "exercise", "max_score", "submissions", "mean",
+                     "difficulty", "full", "partial", "zero", "discrimination", "mistake",
+                     "count", "example", "student", "score", "seconds", "peak_mb"])
+    for r in rows:
+        writer.writerow(["exercise", r["chapter"], r["exercise"], _fmt(r["max_score"], 1),
+                         r["submissions"], _fmt(r["mean"]), _fmt(r["difficulty"]),
+                         _fmt(r["full"]), _fmt(r["partial"]), _fmt(r["zero"]),
+                         _fmt(r["discrimination"]), "", "", "", "", "", "", ""])
+        for sentence, count, example in r["mistakes"]:
+            writer.writerow(["mistake", r["chapter"], r["exercise"], "", "", "", "", "", "", "",
+                             "", sentence, count, example, "", "", "", ""])
+    for s in subs:
+        writer.writerow(["submission", s.chapter, "", _fmt(s.max_score, 1), "", "", "", "", "",
+                         "", "", s.error, "", "", s.student, _fmt(s.score, 1),
+                         _fmt(s.seconds, 1), _fmt(s.peak_mb, 0)])
+    path.write_text(out.getvalue())
+
+
+STYLE = """body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;
+text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
+img{max-width:100%}.note{color:#555}"""
+
+
+def write_html(rows, subs, path):
+    """``class-report.html``: one self-contained page (no script, no remote resource)."""
+    e = html.escape
+    chapters = sorted({r["chapter"] for r in rows})
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Class report</title>"
+             f"<style>{STYLE}</style></head><body><h1>Class report</h1>",
+             f"<p>{len(subs)} submissions; mean score "
+             f"{_fmt(float(np.mean([s.score for s in subs])) if subs else 0.0)}.</p>"]
+    for chapter in chapters:
+        png = base64.b64encode(chapter_figure(rows, chapter)).decode()
+        parts.append(f"<h2>Chapter {e(chapter)}</h2><img alt='scores and mistakes, chapter "
+                     f"{e(chapter)}' src='data:image/png;base64,{png}'>")
+        parts.append("<table><tr><th>exercise</th><th>n</th><th>mean</th><th>difficulty</th>"
+                     "<th>full / partial / zero</th><th>discrimination</th>"
+                     "<th>named mistakes (count, example)</th></tr>")
+        for r in (r for r in rows if r["chapter"] == chapter):
+            named = "<br>".join(f"{e(m)} (<b>{n}</b>, e.g. {e(x)})" for m, n, x in r["mistakes"])
+            parts.append(
+                f"<tr><td>{e(r['exercise'])}</td><td class=n>{r['submissions']}</td>"
+                f"<td class=n>{_fmt(r['mean'])} / {_fmt(r['max_score'], 0)}</td>"
+                f"<td class=n>{_fmt(r['difficulty'])}</td>"
+                f"<td class=n>{r['full']:.0%} / {r['partial']:.0%} / {r['zero']:.0%}</td>"
+                f"<td class=n>{_fmt(r['discrimination']) or 'n/a'}</td><td>{named}</td></tr>")
+        parts.append("</table>")
+    parts.append("<h2>Submissions</h2><table><tr><th>student</th><th>chapter</th><th>score</th>"
+                 "<th>seconds</th><th>peak MB</th><th>not graded</th></tr>")
+    for s in subs:
+        parts.append(f"<tr><td>{e(s.student)}</td><td>{e(s.chapter)}</td>"
+                     f"<td class=n>{_fmt(s.score, 1)} / {_fmt(s.max_score, 0)}</td>"
+                     f"<td class=n>{_fmt(s.seconds, 1)}</td><td class=n>{_fmt(s.peak_mb, 0)}</td>"
+                     f"<td>{e(s.error)}</td></tr>")
+    parts.append("</table><p class=note>Difficulty is the mean score over the maximum (1 = "
+                 "everyone right). Discrimination is the correlation of an exercise's score with "
+                 "the rest of the score: near 0 or negative, the exercise does not separate "
+                 "students who know the chapter from those who do not.</p></body></html>")
+    path.write_text("\n".join(parts))
+
+
+def build(paths, out, roster=None):
+    """Write ``class-report.html`` and ``class-report.csv`` into ``out``; return their paths."""
+    subs = load(paths, roster)
+    rows = exercise_table(subs)
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    page, table = out / "class-report.html", out / "class-report.csv"
+    write_html(rows, subs, page)
+    write_csv(rows, subs, table)
+    return page, table
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m rnnbook.report",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("reports", nargs="+", help="folders holding results.json files")
+    parser.add_argument("--out", help="where to write the report (default: the first folder)")
+    args = parser.parse_args(argv)
+    try:
+        page, table = build(args.reports, args.out or args.reports[0])
+    except ReportError as error:
+        print(f"report: error: {error}", file=sys.stderr)
+        return 2
+    print(f"report: wrote {page} and {table}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,712 @@
+"""A grading run: what to grade against, the trials (drawn once), the children, the results.
+
+1. Every submission is read (a regular file, not too large, a valid notebook) and its chapter
+   decided: ``--chapter``, else the chapter whose exercise functions it defines (exactly one),
+   else its metadata. A file that cannot be graded gets its report at once ("Not graded: why").
+2. The exercise table (number, name, points, kind) comes from ``solutions/`` or, in the
+   Gradescope bundle, from the table built from it; never from a submission.
+3. Each exercise's trials are drawn once from the seed. The oracle (TensorFlow and the
+   instructor's reference, in this process, in a thread) answers them; the children get the same
+   trials and never the expected answers.
+4. Each submission runs in children forked from a zygote (:mod:`.procs`): by-hand exercises in a
+   NumPy-only child, API exercises in a TensorFlow child. Deadlines are kept by this process's
+   clock: a stage (a cell, an exercise) gets its limit once, a child's events can only move
+   forward through the plan, and a submission has a wall-clock budget. A child that crashes or
+   goes over a limit is started again without the cell or exercise that did it.
+5. A submission's report is written as soon as it is graded; the gradebook, listing every
+   submission, at the end (atomically).
+"""
+import concurrent.futures
+import contextlib
+import importlib.util
+import json
+import os
+import pathlib
+import secrets
+import select
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from rnnbook import checks, source
+from rnnbook.checking import Raised
+from rnnbook.environment import TF_ENV, call_with_roomy_stack
+from rnnbook.grading import procs, results, walls, wire
+from rnnbook.grading.config import ROOT, SOLUTIONS
+
+TIMINGS = "timings.csv"  # each submission's seconds and peak memory (not in the reports)
+
+MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
+#: a child's thread pools, one thread each: --workers children share the cores
+ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
+NOBODY = 65534
+STUB = ROOT / "rnnbook" / "grading" / "templates" / "learner-stub.py"
+
+
+class GradeError(Exception):
+    """A problem that stops the whole run (one line)."""
+
+
+def log(text):
+    print(f"grade: {text}", file=_stderr(), flush=True)
+
+
+_STDERR = []
+
+
+def _stderr():
+    """The grader's stderr, on a copy of fd 2: importing TensorFlow (in the oracle thread) points
+    fd 2 at /dev/null for a while, and a progress line must not vanish into it."""
+    if not _STDERR:
+        sys.stderr.flush()
+        _STDERR.append(os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace"))
+    return _STDERR[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# What to grade against (trusted: solutions/ or the bundle's table, never the submission)
+
+
+def exercise_cells(table_file=None):
+    """``{stem: [ExerciseCell]}`` for every chapter, from solutions/ or a table file."""
+    if table_file:
+        data = json.loads(pathlib.Path(table_file).read_text())
+        return {stem: [source.ExerciseCell(**cell) for cell in cells]
+                for stem, cells in data.items() if stem in checks.CHAPTERS}
+    found = {}
+    for stem in checks.CHAPTERS:
+        path = SOLUTIONS / f"{stem}.ipynb"
+        if path.exists():
+            try:
+                found[stem] = source.exercises(source.read(path), f"solutions/{stem}.ipynb")
+            except source.SourceError as error:  # the instructor's side is broken: say so
+                raise GradeError(str(error)) from None
+    return found
+
+
+def exercise_table(stem, cells):
+    """``[(ExerciseCell, Exercise)]`` for a chapter, in book order."""
+    chapter = checks.load(stem)
+    return [(cell, chapter[cell.name]) for cell in cells[stem]]
+
+
+def which_chapter(nb, forced, cells):
+    """The chapter to grade ``nb`` as: ``forced``; else the one chapter whose exercise
+    functions the notebook defines most of; else its metadata. Never the file's name."""
+    if forced:
+        return forced
+    defined = set()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            defined |= {m["name"] for m in source.DEF.finditer(cell.source)}
+    share = {stem: len(defined & {c.name for c in found}) / max(len(found), 1)
+             for stem, found in cells.items()}
+    best = max(share.values(), default=0)
+    tied = [stem for stem, s in share.items() if s == best and s > 0]
+    meta = nb.metadata.get("rnnbook", {})
+    named = meta.get("chapter") if isinstance(meta, dict) else None
+    if len(tied) == 1:
+        return tied[0]
+    if named in (tied or cells):
+        return named
+    raise GradeError("cannot tell which chapter this notebook is (its exercise functions and "
+                     "metadata name none, or several); pass --chapter")
+
+
+class _Recorder:
+    """Stands in for the learner's function to see how ``Exercise.call`` calls it."""
+
+    def __init__(self):
+        self.calls = []
+        self.result = object()
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        return self.result
+
+
+def plain_trials(ex, cases):
+    """How to call a by-hand exercise's function on each case with plain arguments
+    (``[{"args", "kwargs"}]``), or None when its ``call`` does more than one plain call."""
+    trials = []
+    for case in cases:
+        recorder = _Recorder()
+        try:
+            got = ex.call(recorder, dict(case))
+        except Exception:  # noqa: BLE001
+            return None
+        if got is not recorder.result or len(recorder.calls) != 1:
+            return None
+        args, kwargs = recorder.calls[0]
+        trials.append({"args": list(args), "kwargs": dict(kwargs)})
+    return trials
+
+
+def plain_python(code):
+    """A cell's code as plain Python (IPython magics become ``get_ipython()`` calls)."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return TransformerManager().transform_cell(code)
+    except Exception:  # noqa: BLE001 - the child reports the syntax error
+        return code
+
+
+def load_submission(sub, forced, cells):
+    """Read ``sub.path`` (only read: never written); ``sub.error`` says why it cannot be graded."""
+    try:
+        info = os.stat(sub.path)
+        if not stat.S_ISREG(info.st_mode):
+            raise GradeError("not a regular file")
+        if info.st_size > MAX_NOTEBOOK:
+            raise GradeError(f"larger than {MAX_NOTEBOOK // 2**20} MB")
+        nb = source.read(sub.path)
+        sub.chapter = which_chapter(nb, forced, cells)
+    except source.SourceError as error:
+        sub.error = str(error)
+    except (GradeError, OSError) as error:
+        sub.error = f"{sub.path}: {error}"
+    else:
+        sub.cells = [plain_python(c.source) for c in nb.cells if c.cell_type == "code"]
+    return sub
+
+
+def collect(paths):
+    """Expand folders into their notebooks (regular files); a missing path stops the run."""
+    found = []
+    for raw in paths:
+        path = pathlib.Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.glob("*.ipynb") if not p.is_dir())
+        elif os.path.lexists(path):
+            found.append(path)
+        else:
+            raise GradeError(f"{path}: no such file or folder")
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+
+
+class Run:
+    def __init__(self, config, paths, out, table_file=None):
+        self.config = config
+        self.out = out
+        self.cells = exercise_cells(table_file)
+        self.subs = [results.Submission(path=p, name=n)
+                     for p, n in zip(paths, results.names(paths), strict=True)]
+        for sub in self.subs:
+            load_submission(sub, config.chapter, self.cells)
+            if sub.chapter and sub.chapter not in self.cells and not sub.error:
+                sub.error = f"{sub.path}: chapter {sub.chapter} has no exercises here"
+        self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
+        self.gradable = [s for s in self.subs if not s.error]
+        self.chapters = sorted({s.chapter for s in self.gradable})
+        self.tables = {stem: exercise_table(stem, self.cells) for stem in self.chapters}
+        self.cases, self.trials, self.kind, self.bound = {}, {}, {}, {}
+        for stem in self.chapters:
+            chapter = checks.load(stem)
+            for cell, ex in self.tables[stem]:
+                cases = chapter.cases(ex.name, self.seed)
+                key = (stem, ex.name)
+                self.cases[key] = cases
+                plain = plain_trials(ex, cases) if cell.by_hand else None
+                if cell.by_hand and plain is None:
+                    log(f"note: exercise {cell.number} {ex.name} is by hand but its check does "
+                        "more than call the function; it runs with TensorFlow")
+                self.kind[key] = "numpy" if plain is not None else "tf"
+                self.trials[key] = plain if plain is not None else cases
+                self.bound[key] = wire.answer_bound(cases)
+        self.oracle, self.oracle_ready = {}, {s: threading.Event() for s in self.chapters}
+        self.oracle_error = ""
+        self.zygotes, self.specs = {}, {}
+        self.isolation = ""
+        self.drop = None  # without walls, as root: the uid the children run as
+
+    # --- set-up -----------------------------------------------------------------------------
+
+    def env(self, home):
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+                "TMPDIR": "/tmp", "RNNBOOK_GRADING": "1", "MPLBACKEND": "Agg",
+                "PYTHONDONTWRITEBYTECODE": "1", **TF_ENV, **ONE_CORE}
+
+    def start_zygotes(self, work):
+        kinds = sorted({self.kind[k] for k in self.kind if k[0] in self.chapters})
+        self.zlog = work / "zygotes.log"
+        zlog = open(self.zlog, "wb")  # noqa: SIM115 - open while they run
+        home = work / "zygote-home"
+        home.mkdir()
+        for kind in kinds:
+            if kind == "numpy":
+                args = [self._numpy_prefix(work)]
+            else:
+                args = [str(ROOT), *self.chapters]
+            self.zygotes[kind] = procs.Zygote(kind, args, self.env(home), zlog)
+
+    def _numpy_prefix(self, work):
+        """A folder holding only NumPy: the NumPy-only child's import path."""
+        prefix = work / "numpy-only"
+        prefix.mkdir()
+        spec = importlib.util.find_spec("numpy")
+        real = pathlib.Path(spec.origin).resolve().parent
+        (prefix / "numpy").symlink_to(real)
+        self.numpy_dirs = [str(prefix), str(real)]
+        libs = real.parent / "numpy.libs"
+        if libs.is_dir():
+            (prefix / "numpy.libs").symlink_to(libs)
+            self.numpy_dirs.append(str(libs))
+        return prefix
+
+    def walls_spec(self, kind, work, workdir):
+        paths = [str(s.path) for s in self.subs]
+        absent = []
+        if kind == "numpy":
+            tf = importlib.util.find_spec("tensorflow")
+            if tf and tf.origin:
+                absent.append(os.path.dirname(tf.origin))
+            absent.append(str(ROOT / "rnnbook" / "checks"))
+            extra = []
+        else:
+            absent.append(str(ROOT / "rnnbook" / "grading" / "run.py"))
+            extra = _case_paths([self.cases[k] for k in self.cases if self.kind[k] == "tf"])
+        spec = walls.spec(kind, ROOT, work, self.out, paths, workdir, extra_readonly=extra,
+                          numpy_dirs=getattr(self, "numpy_dirs", ()), absent=absent,
+                          stub=str(STUB))
+        spec["overlay_text"] = STUB.read_text()
+        return spec
+
+    def build_walls(self, work):
+        """Probe the walls for each kind of child; refuse to grade without them unless told."""
+        mode = self.config.walls
+        if mode == "off":
+            self.isolation = "none (--no-walls)" + self._as_nobody()
+            return
+        failed = ""
+        for kind, zygote in self.zygotes.items():
+            spec = self.walls_spec(kind, work, work / f"probe-{kind}")
+            job = {"walls": spec, "probe": True, "env": self.env("/tmp"),
+                   "workdir": spec["cwd"]}
+            why = self._probe(zygote, job)
+            if why:
+                failed = why
+                break
+            self.specs[kind] = True
+        if not failed:
+            self.isolation = ("namespaces (no other submission, no repository, no --out; "
+                              "read-only system; by-hand exercises without TensorFlow)")
+            return
+        self.specs = {}
+        if mode == "required":
+            raise GradeError(
+                f"the walls around submissions cannot be built here ({failed}). Grade where "
+                "unprivileged user namespaces work (most Linux desktops and servers), or, in a "
+                "container of its own per submission (as on Gradescope), pass --no-walls: "
+                "without walls a submission can read the other submissions and the repository "
+                "(solutions included) and write wherever this user can")
+        self.isolation = f"none ({failed})" + self._as_nobody()
+        log(f"note: submissions run without walls here ({failed})")
+
+    def _as_nobody(self):
+        """Without walls, a grader running as root runs its children as nobody, where nobody
+        can read Python and NumPy (so not the files made root-only: the bundle's setup.sh)."""
+        needed = [os.path.dirname(os.__file__), sys.prefix, *getattr(self, "numpy_dirs", [])]
+        if os.geteuid() != 0 or not all(_world_readable(p) for p in needed):
+            return ""
+        self.drop = NOBODY
+        return "; submissions run as nobody"
+
+    def _probe(self, zygote, job):
+        r, w = os.pipe()
+        try:
+            token, _ = zygote.spawn(json.dumps(wire.encode(job)).encode(), w)
+        except procs.ZygoteError as error:
+            os.close(r)
+            os.close(w)
+            return str(error)
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            text = f.read(65536)
+        status = zygote.wait(token, 60)
+        if status == 0:
+            return ""
+        for line in text.splitlines():
+            with contextlib.suppress(ValueError, AttributeError, KeyError, TypeError):
+                return json.loads(line)["why"]
+        return f"the probe {procs.ended(status)}: {_last_line(self.zlog)}"
+
+    # --- oracle -------------------------------------------------------------------------------
+
+    def compute_oracle(self):
+        """TensorFlow (and the instructor's reference) answer the trials, here."""
+        try:
+            for stem in self.chapters:
+                table = {}
+                for _, ex in self.tables[stem]:
+                    cases = self.cases[(stem, ex.name)]
+                    table[ex.name] = (cases, [ex.oracle(case) for case in cases])
+                self.oracle[stem] = table
+                self.oracle_ready[stem].set()
+        except Exception as error:  # noqa: BLE001 - said once, every report waits on it
+            self.oracle_error = f"{type(error).__name__}: {error}"
+        finally:
+            for event in self.oracle_ready.values():
+                event.set()
+
+    # --- one submission -----------------------------------------------------------------------
+
+    def grade(self, sub, work):
+        started = time.monotonic()
+        sub.deadline = started + self.config.budget
+        groups = {}
+        for _cell, ex in self.tables[sub.chapter]:
+            groups.setdefault(self.kind[(sub.chapter, ex.name)], []).append(ex.name)
+        try:
+            # Both kinds of child run the whole notebook: a cell that hung or crashed in one is
+            # skipped in the other too, and its note is said once; other notes are the last
+            # child's (the cells raise the same errors in both, but for TensorFlow's absence).
+            notes, skip, skipped = {}, set(), []
+            for kind in ("numpy", "tf"):
+                if kind in groups:
+                    sub.notes = []
+                    self._grade_group(sub, kind, groups[kind], work, skip, skipped)
+                    notes[kind] = sub.notes
+            sub.notes = skipped + notes.get("tf", notes.get("numpy", []))
+        except Exception as error:  # noqa: BLE001 - one submission never stops the others
+            sub.error = (f"{sub.path}: the grader failed on this submission "
+                         f"({type(error).__name__}: {error})")
+        finally:
+            sub.seconds = time.monotonic() - started
+
+    def _grade_group(self, sub, kind, names, work, skip, skipped):
+        pending = list(names)
+        for attempt in range(len(sub.cells) + len(names) + 2):
+            if not pending:
+                break
+            before = (len(pending), len(skip))
+            stop = self._attempt(sub, kind, pending, skip, skipped,
+                                 work / f"{sub.name}-{kind}{attempt}")
+            if stop:
+                for name in pending:
+                    sub.answers[name] = stop
+                pending.clear()
+            if (len(pending), len(skip)) == before:
+                break
+        for name in pending:
+            sub.answers.setdefault(name, "was not run: the notebook's process kept failing")
+
+    def _attempt(self, sub, kind, pending, skip, skipped, workdir):
+        """One child: runs the cells not in ``skip``, answers ``pending``. Returns a reason to
+        stop grading this group (the walls, the budget), or ""."""
+        walled = kind in self.specs
+        drop = None if walled else self.drop
+        if not walled:
+            workdir.mkdir()
+            os.chmod(workdir, 0o700)
+            if drop is not None:
+                os.chown(workdir, drop, drop)
+        job = {"chapter": sub.chapter, "cells": sub.cells, "skip": sorted(skip),
+               "exercises": [{"name": n, "trials": self.trials[(sub.chapter, n)]}
+                             for n in pending],
+               "env": self.env(workdir), "workdir": str(workdir), "drop_to": drop,
+               "walls": self.walls_spec(kind, workdir.parent, workdir) if walled else None}
+        if walled:
+            job["env"]["HOME"] = str(workdir)
+        payload = json.dumps(wire.encode(job)).encode()
+        plan = [("cell", i) for i in range(len(sub.cells)) if i not in skip]
+        plan += [("exercise", n) for n in pending]
+        position = {stage: k for k, stage in enumerate(plan)}
+        bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
+        reader = wire.LineReader(max(wire.line_bound(b) for b in bounds.values()))
+        zygote = self.zygotes[kind]
+        r, w = os.pipe()
+        try:
+            token, keeper = zygote.spawn(payload, w)
+        finally:
+            os.close(w)
+        limits = self.config
+        now = time.monotonic()
+        at, is_open, first = -1, False, True
+        stage_deadline = now + limits.cell_timeout  # until the first cell starts
+        breach, last_rss, walls_failed, flooded = None, 0.0, "", set()
+        try:
+            while True:
+                ready, _, _ = select.select([r], [], [], 0.05)
+                if ready:
+                    chunk = os.read(r, 1 << 16)
+                    if not chunk:
+                        break
+                    lines = reader.feed(chunk)
+                    if reader.dropped and at >= 0 and is_open and plan[at][0] == "exercise":
+                        flooded.add(plan[at][1])  # a line too long while it answered
+                    reader.dropped = False
+                    for line in lines:
+                        event = _event(line)
+                        if event is None:
+                            continue
+                        if first and "walls" in event:
+                            walls_failed = str(event.get("why", ""))[:300]
+                        first = False
+                        stage = _stage(event)
+                        if event.get("status") == "start" and position.get(stage, -1) > at:
+                            at, is_open = position[stage], True
+                            span = limits.timeout if stage[0] == "exercise" else limits.cell_timeout
+                            stage_deadline = time.monotonic() + span
+                        elif at >= 0 and stage == plan[at] and is_open:
+                            self._finish_stage(sub, event, stage, pending, bounds, line)
+                            is_open = stage[0] == "exercise" and stage[1] in pending
+                rss_now = procs.rss_mb(procs.descendants(keeper))
+                rss, last_rss = min(rss_now, last_rss), rss_now  # two readings in a row
+                sub.peak_mb = max(sub.peak_mb, rss)
+                now = time.monotonic()
+                if rss > limits.memory:
+                    breach = f"went over the memory limit of {limits.memory} MB"
+                elif now > sub.deadline:
+                    breach = "budget"
+                elif now > stage_deadline:
+                    stage = plan[at] if at >= 0 else ("cell", None)
+                    span = limits.timeout if stage[0] == "exercise" else limits.cell_timeout
+                    breach = f"went over the time limit of {span:g} s"
+                if breach:
+                    break
+        finally:
+            procs.kill_below(keeper)
+            os.close(r)
+            status = zygote.wait(token, 10)
+            if status is None:
+                procs.kill(keeper)
+                status = zygote.wait(token, 10)
+            shutil.rmtree(workdir, ignore_errors=True)
+        if walls_failed and status == walls.FAILED:
+            log(f"error: {sub.path}: {walls_failed}")
+            return "was not run: the grader could not build its sandbox"
+        stage = plan[at] if at >= 0 else None
+        if breach == "budget":
+            if stage and stage[0] == "exercise" and stage[1] in pending:
+                sub.answers[stage[1]] = (f"went over the submission's time budget of "
+                                         f"{limits.budget:g} s")
+                pending.remove(stage[1])
+            return f"was not run: the submission's time budget of {limits.budget:g} s ran out"
+        why = breach or (procs.ended(status) if status != 0 else "")
+        for name in flooded & set(pending):
+            sub.answers[name] = "sent back more data than its trials allow"
+            pending.remove(name)
+        if not why:
+            for name in list(pending):
+                sub.answers[name] = ("sent back no answer (the notebook's code got in the way "
+                                     "of the grader's)")
+                pending.remove(name)
+            return ""
+        if stage and stage[0] == "exercise" and stage[1] in pending:
+            sub.answers[stage[1]] = why
+            pending.remove(stage[1])
+        elif stage and stage[0] == "cell":  # the last cell that started (whatever it said since)
+            skip.add(stage[1])
+            skipped.append(f"cell {stage[1] + 1} {why}; it was skipped")
+        elif pending:
+            sub.answers[pending.pop(0)] = why
+        return ""
+
+    def _finish_stage(self, sub, event, stage, pending, bounds, line):
+        if stage[0] == "cell":
+            if event["status"] == "error":
+                sub.notes.append(f"cell {stage[1] + 1} raised {event.get('error', '')}")
+            return
+        name = stage[1]
+        if event["status"] != "done" or name not in pending:
+            return
+        pending.remove(name)
+        if len(line) > wire.line_bound(bounds[name]):
+            sub.answers[name] = "sent back more data than its trials allow"
+            return
+        if not event.get("defined"):
+            sub.answers[name] = None
+            return
+        try:
+            answers = wire.decode(event.get("answers"), bounds[name], raised=Raised)
+        except (wire.WireError, ValueError, TypeError) as error:
+            sub.answers[name] = f"sent back an answer that is not plain data ({error})"
+            return
+        trials = len(self.trials[(sub.chapter, name)])
+        if not isinstance(answers, list) or len(answers) != trials:
+            sub.answers[name] = "did not return one answer per trial"
+        else:
+            sub.answers[name] = answers
+
+    # --- the whole run ------------------------------------------------------------------------
+
+    def report(self, sub):
+        if sub.error:
+            return results.not_graded(sub, self.seed)
+        self.oracle_ready[sub.chapter].wait()
+        if sub.chapter not in self.oracle:
+            sub.error = (f"{sub.path}: TensorFlow could not compute the expected answers "
+                         f"({self.oracle_error})")
+            return results.not_graded(sub, self.seed)
+        return results.graded(sub, self.tables[sub.chapter], self.seed,
+                               self.oracle[sub.chapter], self.isolation,
+                               self.config.visibility)
+
+
+def _world_readable(path):
+    """Whether any user can reach and read ``path`` (every folder on the way searchable)."""
+    path = os.path.realpath(path)
+    parts = pathlib.Path(path).parts
+    for k in range(1, len(parts) + 1):
+        try:
+            mode = os.stat(os.path.join(*parts[:k])).st_mode
+        except OSError:
+            return False
+        if not mode & (stat.S_IXOTH if k < len(parts) or stat.S_ISDIR(mode) else stat.S_IROTH):
+            return False
+    return True
+
+
+def _last_line(path):
+    try:
+        lines = pathlib.Path(path).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no output)"
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def _stage(event):
+    if "cell" in event:
+        return ("cell", event["cell"])
+    if "exercise" in event:
+        return ("exercise", event["exercise"])
+    return None
+
+
+def _event(line):
+    """A well-formed event, or None."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    status = event.get("status")
+    if "walls" in event:
+        return event
+    if "cell" in event:
+        ok = (type(event["cell"]) is int and status in ("start", "ok", "error")
+              and isinstance(event.get("error", ""), str))
+    elif "exercise" in event:
+        ok = isinstance(event["exercise"], str) and status in ("start", "done")
+    else:
+        ok = list(event) == ["finished"] and event["finished"] is True
+    return event if ok else None
+
+
+def _case_paths(cases):
+    """Absolute paths of existing files named by the trials (e.g. an event file)."""
+    found, stack = [], [cases]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack += value.values()
+        elif isinstance(value, (list, tuple)):
+            stack += value
+        elif isinstance(value, str) and value.startswith("/") and os.path.exists(value):
+            found.append(os.path.realpath(value))
+    return found
+
+
+def _class_report(out, ordered):
+    """``timings.csv`` (each submission's seconds and peak memory: they vary run to run, so
+    they stay out of the reports), then ``class-report.html`` and ``.csv`` from the reports, in
+    a process of their own (it draws; this one keeps matplotlib out). A failure here is told
+    and costs no grade: the reports are written already."""
+    lines = ["report,seconds,peak_mb"] + [f"{sub.name},{sub.seconds:.2f},{sub.peak_mb:.0f}"
+                                          for sub, _ in ordered]
+    results.write_atomic(out / TIMINGS, "\n".join(lines) + "\n")
+    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.report", str(out)],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        reason = (made.stderr.strip().splitlines() or [f"exit status {made.returncode}"])[-1]
+        log(f"error: the class report could not be written ({reason})")
+
+
+def progress(done, total, sub, seconds, width=20):
+    """One line per graded submission: a bar, the count, which one, its seconds and peak memory
+    (see --timeout and --memory), seconds so far."""
+    filled = round(width * done / total)
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {sub.path.name}: "
+            f"{sub.seconds:.1f} s, peak {sub.peak_mb:.0f} MB ({seconds:.0f} s in all)")
+
+
+def grade(config, submissions, out, table_file=None):
+    """Grade ``submissions`` (paths) into ``out``; returns the exit status."""
+    paths = collect(submissions)
+    if not paths:
+        raise GradeError("no notebooks found in " + " ".join(map(str, submissions)))
+    try:
+        roster = results.read_roster(config.roster) if config.roster else None
+    except results.RosterError as error:
+        raise GradeError(str(error)) from None
+    out = pathlib.Path(out)
+    run = Run(config, paths, out, table_file)
+    if out.exists() and not config.overwrite:
+        taken = [s.name for s in run.subs if (out / s.name).exists()]
+        if (out / results.GRADEBOOK).exists() or taken:
+            raise GradeError(f"{out} already holds reports; choose a new --out or pass "
+                             "--overwrite")
+    procs.guard_this_process()
+    out.mkdir(parents=True, exist_ok=True)
+    rows = {}
+    for sub in run.subs:
+        if sub.error:
+            log(f"error: {sub.error}")
+            rows[sub.name] = run.report(sub)
+            results.write(out, sub, rows[sub.name])
+    work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
+    os.chmod(work, 0o711)  # (a child run as nobody, without walls, must reach its own folder)
+    oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
+    try:
+        if run.gradable:
+            run.start_zygotes(work)
+            oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
+            run.build_walls(work)
+            workers = min(config.workers, len(run.gradable))
+            log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
+                f"time, seed {run.seed}, walls: {run.isolation}")
+            started = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(run.grade, sub, work): sub for sub in run.gradable}
+                for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+                    sub = futures[future]
+                    if sub.error:
+                        log(f"error: {sub.error}")
+                    rows[sub.name] = run.report(sub)
+                    results.write(out, sub, rows[sub.name])
+                    log(progress(done, len(run.gradable), sub, time.monotonic() - started))
+    finally:
+        for zygote in run.zygotes.values():
+            zygote.close()
+        shutil.rmtree(work, ignore_errors=True)
+    if oracle.ident:
+        oracle.join()
+    if run.oracle_error:
+        log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
+    ordered = [(sub, rows[sub.name]) for sub in run.subs]
+    results.write_atomic(out / results.GRADEBOOK,
+                         results.gradebook(ordered, run.tables, roster))
+    if roster is not None:
+        missing = sorted(set(roster) - {sub.path.name for sub in run.subs})
+        unknown = [sub.path.name for sub in run.subs if sub.path.name not in roster]
+        if missing:
+            log(f"roster: no submission from {len(missing)}: {', '.join(missing)}")
+        if unknown:
+            log(f"roster: not on the roster: {', '.join(unknown)}")
+    if config.class_report:
+        _class_report(out, ordered)
+    for sub, report in ordered:
+        if not sub.error:
+            print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",
+                  file=_stderr())
+    return 1 if any(s.error for s in run.subs) else 0

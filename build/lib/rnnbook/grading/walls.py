@@ -1,0 +1,367 @@
+"""The walls around each child: what a submission's process can see and change of the machine.
+
+Each child is forked by :mod:`rnnbook.grading.zygote`; before it runs any submission code, the
+forked process (the *keeper*) enters new Linux namespaces, made without privilege on the host
+(user, mount, pid, network, IPC), and there
+
+1. makes every mount read-only;
+2. hides folders under empty tmpfs: the repository (solutions/, .git, the grader), each
+   submission's folder, the ``--out`` folder, the grading run's work folder, the home folder,
+   ``/run``; for a NumPy-only child also every site-packages folder (TensorFlow, Keras, ...);
+3. brings back read-only what the child needs from inside them (the Python standard library;
+   NumPy; for a TensorFlow child the venv and rnnbook's learner side, with ``rnnbook/grading``
+   hidden and ``reference.py`` / ``backward.py`` covered by the release's stub);
+4. gives it a private, size-limited ``/tmp``, ``/dev/shm`` and working folder and a ``/dev`` with
+   only null, zero, full, random and urandom;
+5. forks the child as the first process of the new pid namespace (it sees no other process, and
+   when it ends the kernel kills everything it started), with a fresh read-only ``/proc``, one
+   more user and mount namespace (so none of these mounts can be undone) and ``no_new_privs``.
+
+A hidden folder inside another hidden folder is covered already and is not mounted again; a
+hidden folder that is also a scratch folder (a submission directly in ``/tmp``) is just the
+scratch folder. :func:`verify` is the probe the grader runs once before grading: where it fails,
+the grader refuses to grade unless told ``--no-walls``.
+
+This module needs only the standard library: the zygotes load it by path.
+"""
+import ctypes
+import errno
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import sysconfig
+
+FAILED = 125  # exit status when the walls could not be built (the grader reports it)
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
+MS_PRIVATE, MS_RELATIME = 1 << 18, 1 << 21
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC = 0x20000000, 0x40000000, 0x08000000
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added in Linux 5.12)
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class WallError(Exception):
+    pass
+
+
+def _check(result, what):
+    if result != 0:
+        code = ctypes.get_errno()
+        raise WallError(f"{what}: {os.strerror(code)}")
+
+
+def mount(source, target, fstype, flags, data=None):
+    _check(_libc.mount(_b(source), _b(target), _b(fstype), ctypes.c_ulong(flags), _b(data)),
+           f"mount {target}")
+
+
+def _b(text):
+    return None if text is None else os.fsencode(text)
+
+
+def _kept_flags(path):
+    """The per-mount flags a remount must keep (a user namespace may not drop them)."""
+    got = os.statvfs(path).f_flag
+    flags = 0
+    for st, ms in ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+                   (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME),
+                   (os.ST_RELATIME, MS_RELATIME)):
+        if got & st:
+            flags |= ms
+    return flags
+
+
+def remount(path, readonly):
+    flags = MS_REMOUNT | MS_BIND | _kept_flags(path) | (MS_RDONLY if readonly else 0)
+    mount(None, path, None, flags)
+
+
+def readonly_everything():
+    """Every mount read-only, recursively (mount_setattr; per mount on kernels before 5.12)."""
+    class MountAttr(ctypes.Structure):
+        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    done = _libc.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), b"/",
+                         ctypes.c_uint(AT_RECURSIVE), ctypes.byref(attr), ctypes.c_size_t(32))
+    if done == 0:
+        return
+    with open("/proc/self/mountinfo") as f:  # oldest kernels: one remount per mount point
+        points = [line.split()[4].encode().decode("unicode_escape") for line in f]
+    for point in points:
+        try:
+            remount(point, readonly=True)
+        except (WallError, OSError):
+            if point == "/":
+                raise
+
+
+def under(path, folder):
+    """Whether ``path`` is ``folder`` or inside it (both absolute, as strings)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+
+
+def _makedirs(path, file=False):
+    if os.path.lexists(path):
+        return
+    os.makedirs(os.path.dirname(path) if file else path, exist_ok=True)
+    if file:
+        with open(path, "w"):
+            pass
+
+
+ORDER = {"hide": 0, "scratch": 0, "readonly": 1, "writable": 1, "overlay": 2}
+
+
+def plan(spec):
+    """The mounts to make, outer folders first: ``[(path, kind, arg)]``. A hidden folder whose
+    nearest enclosing mount is already a hidden or scratch folder (or that is one) is dropped:
+    it is out of sight already, and mounting it again inside a covering tmpfs would leave a
+    stray folder there (and a read-only one over a scratch folder)."""
+    ops = [(p, "scratch", size) for p, size in spec["scratch"].items()]
+    ops += [(p, "readonly", 0) for p in spec["readonly"]]
+    ops += [(p, "writable", 0) for p in spec.get("writable", [])]
+    ops += [(p, "overlay", src) for p, src in spec.get("overlay", {}).items()]
+    kept = []
+    for path in sorted(set(spec["hide"])):
+        enclosing = [(p, k) for p, k, _ in ops + [(h, "hide", 0) for h in spec["hide"]]
+                     if under(path, p) and (p != path or k == "scratch")]
+        if enclosing:
+            nearest = max(enclosing, key=lambda pk: (len(pk[0].rstrip("/")), ORDER[pk[1]]))
+            # Inside a scratch folder (the repository under /tmp), a hidden folder that gets
+            # something back (the rnnbook package) stays a read-only tmpfs of its own: else the
+            # folders made for what comes back would be writable scratch.
+            inside_scratch = nearest[1] == "scratch" and nearest[0] != path
+            brings_back = any(under(p, path) and p != path for p, k, _ in ops
+                              if k in ("readonly", "writable", "overlay"))
+            if nearest[1] == "hide" or (nearest[1] == "scratch"
+                                        and not (inside_scratch and brings_back)):
+                continue
+        kept.append((path, "hide", 0))
+    ops += kept
+    ops.sort(key=lambda op: (op[0].rstrip("/").count("/"), ORDER[op[1]], op[0]))
+    return ops
+
+
+def unshare():
+    """Enter new user, mount, pid, network and IPC namespaces, as root inside (our own uid
+    outside). Only a single-threaded process may: a process forked from a zygote is one."""
+    uid, gid = os.getuid(), os.getgid()
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"),
+                       ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+def build(spec):
+    """Build the walls described by ``spec`` (made by :meth:`Walls.spec`) in this mount
+    namespace."""
+    ops = plan(spec)
+    kept = {}  # handles on everything to bring back, taken before anything is hidden
+    for path, kind, arg in ops:
+        for wanted in ([path] if kind in ("readonly", "writable") else
+                       [arg] if kind == "overlay" else []):
+            if os.path.exists(wanted):
+                kept[wanted] = os.open(wanted, os.O_PATH | os.O_CLOEXEC)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the host
+    readonly_everything()
+    hidden, fresh = [], []  # tmpfs mounted here: hidden folders, and all (scratch too)
+    for path, kind, arg in ops:
+        if kind == "hide":
+            if not os.path.isdir(path):
+                if not any(under(path, f) for f in fresh):
+                    continue  # never there
+                _makedirs(path)  # under a tmpfs of ours, with something brought back inside
+            mount("none", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+            hidden.append(path)
+            fresh.append(path)
+        elif kind == "scratch":
+            _makedirs(path)
+            mount("none", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={arg}m,mode=1777")
+            fresh.append(path)
+        else:
+            source = arg if kind == "overlay" else path
+            if source not in kept or (kind == "overlay" and not os.path.exists(path)):
+                continue
+            _makedirs(path, file=not os.path.isdir(f"/proc/self/fd/{kept[source]}"))
+            mount(f"/proc/self/fd/{kept[source]}", path, None, MS_BIND | MS_REC)
+            remount(path, readonly=kind != "writable")
+    for link, target in spec.get("symlinks", {}).items():
+        if not os.path.lexists(link):
+            os.symlink(target, link)
+    for path in hidden:
+        remount(path, readonly=True)
+    for fd in kept.values():
+        os.close(fd)
+
+
+def verify(spec):
+    """The probe: hidden folders are empty (but for what was brought back), what must be
+    absent is, nothing outside scratch is writable, the overlays are in place."""
+    back = (spec["readonly"] + spec.get("writable", []) + list(spec.get("overlay", {}))
+            + list(spec.get("symlinks", {})) + list(spec["scratch"]))
+    for path, kind, _ in plan(spec):
+        if kind != "hide" or not os.path.isdir(path):
+            continue
+        for entry in os.listdir(path):
+            inner = os.path.join(path, entry)
+            if not any(under(p, inner) for p in back):
+                raise WallError(f"{inner} is still visible")
+    for path in spec.get("probe_absent", []):  # gone, or an empty folder
+        if os.path.lexists(path) and not (os.path.isdir(path) and not os.listdir(path)):
+            raise WallError(f"{path} is still visible")
+    for target in spec.get("overlay", {}):
+        if os.path.exists(target):
+            with open(target) as f:
+                if f.read() != spec["overlay_text"]:
+                    raise WallError(f"{target} is not covered")
+    for path in spec["probe_readonly"]:
+        try:
+            with open(os.path.join(path, ".rnnbook-probe"), "w"):
+                pass
+        except OSError as error:
+            if error.errno in (errno.EROFS, errno.ENOENT, errno.EACCES):
+                continue
+            raise
+        raise WallError(f"{path} is writable")
+    for path in list(spec["scratch"]):
+        probe = os.path.join(path, ".rnnbook-probe")
+        with open(probe, "w"):
+            pass
+        os.unlink(probe)
+
+
+def enter():
+    """In the first process of the new pid namespace: its own /proc, loopback, locked mounts."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the process that forked it
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this pid namespace only
+    _loopback_up()
+    _lock()
+    remount("/proc", readonly=True)  # no sysctl or /proc file can be written from here on
+
+
+def _loopback_up():
+    """Bring ``lo`` up in the new network namespace (it starts down): local servers still work."""
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            request = struct.pack("16sh", b"lo", 0)
+            flags = struct.unpack("16sh", _ioctl(sock, siocgifflags, request))[1]
+            _ioctl(sock, siocsifflags, struct.pack("16sh", b"lo", flags | iff_up))
+    except OSError:
+        pass  # not fatal: the submission only loses local networking
+
+
+def _ioctl(sock, request, arg):
+    import fcntl
+
+    return fcntl.ioctl(sock.fileno(), request, arg)
+
+
+def _lock():
+    """Enter a new user + mount namespace: the mounts above become locked (cannot be undone)."""
+    _check(_libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNS)), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", "0 0 1"), ("gid_map", "0 0 1")):
+        try:
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        except OSError as error:
+            if name != "setgroups":
+                raise WallError(f"{name}: {error}") from None
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# The grader's side: what to hide and bring back, for each kind of child
+
+DEVICES = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+DEV_LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
+             "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"}
+SCRATCH_MB = {"/tmp": 128, "/dev/shm": 64}  # private to each child; its working folder too:
+WORK_MB = 256
+
+
+def real(path):
+    return os.path.realpath(str(path))
+
+
+def site_folders():
+    """Every folder Python installs packages into, here (venv, base, user, distribution)."""
+    found = set()
+    for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        paths = sysconfig.get_paths(vars=scheme_vars)
+        found |= {paths["purelib"], paths["platlib"]}
+    found |= {p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages"))}
+    try:
+        import site
+
+        found.add(site.getusersitepackages())
+    except (ImportError, AttributeError):
+        pass
+    return sorted(real(p) for p in found if p and os.path.isdir(p))
+
+
+def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(), absent=(),
+         stub=None):
+    """The walls for one child of ``kind`` ("numpy" or "tf"): see the module's docstring."""
+    hide = {real(p) for p in [root, work, out, os.path.expanduser("~"), "/run"]}
+    hide |= {real(os.path.dirname(p)) for p in subs} | {os.path.dirname(os.path.abspath(p))
+                                                         for p in subs}
+    stdlib = {real(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}
+    stdlib |= {real(os.path.join(p, "lib-dynload")) for p in stdlib}
+    overlay = {}
+    if kind == "numpy":
+        hide |= set(site_folders())
+        needed = stdlib | {real(p) for p in numpy_dirs}
+    else:
+        package = os.path.join(real(root), "rnnbook")
+        needed = stdlib | {package} | {real(p) for p in [
+            sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]}
+        needed |= {real(p) for p in sysconfig.get_paths().values()}
+        hide.add(os.path.join(package, "grading"))
+        for name in ("reference.py", "backward.py"):
+            overlay[os.path.join(package, name)] = stub
+    needed |= {real(p) for p in extra_readonly}
+    hide = sorted(hide - {"/"})
+    covered = hide + list(SCRATCH_MB)
+    readonly = sorted(p for p in needed
+                      if os.path.exists(p) and any(under(p, h) for h in covered))
+    return {
+        "hide": hide + ["/dev"],
+        "scratch": {**SCRATCH_MB, str(workdir): WORK_MB},
+        "readonly": readonly + DEVICES,
+        "overlay": overlay,
+        "overlay_text": "",
+        "symlinks": DEV_LINKS,
+        "probe_readonly": [str(root), sys.prefix],
+        "probe_absent": [os.path.join(real(root), "solutions"), os.path.join(real(root), ".git"),
+                         real(out), *(real(p) for p in subs), *absent],
+        "cwd": str(workdir),
+    }
+
+
+def main(argv):
+    """``python walls.py --plan SPEC.json``: print the mounts a spec makes (for debugging)."""
+    with open(argv[-1]) as f:
+        for op in plan(json.load(f)):
+            print(*op)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,290 @@
+"""The zygote: imports what the children need once, then forks one child per job.
+
+    python -I -S zygote.py numpy SOCKET_FD NUMPY_PREFIX     (by-hand exercises)
+    python -I zygote.py tf SOCKET_FD ROOT STEM [STEM ...]    (API exercises)
+
+Started by the grader (:mod:`rnnbook.grading.procs`) with a minimal environment. The ``numpy``
+zygote's import path is the standard library and a folder holding only NumPy; the ``tf`` zygote
+imports TensorFlow, Keras and rnnbook's learner side (checking, checks, oracles), with
+``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first, and then
+swaps each chapter's module for one whose ``check`` does nothing (the child keeps the real
+exercises for their ``call``).
+
+The grader sends a command per job on a SEQPACKET socket, ``{"fork": token}``, with two file
+descriptors: the job's events pipe (write end) and a pipe the job arrives on (read end). The
+zygote never reads a job (its memory, which every child inherits, holds no submission); it forks
+a *keeper* and answers ``{"forked": token, "pid": PID}``, later ``{"exited": token, "status":
+S}`` (negative: killed by that signal). The keeper reads the job, builds the walls (when the job
+asks), forks the child, waits for it, kills whatever the child left running (it is their
+subreaper; behind the walls the pid namespace does it), and ends as the child ended. The zygote
+is a subreaper too and kills any process that reaches it that is not a keeper.
+"""
+import ctypes
+import importlib.util
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
+MAX_JOB = 512 * 2**20
+MAX_OUTPUT = 32 * 2**20  # bytes the submission may print, or write into one file
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _load(name, filename):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _stub_module(name, text):
+    import types
+
+    module = types.ModuleType(name)
+    exec(compile(text, f"<{name}>", "exec"), module.__dict__)  # noqa: S102
+    sys.modules[name] = module
+    return module
+
+
+def prepare(kind, args):
+    """Import what the children need; returns the chapters (tf) or None (numpy)."""
+    sys.path[:] = [args[0]] + [p for p in sys.path if p != HERE]  # NumPy only, or the root
+    _load("rnnbook_plain", os.path.join("..", "plain.py"))  # before the child, which uses it
+    for name in ("wire", "walls", "child"):
+        _load(f"rnnbook_{name}", f"{name}.py")
+    _load("rnnbook_environment", os.path.join("..", "environment.py"))
+    if kind == "numpy":
+        return None
+    stems = args[1:]
+    from rnnbook import environment
+
+    with open(os.path.join(HERE, "templates", "learner-stub.py")) as f:
+        stub = f.read()
+    for name in ("reference", "backward"):
+        _stub_module(f"rnnbook.{name}", stub)
+    environment.import_tensorflow()
+    environment.import_keras()
+    import rnnbook.checking  # noqa: F401
+    from rnnbook import checks
+
+    chapters = {stem: checks.load(stem) for stem in stems}
+    for stem in stems:  # the notebook's `from rnnbook.checks.chNN import check`: a no-op
+        module = checks.CHAPTERS[stem]
+        stub_chapter = _stub_module(module, "def check(*args, **kwargs):\n    return None\n")
+        setattr(checks, module.rsplit(".", 1)[1], stub_chapter)
+    return chapters
+
+
+def keeper(token, events_fd, job_fd, sock, chapters):
+    """The forked keeper of one job (never returns)."""
+    try:
+        sock.close()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        data = bytearray()
+        while len(data) <= MAX_JOB:
+            chunk = os.read(job_fd, 1 << 20)
+            if not chunk:
+                break
+            data += chunk
+        os.close(job_fd)
+        wire, walls = sys.modules["rnnbook_wire"], sys.modules["rnnbook_walls"]
+        job = wire.decode(json.loads(bytes(data)), budget=MAX_JOB, dicts=True)
+        del data
+        spec = job.get("walls")
+        if spec:
+            walls.unshare()
+            walls.build(spec)
+    except Exception as error:  # noqa: BLE001 - the grader reads why
+        _fatal(events_fd, f"could not build the sandbox's walls: {error}")
+        os._exit(walls_failed())
+    pid = os.fork()
+    if pid == 0:
+        worker(job, events_fd, chapters)
+    os.close(events_fd)
+    status = _wait_for(pid)
+    _kill_children()
+    _end_as(status)
+
+
+def walls_failed():
+    return sys.modules["rnnbook_walls"].FAILED
+
+
+def worker(job, events_fd, chapters):
+    """The child proper: behind the walls, limited, in its working folder (never returns)."""
+    try:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        walls = sys.modules["rnnbook_walls"]
+        if job.get("walls"):
+            walls.enter()
+            if job.get("probe"):
+                walls.verify(job["walls"])
+                os._exit(0)
+        os.chdir(job["workdir"])
+        log = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        if job.get("drop_to") is not None:  # root without walls: the submission runs as nobody
+            os.setgroups([])
+            os.setgid(job["drop_to"])
+            os.setuid(job["drop_to"])
+        os.environ.clear()
+        os.environ.update(job["env"])
+    except Exception as error:  # noqa: BLE001
+        _fatal(events_fd, f"could not build the sandbox's walls: {error}")
+        os._exit(walls_failed())
+    child = sys.modules["rnnbook_child"]
+    sys.modules["rnnbook_environment"].call_with_roomy_stack(child.main, job, events_fd, chapters)
+    os._exit(0)
+
+
+def _fatal(fd, message):
+    try:
+        os.write(fd, json.dumps({"walls": "failed", "why": message[:500]}).encode() + b"\n")
+    except OSError:
+        pass
+
+
+def _wait_for(pid):
+    """Wait for ``pid``, reaping any orphan that reaches this subreaper meanwhile."""
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return 0
+        if done == pid:
+            return status
+
+
+def _children():
+    """This process's children. (Behind the walls /proc is the child's pid namespace's: there
+    the keeper has no other child, and the kernel kills the namespace with its first process.)"""
+    found = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                found += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _kill_children():
+    """Kill every process still below this one, until none is left (orphans keep arriving
+    here while their parents die: this process is their subreaper)."""
+    while True:
+        for pid in _children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.002)
+
+
+def _end_as(status):
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def serve(sock, chapters):
+    """Fork a keeper per command; report forks and exits; kill strays."""
+    keepers = {}  # pid -> token
+
+    def send(**message):
+        sock.send(json.dumps(message).encode())
+
+    send(ready=True)
+    while True:
+        ready, _, _ = select.select([sock], [], [], 0.05)
+        if ready:
+            try:
+                data, fds, _, _ = socket.recv_fds(sock, 4096, 2)
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                break
+            command = json.loads(data)
+            if len(fds) == 2:
+                pid = os.fork()
+                if pid == 0:
+                    keeper(command["fork"], fds[0], fds[1], sock, chapters)
+                for fd in fds:
+                    os.close(fd)
+                keepers[pid] = command["fork"]
+                send(forked=command["fork"], pid=pid)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid in keepers:
+                send(exited=keepers.pop(pid), status=os.waitstatus_to_exitcode(status))
+        for pid in _children():
+            if pid not in keepers:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+    for pid in keepers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def main(argv):
+    kind, fd = argv[0], int(argv[1])
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    sock = socket.socket(fileno=fd)
+    try:
+        chapters = prepare(kind, argv[2:])
+    except BaseException as error:  # noqa: BLE001 - the grader says why
+        sock.send(json.dumps({"failed": f"{type(error).__name__}: {error}"[:500]}).encode())
+        return 1
+    serve(sock, chapters)
+    return 0
+
+
+if __name__ == "__main__":
+    import gc
+
+    gc.disable()  # the zygote's heap is shared with every child: keep it still
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,110 @@
+"""TensorFlow's real cells, run with weights we choose: the oracle behind every check.
+
+Each function builds the real cell, loads the given NumPy weights into its variables by name, runs
+it and returns NumPy arrays. TF1 cells run in a fresh ``tf.Graph`` with a ``Session`` (eager stays
+on in the process, so Keras 3 code keeps working in the same notebook); Keras 3 cells run eagerly.
+"""
+import numpy as np
+
+from rnnbook.environment import import_keras as keras3
+from rnnbook.environment import import_tensorflow as tensorflow
+
+
+def _f32(value):
+    return np.asarray(value, dtype=np.float32)
+
+
+def load_weights(session, variables, weights):
+    """Assign ``weights`` (name suffix -> array) to ``variables``; every variable gets one.
+
+    The longest matching suffix wins, so ``"kernel"`` and ``"projection/kernel"`` can be given
+    together: ``rnn/lstm_cell/projection/kernel`` takes the second. One ``session.run`` feeds
+    each variable's initializer its value (what ``Variable.load`` does, one variable a run).
+    """
+    unused = dict(weights)
+    feed = {}
+    for var in variables:
+        name = var.op.name
+        keys = [k for k in weights if name == k or name.endswith("/" + k)]
+        if not keys:
+            raise KeyError(f"variable {name} matches none of {sorted(weights)}")
+        key = max(keys, key=len)
+        feed[var.initializer.inputs[1]] = _f32(weights[key])
+        unused.pop(key, None)
+    if unused:
+        raise KeyError(f"weights {sorted(unused)} match no variable of the cell")
+    session.run([var.initializer for var in variables], feed)
+
+
+def run_tf1(make_cell, inputs, state=None, weights=None, mode="step", fetch=()):
+    """Run a TF1 cell made by ``make_cell()`` and return ``(output, final_state, *fetched)``.
+
+    ``mode``: ``"step"`` calls the cell once on ``inputs`` ``(B, D)``; ``"static"`` and
+    ``"dynamic"`` unroll it over ``inputs`` ``(B, T, D)`` with ``static_rnn`` / ``dynamic_rnn``
+    and return outputs ``(B, T, H)``. ``state`` is the initial state with the structure of the
+    cell's ``state_size`` (an array, or nested tuples of arrays such as ``(c, h)``); None means
+    zeros. ``weights`` maps variable-name suffixes (``"kernel"``, ``"bias"``,
+    ``"projection/kernel"``) to arrays. ``fetch`` names extra tensors to return (``"rnn/...:0"``).
+    """
+    tf = tensorflow()
+    v1 = tf.compat.v1
+    inputs = _f32(inputs)
+    with tf.Graph().as_default() as graph:
+        cell = make_cell()
+        x = v1.placeholder(tf.float32, inputs.shape, name="x")
+        feed = {x: inputs}
+        batch = inputs.shape[0]
+        if state is None:
+            initial = cell.zero_state(batch, tf.float32)
+        else:
+            flat = [_f32(s) for s in tf.nest.flatten(state)]
+            holders = [v1.placeholder(tf.float32, s.shape) for s in flat]
+            feed.update(zip(holders, flat, strict=True))
+            initial = tf.nest.pack_sequence_as(cell.state_size, holders)
+        if mode == "step":
+            output, final = cell(x, initial)
+        elif mode == "static":
+            outputs, final = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=initial)
+            output = tf.stack(outputs, axis=1)
+        elif mode == "dynamic":
+            output, final = v1.nn.dynamic_rnn(cell, x, initial_state=initial)
+        else:
+            raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
+        extra = [graph.get_tensor_by_name(name) for name in fetch]
+        with v1.Session(graph=graph) as session:
+            if weights is None:
+                session.run(v1.global_variables_initializer())
+            else:
+                load_weights(session, v1.global_variables(), weights)
+            return tuple(session.run([output, final, *extra], feed))
+
+
+def run_keras_lstm(inputs, weights, initial_state=None, **options):
+    """Run a real Keras 3 ``LSTM`` layer with the given weights; return ``(outputs, h, c)``.
+
+    ``inputs`` is ``(B, T, D)``, or a list of such chunks: then ONE layer is called on each chunk
+    in turn (with ``stateful=True`` it carries its state from call to call) and a list of
+    ``(outputs, h, c)``, one per call, is returned. ``weights`` is Keras' own list
+    ``[kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)]`` (gate order i, f, c, o), or a dict
+    with those three names. ``initial_state`` is ``[h, c]`` in Keras' order (h FIRST; given with
+    chunks it applies to the first call only); None means zeros, or the carried state of a
+    stateful layer. ``options`` go to ``keras.layers.LSTM`` (``stateful=True``,
+    ``go_backwards=True``, ...); ``return_sequences`` and ``return_state`` are always on, so
+    ``outputs`` is ``(B, T, H)``. The layer is built for the first chunk's full shape, batch
+    size included, as a stateful layer needs. Runs eagerly.
+    """
+    keras = keras3()
+    chunks = [_f32(x) for x in inputs] if isinstance(inputs, (list, tuple)) else [_f32(inputs)]
+    if isinstance(weights, dict):
+        weights = [weights["kernel"], weights["recurrent_kernel"], weights["bias"]]
+    weights = [_f32(w) for w in weights]
+    units = weights[1].shape[0]
+    layer = keras.layers.LSTM(units, return_sequences=True, return_state=True, **options)
+    layer.build(chunks[0].shape)
+    layer.set_weights(weights)
+    results = []
+    for k, x in enumerate(chunks):
+        state = [_f32(s) for s in initial_state] if (k == 0 and initial_state is not None) else None
+        outputs, h, c = layer(x, initial_state=state)
+        results.append((np.asarray(outputs), np.asarray(h), np.asarray(c)))
+    return results if isinstance(inputs, (list, tuple)) else results[0]

@@ -1,0 +1,288 @@
+"""The book's figures (matplotlib): the shared ones, and the long drawing code of a chapter's
+picture, so that the page shows the idea and its numbers rather than the plotting.
+
+- :func:`figure`         a new figure at the book's size, resolution and type sizes
+- :func:`kernel_blocks`  a TF1 kernel as a heatmap with its W/U (and gate) blocks (Chapters 1, 2)
+- :func:`gate_heatmaps`  gate values over time, one annotated panel per gate (Chapter 2)
+- :func:`lstm_cell_diagram`  LSTMCell's c line and m line, with its options (Chapter 3)
+- :func:`stateful_layout`    a long series cut into stateful batches, right and wrong (Chapter 4)
+- :func:`chunk_runs`     one unit's output, whole run vs chunks carried or from zeros (Chapter 4)
+- :func:`error_by_step`  stateful vs zeros: error by step within a chunk, and a trace (Chapter 4)
+- :func:`loss_curves`    training losses over updates, raw and smoothed (Chapter 4)
+
+Every figure is at most :data:`MAX_WIDTH` inches wide at :data:`DPI`, so it is shown at its own
+size in the book's column, and every text in it is at least :data:`MIN_FONT` points.
+"""
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import FancyBboxPatch, Rectangle
+
+#: dots per inch of every figure the book stores (PNG, small enough to commit)
+DPI = 100
+#: the widest figure, in inches: 7.2 in at 100 dpi fills the book's column at a 1400 px window
+MAX_WIDTH = 7.2
+#: the smallest type in a figure, in points (labels, ticks, legends, annotations)
+MIN_FONT = 9
+#: type sizes of every figure the book draws (applied when this module is imported)
+TYPE = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "xtick.labelsize": 9,
+        "ytick.labelsize": 9, "legend.fontsize": 9, "figure.titlesize": 11}
+mpl.rcParams.update(TYPE)
+
+
+def figure(width=6.0, height=3.0, **kwargs):
+    """A new figure at the book's size and resolution: ``fig, ax = figure()``."""
+    if width > MAX_WIDTH:
+        raise ValueError(f"a figure {width} in wide is scaled down in the column; "
+                         f"at most {MAX_WIDTH} in")
+    return plt.subplots(figsize=(width, height), dpi=DPI, **kwargs)
+
+
+def kernel_blocks(kernel, input_depth, gates=None, ax=None, title=None, cmap="RdBu_r"):
+    """Draw a TF1 cell's kernel as a heatmap with its blocks outlined and labelled; return the figure.
+
+    ``kernel`` is ``(D + H, G * H)`` with ``D = input_depth``: rows ``[:D]`` multiply the input x
+    (block W), rows ``[D:]`` multiply the previous state h (block U). ``gates`` names ``G`` equal
+    column blocks in the order the cell stores them, for example ``("i", "j", "f", "o")`` for TF1's
+    LSTM kernel; None means one column block (BasicRNNCell). Every block is outlined and labelled
+    with its name and shape (``W``, ``U``; ``W_i``, ``U_i``, ... with gates). The colour scale is
+    symmetric about zero. Pass ``ax`` to draw into an existing axes.
+    """
+    kernel = np.asarray(kernel, dtype=float)
+    if kernel.ndim != 2:
+        raise ValueError(f"kernel must be 2-D (D + H, G * H), not of shape {kernel.shape}")
+    rows, cols = kernel.shape
+    if not 0 < input_depth < rows:
+        raise ValueError(f"input_depth must be 1 to {rows - 1} for a kernel with {rows} rows")
+    gates = tuple(gates) if gates else ("",)
+    if cols % len(gates):
+        raise ValueError(f"{cols} columns do not split into {len(gates)} equal gate blocks")
+    width = cols // len(gates)
+
+    if ax is None:
+        fig, ax = figure(min(MAX_WIDTH, 2.8 + 0.4 * cols), min(6.0, 1.4 + 0.4 * rows))
+    else:
+        fig = ax.figure
+    vmax = float(np.abs(kernel).max()) or 1.0
+    image = ax.imshow(kernel, cmap=cmap, vmin=-vmax, vmax=vmax, aspect="equal")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+
+    for name, top, bottom in (("W", 0, input_depth), ("U", input_depth, rows)):
+        for k, gate in enumerate(gates):
+            left = k * width
+            corner = (left - 0.5, top - 0.5)  # cell centres sit on integers in imshow
+            ax.add_patch(Rectangle(corner, width, bottom - top, fill=False, edgecolor="black", lw=2))
+            symbol = f"${name}_{{{gate}}}$" if gate else f"${name}$"
+            ax.text(
+                left + (width - 1) / 2,
+                (top + bottom - 1) / 2,
+                f"{symbol}\n{bottom - top}×{width}",
+                ha="center",
+                va="center",
+                fontsize=10,
+                bbox=dict(boxstyle="round,pad=0.2", facecolor="white", alpha=0.85, linewidth=0),
+            )
+
+    if rows <= 24:  # name each row after what it multiplies: x_0.., then h_0..
+        names = [f"$x_{{{k}}}$" for k in range(input_depth)]
+        names += [f"$h_{{{k}}}$" for k in range(rows - input_depth)]
+        ax.set_yticks(range(rows), names)
+    ax.set_ylabel("row: what it multiplies")
+    if gates != ("",):
+        ax.set_xticks([k * width + (width - 1) / 2 for k in range(len(gates))], gates)
+        ax.set_xlabel("column block: gate")
+    else:
+        ax.set_xlabel("column: unit of h'")
+    if title is None:
+        title = f"kernel ({rows}, {cols}): W = rows [:{input_depth}], U = rows [{input_depth}:]"
+    ax.set_title(title)
+    return fig
+
+
+def gate_heatmaps(values, rest, labels, ncols=2, width=MAX_WIDTH, height=4.4):
+    """One heatmap per gate, units down and time steps across, every cell annotated with its value.
+
+    ``values`` maps a gate's name to its ``(T, H)`` values; ``rest`` maps it to the value the
+    gate takes with no input (0.5 for a sigmoid of 0, 0 for tanh, ...), the centre of that
+    panel's diverging colour map, so a step away from rest shows, however small; ``labels``
+    maps it to the panel's title. Returns the figure.
+    """
+    gates = list(values)
+    nrows = -(-len(gates) // ncols)
+    fig, axes = figure(width, height, nrows=nrows, ncols=ncols, squeeze=False)
+    for ax, gate in zip(axes.flat, gates, strict=False):  # spare axes are removed below
+        value = np.asarray(values[gate], dtype=float).T  # (H, T)
+        spread = float(np.abs(value - rest[gate]).max()) or 1.0
+        ax.imshow(value, cmap="RdBu_r", vmin=rest[gate] - spread, vmax=rest[gate] + spread,
+                  aspect="auto")
+        for (unit, step), v in np.ndenumerate(value):
+            dark = abs(v - rest[gate]) > 0.6 * spread  # white type on the deepest colours
+            ax.text(step, unit, f"{v:.2f}", ha="center", va="center", fontsize=MIN_FONT,
+                    color="white" if dark else "black")
+        ax.set_title(f"{labels[gate]} (white: {rest[gate]:.2f}, at rest)")
+        ax.set_xticks(range(value.shape[1]))
+        ax.set_yticks(range(value.shape[0]))
+        ax.set_xlabel("time step t")
+        ax.set_ylabel("unit")
+    for ax in axes.flat[len(gates):]:
+        ax.remove()
+    fig.tight_layout()
+    return fig
+
+
+def lstm_cell_diagram():
+    """TF1's ``LSTMCell`` as a diagram: the c line (red) along the top, the m line (blue) along
+    the bottom, the gates between, and the options (peepholes, clips, projection) dashed."""
+    fig, ax = figure(MAX_WIDTH, 4.0)
+    ax.set(xlim=(0, 13), ylim=(-0.5, 6.3), aspect="equal")
+    ax.axis("off")
+
+    def node(x0, y0, text, w=0.9, dashed=False):
+        ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6, boxstyle="round,pad=0.05",
+                                    facecolor="white", edgecolor="black",
+                                    linestyle="--" if dashed else "-"))
+        ax.text(x0, y0, text, ha="center", va="center", fontsize=10)
+
+    def arrow(x0, y0, x1, y1, color="black", dashed=False, width=1.2):
+        ax.annotate("", (x1, y1), (x0, y0),
+                    arrowprops=dict(arrowstyle="->", color=color, lw=width,
+                                    linestyle="--" if dashed else "-"))
+
+    c, m, g, k = "tab:red", "tab:blue", "gray", "black"
+    nodes = [(3.0, 5.2, "×", 0.9, False), (5.0, 5.2, "+", 0.9, False),
+             (6.6, 5.2, "clip", 1.0, True), (1.5, 0.6, "[x, m]", 1.1, False),
+             (3.0, 2.2, "σ  f", 1.1, False), (4.3, 2.2, "σ  i", 1.1, False),
+             (5.6, 2.2, "tanh  j", 1.1, False), (8.0, 2.2, "σ  o", 1.1, False),
+             (5.0, 3.6, "×", 0.9, False), (8.6, 4.2, "tanh", 0.9, False),
+             (8.6, 3.1, "×", 0.9, False), (10.0, 3.1, "× $W_{proj}$", 1.3, True),
+             (11.5, 3.1, "clip", 1.0, True)]
+    for x0, y0, text, w, dashed in nodes:
+        node(x0, y0, text, w, dashed=dashed)
+    arrows = [(0.2, 5.2, 2.65, 5.2, c, False, 2.5), (3.35, 5.2, 4.65, 5.2, c, False, 2.5),
+              (5.35, 5.2, 6.05, 5.2, c, False, 2.5), (7.1, 5.2, 12.6, 5.2, c, False, 2.5),
+              (0.2, 0.6, 0.9, 0.6, m, False, 2.5), (1.5, -0.2, 1.5, 0.25, k, False, 1.2),
+              *[(1.5, 0.95, gx, 1.85, g, False, 0.8) for gx in (3.0, 4.3, 5.6, 8.0)],
+              (3.0, 2.55, 3.0, 4.85, k, False, 1.2), (4.3, 2.55, 4.85, 3.3, k, False, 1.2),
+              (5.6, 2.55, 5.15, 3.3, k, False, 1.2), (5.0, 3.95, 5.0, 4.85, k, False, 1.2),
+              (8.6, 5.2, 8.6, 4.55, c, False, 1.2), (8.6, 3.85, 8.6, 3.45, k, False, 1.2),
+              (8.0, 2.55, 8.4, 2.85, k, False, 1.2), (8.95, 3.1, 9.3, 3.1, m, False, 1.2),
+              (10.65, 3.1, 11.0, 3.1, m, False, 1.2), (11.5, 2.75, 11.5, 0.6, m, False, 2.5),
+              (11.5, 0.6, 12.6, 0.6, m, False, 2.5), (11.5, 3.45, 11.5, 4.1, m, False, 2.5),
+              (1.9, 5.2, 2.8, 2.55, g, True, 0.8), (1.9, 5.2, 4.1, 2.55, g, True, 0.8),
+              (7.4, 5.2, 8.2, 2.55, g, True, 0.8)]
+    for x0, y0, x1, y1, color, dashed, width in arrows:
+        arrow(x0, y0, x1, y1, color, dashed, width)
+    labels = [(0.2, 5.5, "$c_{t-1}$", c, 12), (12.0, 5.5, "$c_t$", c, 12),
+              (0.0, 0.9, "$m_{t-1}$", m, 11), (12.0, 0.85, "$m_t$", m, 12),
+              (1.65, -0.45, "$x_t$", k, 12), (11.65, 3.8, "output $m_t$", m, 10),
+              (0.6, 3.5, "peepholes\n$w_i, w_f$: $c_{t-1}$", g, 9),
+              (6.2, 3.2, "$w_o$: new $c_t$", g, 9)]
+    for x0, y0, text, color, size in labels:
+        ax.text(x0, y0, text, color=color, fontsize=size)
+    ax.set_title("LSTMCell: c (red) is the memory, m (blue) the hidden state and output")
+    fig.tight_layout()
+    return fig
+
+
+def stateful_layout(series, right, wrong, rows):
+    """How a long ``series`` is cut into stateful batches: the series coloured by the row it
+    goes to (grey: the dropped tail), then each batch of the ``right`` layout (``(n, B,
+    steps)``: row i of batch k + 1 continues row i of batch k) above the same batch of the
+    ``wrong`` one (consecutive windows). ``rows`` is the ``(B, n * steps)`` array of rows."""
+    colours = np.array([[0.62, 0.78, 0.92], [0.99, 0.75, 0.52], [0.65, 0.87, 0.62],
+                        [0.85, 0.85, 0.85]])
+    series = np.asarray(series)
+    n, batch, steps = np.shape(right)
+    row_of = np.full(len(series), 3)  # 3 = dropped tail
+    row_of[np.asarray(rows).ravel()] = np.repeat(np.arange(batch), n * steps)
+
+    def cells(ax, values, title, every=1):
+        """Colour each value by its row; write every ``every``-th piece as first-last."""
+        ax.imshow(colours[row_of[values]], aspect="auto")
+        for (r, col), v in np.ndenumerate(values):
+            if every == 1:
+                ax.text(col, r, str(v), ha="center", va="center", fontsize=MIN_FONT)
+            elif col % every == 0:
+                end = min(col + every, values.shape[1]) - 1  # the piece's last column
+                ax.text((col + end) / 2, r, f"{v}-{values[r, end]}", ha="center",
+                        va="center", fontsize=MIN_FONT)
+        ax.set_xticks([])
+        ax.set_yticks(range(values.shape[0]))
+        ax.set_title(title, fontsize=10)
+
+    fig, axes = figure(MAX_WIDTH, 4.6, nrows=3, ncols=n,
+                       gridspec_kw={"height_ratios": [0.45, 1, 1]})
+    for ax in axes[0]:
+        ax.remove()
+    top = fig.add_subplot(axes[0, 0].get_gridspec()[0, :])
+    cells(top, series[None, :], "the series, coloured by the row it goes to (grey: dropped)",
+          every=steps)
+    top.set_yticks([])
+    for piece in range(1, batch * n):
+        top.axvline(piece * steps - 0.5, color="k", lw=0.6 if piece % n else 2)
+    for k in range(n):
+        cells(axes[1, k], right[k], f"batch {k}: rows continue")
+        cells(axes[2, k], wrong[k], f"batch {k}: windows (wrong)")
+    for ax in axes[1:, 0]:
+        ax.set_ylabel("row i")
+    fig.tight_layout()
+    return fig
+
+
+def chunk_runs(whole, carried, dropped, chunk):
+    """One output unit over time ``(T,)``: the ``whole`` run in one call (grey line), the
+    chunked run with the state ``carried`` (blue dots) and the one from zeros each call
+    (``dropped``, red crosses), with a dotted line at every ``chunk`` boundary."""
+    fig, ax = figure(7.0, 2.8)
+    ax.plot(whole, "-", color="0.6", lw=3, label="whole sequence, 1 call")
+    ax.plot(carried, "o", color="tab:blue", label="carried")
+    ax.plot(dropped, "x", color="tab:red", ms=7, label="zeros")
+    for boundary in range(chunk, len(whole), chunk):
+        ax.axvline(boundary - 0.5, color="k", ls=":", lw=1)
+    ax.set(xlabel="time step t (dotted: a new session.run)",
+           ylabel="h, unit 0, sequence 0", title=f"Top layer's output, in chunks of {chunk}")
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def error_by_step(predictions, target, colours=("tab:blue", "tab:red"), shown=6):
+    """Top: the squared error at each step within a chunk, one bar per model
+    (``predictions``: name -> ``(n, B, steps)``, against ``target`` of the same shape).
+    Bottom: row 0's predictions over the first ``shown`` batches, chunk after chunk."""
+    steps = np.shape(target)[-1]
+    fig, (bars, trace) = figure(7.0, 4.6, nrows=2)
+    for k, ((name, predicted), colour) in enumerate(
+            zip(predictions.items(), colours[: len(predictions)], strict=True)):
+        error = ((np.asarray(predicted) - target) ** 2).mean(axis=(0, 1))  # (steps,)
+        bars.bar(np.arange(steps) + 0.4 * k - 0.2, error, width=0.4, color=colour,
+                 label=name)
+        trace.plot(predicted[:shown, 0].ravel(), ".-", color=colour, ms=4, lw=1)
+    trace.plot(np.asarray(target)[:shown, 0].ravel(), color="0.6", lw=3, zorder=0,
+               label="target")
+    for boundary in range(steps, shown * steps, steps):
+        trace.axvline(boundary - 0.5, color="k", ls=":", lw=1)
+    bars.set(xlabel="step within a chunk", ylabel="squared error", yscale="log",
+             xticks=range(steps))
+    bars.legend()
+    trace.set(xlabel=f"time step of row 0, first {shown} batches (dotted: next batch)",
+              ylabel="prediction")
+    trace.legend(loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def loss_curves(losses, colours=("tab:green", "tab:purple"), window=10, chance=1.0):
+    """Losses over updates (``losses``: name -> ``(updates,)``): each raw (faint) and as a
+    running mean of ``window`` updates, on a log scale, with the loss of guessing 0 dotted."""
+    fig, ax = figure(7.0, 3.0)
+    for (name, loss), colour in zip(losses.items(), colours[: len(losses)], strict=True):
+        ax.plot(loss, color=colour, lw=1, alpha=0.4)
+        smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
+        ax.plot(np.arange(window - 1, len(loss)), smooth, color=colour, lw=2, label=name)
+    ax.axhline(chance, color="k", ls=":", lw=1, label="guessing 0 (the cue's variance)")
+    ax.set(xlabel="update", ylabel="squared error at the last step", yscale="log",
+           ylim=(1e-4, 3))
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    return fig

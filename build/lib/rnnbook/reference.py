@@ -1,0 +1,296 @@
+"""The one NumPy reference of every cell the book teaches, held to TensorFlow by one test.
+
+Every equation of the book is written here once: BasicRNNCell, BasicLSTMCell, LSTMCell
+(peepholes, ``cell_clip``, projection, ``proj_clip``), Keras 3's LSTM, PyTorch's ``nn.LSTM``,
+and running any of them over time: unrolled, stacked in layers, or in chunks with the state
+carried. ``tests/test_reference.py`` holds each function to the real TensorFlow cell.
+
+A check's *mistake model* is a reference function with one thing changed: an argument
+(``forget_bias=0.0``, ``order=KERAS``, ``activation=sigmoid``) or a named ``slip``, one wrong
+line a learner writes (``slip="h from old c"``). So a bug in an equation is fixed here, once.
+
+This module solves the by-hand exercises. It is instructor-side: the learner release replaces
+it with a stub, and no grading child can import it (see the README, "What ships to learners").
+
+Conventions (book/notation.md): batch-major, right-multiplied; ``x`` (B, D), ``h`` (B, H),
+``c`` (B, H); TF1 kernels ``(D + H, kH)`` act on ``[x, h]``. Gate blocks are named with the
+book's letters: ``i`` input gate, ``j`` candidate (Keras calls its block ``c``, PyTorch
+``g``), ``f`` forget gate, ``o`` output gate.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: A gate order: the gate letter of each column block of a kernel, left to right.
+TF1 = ("i", "j", "f", "o")  # BasicLSTMCell and LSTMCell
+KERAS = ("i", "f", "j", "o")  # Keras 3's i, f, c, o and PyTorch's i, f, g, o (c, g = our j)
+GATE_NAMES = {TF1: "TF1's i, j, f, o", KERAS: "Keras' and PyTorch's i, f, c/g, o"}
+
+
+def _identity(z):
+    return z
+
+
+def sigmoid(z):
+    """The logistic function, as TensorFlow's gates apply it."""
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def split_gates(z, order=TF1, axis=-1):
+    """``{gate: block}`` for the four column blocks of ``z`` (..., 4H) read in ``order``."""
+    return dict(zip(order, np.split(z, 4, axis=axis), strict=True))
+
+
+def join_gates(blocks, order, axis=-1):
+    """The inverse of :func:`split_gates`: the blocks of ``blocks`` laid out in ``order``."""
+    return np.concatenate([blocks[g] for g in order], axis=axis)
+
+
+def reorder(a, source, target, axis=-1):
+    """``a``'s four gate blocks (along ``axis``) moved from ``source`` order to ``target``."""
+    return join_gates(split_gates(a, source, axis), target, axis)
+
+
+def _slip(slip, allowed):
+    if slip is not None and slip not in allowed:
+        raise ValueError(f"unknown slip {slip!r}; this function knows {sorted(allowed)}")
+    return slip
+
+
+# ---------------------------------------------------------------------------------------------
+# BasicRNNCell (Chapter 1)
+
+
+def basic_rnn_step(x, h, kernel, bias, activation=np.tanh, slip=None):
+    """``h' = tanh([x, h] @ kernel + bias)``: BasicRNNCell's output and new state (B, H).
+
+    Slips: ``"[h, x]"`` concatenates the state first (the kernel split at row H).
+    """
+    _slip(slip, {"[h, x]"})
+    xh = np.concatenate([h, x] if slip == "[h, x]" else [x, h], axis=1)  # (B, D + H)
+    return activation(xh @ kernel + bias)  # (B, H)
+
+
+# ---------------------------------------------------------------------------------------------
+# BasicLSTMCell (Chapters 2 and 4)
+
+
+def lstm_preactivations(x, h, kernel, bias, order=TF1):
+    """``{gate: (B, H)}``: the blocks of ``[x, h] @ kernel + bias``, the outputs of
+    BasicLSTMCell's Split op (pre-activations, before any sigmoid or tanh)."""
+    z = np.concatenate([x, h], axis=1) @ kernel + bias  # (B, 4H)
+    return split_gates(z, order)
+
+
+BASIC_LSTM_SLIPS = {
+    "forget_bias outside sigmoid",  # sigmoid(f) + forget_bias
+    "h from old c",  # h' = tanh(c) * sigmoid(o) with the OLD c
+}
+
+
+def basic_lstm_step(x, c, h, kernel, bias, forget_bias=1.0, order=TF1, candidate=np.tanh,
+                    cell_activation=np.tanh, slip=None):
+    """One BasicLSTMCell step: ``(c', h')``, each (B, H).
+
+    ``c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j)``, ``h' = tanh(c') * sigmoid(o)``.
+    """
+    _slip(slip, BASIC_LSTM_SLIPS)
+    g = lstm_preactivations(x, h, kernel, bias, order)
+    if slip == "forget_bias outside sigmoid":
+        forget = sigmoid(g["f"]) + forget_bias
+    else:
+        forget = sigmoid(g["f"] + forget_bias)
+    c_new = c * forget + sigmoid(g["i"]) * candidate(g["j"])
+    h_new = cell_activation(c if slip == "h from old c" else c_new) * sigmoid(g["o"])
+    return c_new, h_new
+
+
+def basic_lstm_activations(x, c, h, kernel, bias, forget_bias=1.0, order=TF1):
+    """The gate values of one BasicLSTMCell step: ``{i: sigmoid(i), j: tanh(j),
+    f: sigmoid(f + forget_bias), o: sigmoid(o)}``."""
+    g = lstm_preactivations(x, h, kernel, bias, order)
+    return {"i": sigmoid(g["i"]), "j": np.tanh(g["j"]), "f": sigmoid(g["f"] + forget_bias),
+            "o": sigmoid(g["o"])}
+
+
+# ---------------------------------------------------------------------------------------------
+# LSTMCell: peepholes, cell_clip, projection (Chapter 3)
+
+LSTM_CELL_SLIPS = {
+    "o peephole on old c",  # w_o_diag * c_prev instead of the new c
+    "o peephole on unclipped c",  # w_o_diag * c before cell_clip
+    "clip after m",  # m from the unclipped c, c clipped afterwards
+    "cell_clip on m",  # m clipped by cell_clip, c never clipped
+    "proj_clip before projection",
+    "project c",  # c @ projection too, m not projected
+    "project c and m",
+}
+
+
+def lstm_cell_step(x, c, m, kernel, bias, forget_bias=1.0, w_i_diag=None, w_f_diag=None,
+                   w_o_diag=None, cell_clip=None, projection=None, proj_clip=None, order=TF1,
+                   slip=None):
+    """One LSTMCell step: ``(c', m')``, c' (B, H) and m' (B, P or H).
+
+    Peepholes (``w_*_diag``, (H,) each, or None): ``w_i_diag * c`` and ``w_f_diag * c`` use
+    the previous c, ``w_o_diag * c'`` the new, clipped one. ``cell_clip`` clips c' before m' is
+    computed from it; ``projection`` (H, P) maps m' to P columns; ``proj_clip`` clips the
+    projected m'. The kernel is ``(D + P, 4H)`` (or ``(D + H, 4H)`` without projection).
+    """
+    _slip(slip, LSTM_CELL_SLIPS)
+    g = lstm_preactivations(x, m, kernel, bias, order)
+    zero = np.zeros(c.shape[-1], np.float32)
+    wi, wf, wo = (zero if w is None else w for w in (w_i_diag, w_f_diag, w_o_diag))
+    c_new = (sigmoid(g["f"] + forget_bias + wf * c) * c
+             + sigmoid(g["i"] + wi * c) * np.tanh(g["j"]))  # (B, H)
+    unclipped = c_new
+    if cell_clip is not None and slip not in ("clip after m", "cell_clip on m"):
+        c_new = np.clip(c_new, -cell_clip, cell_clip)
+    peeped = {"o peephole on old c": c, "o peephole on unclipped c": unclipped}.get(slip, c_new)
+    m_new = sigmoid(g["o"] + wo * peeped) * np.tanh(c_new)  # (B, H)
+    if cell_clip is not None and slip == "clip after m":
+        c_new = np.clip(c_new, -cell_clip, cell_clip)
+    if cell_clip is not None and slip == "cell_clip on m":
+        m_new = np.clip(m_new, -cell_clip, cell_clip)
+    if projection is not None:
+        if proj_clip is not None and slip == "proj_clip before projection":
+            m_new = np.clip(m_new, -proj_clip, proj_clip)
+        if slip in ("project c", "project c and m"):
+            c_new = c_new @ projection
+        if slip != "project c":
+            m_new = m_new @ projection  # (B, P)
+        if proj_clip is not None and slip != "proj_clip before projection":
+            m_new = np.clip(m_new, -proj_clip, proj_clip)
+    return c_new, m_new
+
+
+# ---------------------------------------------------------------------------------------------
+# Keras 3 and PyTorch (Chapters 3 and 4)
+
+
+def keras_lstm_step(x, h, c, kernel, recurrent_kernel, bias, order=KERAS, forget_bias=0.0):
+    """One step of Keras 3's LSTM: ``(h', c')`` (Keras keeps ``[h, c]``, h first).
+
+    ``kernel`` (D, 4H), ``recurrent_kernel`` (H, 4H), ``bias`` (4H,), gates i, f, c, o. Keras
+    adds nothing to f at run time (``forget_bias`` is here only for the mistake that does).
+    """
+    z = x @ kernel + h @ recurrent_kernel + bias  # (B, 4H)
+    g = split_gates(z, order)
+    c_new = c * sigmoid(g["f"] + forget_bias) + sigmoid(g["i"]) * np.tanh(g["j"])
+    return np.tanh(c_new) * sigmoid(g["o"]), c_new
+
+
+def pytorch_lstm_step(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr=None):
+    """One step of PyTorch's ``nn.LSTM`` as its documentation writes it: ``(h', c')``.
+
+    ``weight_ih`` (4H, D) and ``weight_hh`` (4H, H, or P with ``proj_size``) are applied as
+    ``W @ x`` (transposed relative to Keras), gates i, f, g, o, two biases; with
+    ``weight_hr`` (P, H) the new h is projected: ``h' = weight_hr @ h'``.
+    """
+    z = x @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh  # (B, 4H)
+    g = split_gates(z, KERAS)
+    c_new = sigmoid(g["f"]) * c + sigmoid(g["i"]) * np.tanh(g["j"])
+    h_new = sigmoid(g["o"]) * np.tanh(c_new)
+    if weight_hr is not None:
+        h_new = h_new @ weight_hr.T  # (B, P)
+    return h_new, c_new
+
+
+def keras_from_tf1(kernel, bias, forget_bias, input_depth):
+    """Keras 3 LSTM weights ``(kernel, recurrent_kernel, bias)`` that compute exactly what a
+    TF1 BasicLSTMCell with ``kernel``, ``bias`` and ``forget_bias`` computes."""
+    kernel = reorder(kernel, TF1, KERAS)  # (D + H, 4H)
+    blocks = split_gates(np.asarray(bias, np.float32), TF1)
+    blocks["f"] = blocks["f"] + forget_bias  # Keras adds nothing at run time: fold it in
+    return kernel[:input_depth], kernel[input_depth:], join_gates(blocks, KERAS)
+
+
+def keras_from_pytorch(weight_ih, weight_hh, bias_ih, bias_hh):
+    """Keras 3 LSTM weights for PyTorch's: transposed, the two biases added, order kept."""
+    return weight_ih.T, weight_hh.T, bias_ih + bias_hh
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a cell over time: unrolled, stacked, chunked (Chapters 1, 2 and 4)
+
+
+def unroll(step, inputs, state, carry=True):
+    """Run ``step(x_t, state) -> (output, new_state)`` over ``inputs`` (B, T, D).
+
+    Returns ``(outputs (B, T, ...), final_state)``. ``carry=False`` starts every step from the
+    given ``state`` (the state-not-carried mistake).
+    """
+    outputs, start = [], state
+    for t in range(inputs.shape[1]):
+        output, new = step(inputs[:, t], state)
+        outputs.append(output)
+        state = new if carry else start
+    return np.stack(outputs, axis=1), (new if inputs.shape[1] else state)
+
+
+def rnn_cell(kernel, bias, **options):
+    """BasicRNNCell as a ``step`` for :func:`unroll`: the state is h."""
+    def step(x, h):
+        h_new = basic_rnn_step(x, h, kernel, bias, **options)
+        return h_new, h_new
+    return step
+
+
+def lstm_cell(kernel, bias, forget_bias=1.0, **options):
+    """BasicLSTMCell as a ``step`` for :func:`unroll`: the state is ``(c, h)``."""
+    def step(x, state):
+        c, h = basic_lstm_step(x, *state, kernel, bias, forget_bias, **options)
+        return h, (c, h)
+    return step
+
+
+def keras_cell(kernel, recurrent_kernel, bias, **options):
+    """Keras 3's LSTM as a ``step`` for :func:`unroll`: the state is ``[h, c]``."""
+    def step(x, state):
+        h, c = keras_lstm_step(x, *state, kernel, recurrent_kernel, bias, **options)
+        return h, [h, c]
+    return step
+
+
+def stacked(steps, output_layer=-1):
+    """Layers ``steps`` (bottom first) as one ``step``: layer l reads layer l-1's output; the
+    state is a tuple with one state per layer; the output is layer ``output_layer``'s."""
+    def step(x, states):
+        new, outputs = [], []
+        for layer, state in zip(steps, states, strict=True):
+            x, s = layer(x, state)
+            new.append(s)
+            outputs.append(x)
+        return outputs[output_layer], tuple(new)
+    return step
+
+
+def chunks(T, size):
+    """The ``[start, stop)`` time ranges of chunks of ``size`` steps (the last may be shorter)."""
+    return [(start, min(start + size, T)) for start in range(0, T, size)]
+
+
+def run_in_chunks(step, inputs, state, size, between=None):
+    """:func:`unroll` over ``inputs`` (B, T, D) in chunks of ``size`` steps, each chunk starting
+    from the state the one before ended in: equal to one run over the whole sequence.
+
+    ``between(k, state) -> state`` changes the state handed to chunk ``k`` (k >= 1), for the
+    mistakes that drop or garble it on the way.
+    """
+    outputs = []
+    for k, (a, b) in enumerate(chunks(inputs.shape[1], size)):
+        if k and between is not None:
+            state = between(k, state)
+        out, state = unroll(step, inputs[:, a:b], state)
+        outputs.append(out)
+    return np.concatenate(outputs, axis=1), state
+
+
+def pack(states):
+    """A tuple of ``(c, h)`` per layer as one ``(L, 2, B, H)`` array (the placeholder layout)."""
+    return np.stack([np.stack([c, h]) for c, h in states])
+
+
+def unpack(packed):
+    """The inverse of :func:`pack`: a tuple of ``(c, h)`` per layer."""
+    return tuple((layer[0], layer[1]) for layer in packed)

@@ -1,0 +1,108 @@
+"""Reading the one source of an exercise notebook (``solutions/NN-*.ipynb``).
+
+An exercise is a code cell that starts with a header comment and defines the learner's function::
+
+    # Exercise 1.2 (2 points, by hand)
+    def rnn_step(x, h, kernel, bias):
+        # BEGIN SOLUTION
+        ...
+        # END SOLUTION
+
+The header sets the exercise's number, its points (the grader reads points only from here) and
+its kind: ``by hand`` (NumPy only: TensorFlow, Keras and rnnbook may not be called; the check and
+the grader enforce it) or ``API`` (the learner drives TensorFlow or Keras itself). The
+lines from ``# BEGIN SOLUTION`` to ``# END SOLUTION`` are the solution; the learner's copy gets
+a stub in their place. Cells tagged ``solution`` (worked explanations) are left out of it.
+"""
+import re
+import sys
+from dataclasses import dataclass
+
+# nbformat validates with jsonschema, which imports rfc3987_syntax when it is installed (the
+# Jupyter packages ask for it); that builds about 35 Lark parsers at import, 1.5 s of every
+# tool's start-up (python-jsonschema/jsonschema#1428). No notebook schema uses the "iri" formats
+# it checks, so these processes (generator, grader, release) do without it.
+sys.modules.setdefault("rfc3987_syntax", None)
+
+import nbformat  # noqa: E402
+
+HEADER = re.compile(
+    r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?, (?P<kind>by hand|API)\)\s*$"
+)
+KINDS = ("by hand", "API")
+DEF = re.compile(r"^def (?P<name>\w+)\(", re.MULTILINE)
+BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
+SOLUTION_TAG = "solution"
+
+
+class SourceError(ValueError):
+    """The source notebook breaks the conventions above (message names the cell)."""
+
+
+@dataclass(frozen=True)
+class ExerciseCell:
+    number: str  # "1.2"
+    name: str  # the function the learner writes
+    points: int
+    cell: int  # index of the code cell in the notebook
+    kind: str = "by hand"  # "by hand" (NumPy only) or "API" (TensorFlow / Keras allowed)
+
+    @property
+    def by_hand(self):
+        return self.kind == "by hand"
+
+
+def read(path):
+    """Read a notebook; any failure becomes one line naming the file."""
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+        nbformat.validate(nb)
+    except Exception as error:  # noqa: BLE001 - json, schema, encoding: all are "not a notebook"
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SourceError(f"{path}: not a valid notebook ({reason[:200]})") from None
+    return nb
+
+
+def exercises(nb, where="notebook"):
+    """The exercises of a source notebook, in order."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        first = cell.source.split("\n", 1)[0]
+        header = HEADER.match(first)
+        if not header:
+            if first.startswith("# Exercise"):
+                raise SourceError(f"{where}, cell {index}: bad header {first!r}; write "
+                                  "'# Exercise N.K (P points, by hand)' or "
+                                  "'# Exercise N.K (P points, API)'")
+            continue
+        name = DEF.search(cell.source)
+        if not name:
+            raise SourceError(f"{where}, cell {index}: exercise {header['number']} defines no function")
+        found.append(ExerciseCell(header["number"], name["name"], int(header["points"]), index,
+                                  header["kind"]))
+    return found
+
+
+def stub(source, number, name, where="notebook"):
+    """``source`` with every solution block replaced by a stub that raises NotImplementedError."""
+    out, inside = [], False
+    for line in source.split("\n"):
+        stripped = line.strip()
+        if stripped == BEGIN:
+            if inside:
+                raise SourceError(f"{where}: {BEGIN} inside another solution block")
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            message = f"Exercise {number}: write {name}" if name else "write this part"
+            out.append(f'{indent}raise NotImplementedError("{message}")')
+        elif stripped == END:
+            if not inside:
+                raise SourceError(f"{where}: {END} without {BEGIN}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise SourceError(f"{where}: {BEGIN} is never closed by {END}")
+    return "\n".join(out)
