@@ -230,3 +230,105 @@ def test_a_grading_run_reports_the_clash_and_writes_no_formula(tmp_path):
     assert {reports.csv_value(r["student"]) for r in found if r["row"] == "submission"} == {
         "=x", "_2_5_N_x_"}
     assert [r["student"] for r in found if r["row"] == "left out"] == ["s1", "s1"]
+
+
+# --- partial credit -------------------------------------------------------------------------
+
+
+def exercise_cells(stem):
+    from rnnbook import source
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    return source.exercises(source.read(root / "solutions" / f"{stem}.ipynb"))
+
+
+@pytest.mark.parametrize("stem", __import__("rnnbook.checks").checks.CHAPTERS)
+def test_every_header_states_the_parts_its_check_has(stem):
+    from rnnbook import checks
+
+    chapter = checks.load(stem)
+    for cell in exercise_cells(stem):
+        parts = chapter[cell.name].parts
+        assert cell.parts == max(len(parts), 1), (
+            f"exercise {cell.number}: the header says {cell.parts} parts, the check {parts}")
+
+
+def test_a_header_of_one_part_or_a_bad_header_is_refused():
+    import nbformat
+
+    from rnnbook import source
+
+    for header in ("# Exercise 1.1 (2 points, 1 parts, by hand)",
+                   "# Exercise 1.1 (2 points, by hand, 3 parts)"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(header + "\ndef f(): pass")])
+        with pytest.raises(source.SourceError):
+            source.exercises(nb)
+
+
+def judged(stem, name, seed, wrong):
+    """The results object of one exercise whose answers are the reference's, trial ``k``'s
+    changed by ``wrong(k, answer)`` (``answer``: a list of its parts; it may return anything)."""
+    from rnnbook import checks
+    from rnnbook.checking import to_plain
+
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    cell = next(c for c in exercise_cells(stem) if c.name == name)
+    cases = chapter.cases(name, seed)
+    expected = [to_plain(ex.reference(case)) for case in cases]
+    sub = reports.Submission(path=pathlib.Path(f"{name}.ipynb"), name=name, chapter=stem)
+    sub.answers[name] = [wrong(k, list(want)) for k, want in enumerate(expected)]
+    report_ = reports.graded(sub, [(cell, ex)], seed, {name: (cases, expected)}, "test")
+    return report_, report_["tests"][0]
+
+
+def test_a_part_earns_its_share_when_right_on_every_trial():
+    """5.8: nine parts, 5 points; dkernel wrong on every trial -> 8 of 9 parts."""
+    def doubled_dkernel(k, answer):
+        answer[3] = answer[3] * 2
+        return answer
+
+    report_, test = judged("05-gradients-by-hand", "lstm_cell_backward", 3, doubled_dkernel)
+    assert test["score"] == 4.44 and test["max_score"] == 5 and report_["score"] == 4.44
+    assert test["extra_data"]["parts"] == 9 and test["extra_data"]["parts_right"] == 8
+    assert "Parts right on every trial: 8 of 9; wrong on some trial: dkernel." in test["output"]
+    assert test["output"].endswith("Score: 8 of 9 parts right on every trial, 0.556 points a "
+                                   "part: 4.44 of 5 points.")
+    assert "# Feedback: 4.44 / 5 points" in reports.feedback_markdown(report_)
+
+
+def test_a_part_wrong_on_one_trial_only_earns_nothing():
+    """5.2 (2 points, 4 parts): dh wrong on the second trial only -> 3 of 4 parts."""
+    _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, lambda k, a: a)
+    assert test["score"] == 2 and "Score:" not in test["output"]
+
+    def wrong_dh(k, answer):
+        answer[1] = answer[1] + (k == 1)
+        return answer
+
+    _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, wrong_dh)
+    assert test["score"] == 1.5 and "3 of 4 parts" in test["output"]
+    assert "wrong on some trial: dh." in test["output"]
+
+
+@pytest.mark.parametrize("wrong,score", [
+    (lambda k, answer: answer, 1),
+    (lambda k, answer: [answer[0], answer[1].T], 0.5),  # U transposed: W still right
+    (lambda k, answer: answer[::-1], 0),  # swapped: both wrong
+    (lambda k, answer: answer[0], 0),  # W alone: not two parts
+    (lambda k, answer: [*answer, answer[0]], 0),  # three parts
+])
+def test_no_wrong_answer_gets_full_marks(wrong, score):
+    _, test = judged("01-basic-rnn-cell", "split_kernel", 5, wrong)
+    assert test["score"] == score and test["max_score"] == 1
+    assert (score == 1) == ("Score:" not in test["output"])
+
+
+def test_an_answer_that_raises_on_a_trial_earns_nothing():
+    from rnnbook.checking import Raised
+
+    _, test = judged("01-basic-rnn-cell", "split_kernel", 5,
+                     lambda k, answer: Raised("ValueError", "no") if k == 0 else answer)
+    assert test["score"] == 0 and "raised ValueError" in test["output"]
+    assert test["output"].endswith("Score: 0 of 2 parts right on every trial, 0.5 points a "
+                                   "part: 0 of 1 point.")

@@ -86,6 +86,22 @@ def outcome_for(ex, cases, expected, got):
     return evaluate(ex, cases, expected, got)
 
 
+def points_for(outcome, points):
+    """The points an outcome earns of an exercise's ``points``: all when it passed; for an
+    answer of several parts, an equal share per part right on every trial (rounded to 2
+    decimals; a wrong answer misses a part, at least 1/9 of a point, so it stays below the
+    points); else 0."""
+    return round(points * outcome.share, 2)
+
+
+def score_line(outcome, earned, points):
+    """The line of feedback that says how the points were given (an answer of parts)."""
+    share = points / outcome.parts
+    return (f"Score: {round(outcome.share * outcome.parts)} of {outcome.parts} parts right on "
+            f"every trial, {share:.3g} point{'s' * (share != 1)} a part: {earned:g} of "
+            f"{points} point{'s' * (points != 1)}.")
+
+
 def graded(sub, table, seed, oracle, isolation, visibility="visible"):
     """The results object of a graded submission (Gradescope's results.json). Each test's
     ``extra_data`` names the mistake its check recognised (for the class report)."""
@@ -93,16 +109,20 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
     for cell, ex in table:
         cases, expected = oracle[ex.name]
         outcome = outcome_for(ex, cases, expected, sub.answers.get(ex.name))
-        points = cell.points if outcome.passed else 0
+        points = points_for(outcome, cell.points)
         score += points
         maximum += cell.points
+        output = outcome.message
+        if outcome.parts > 1 and not outcome.passed:
+            output += "\n" + score_line(outcome, points, cell.points)
         tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
-                      "max_score": cell.points, "output": outcome.message,
-                      "visibility": visibility,
-                      "extra_data": {"kind": cell.kind, "mistake": outcome.mistake}})
+                      "max_score": cell.points, "output": output, "visibility": visibility,
+                      "extra_data": {"kind": cell.kind, "mistake": outcome.mistake,
+                                     "parts": outcome.parts,
+                                     "parts_right": round(outcome.share * outcome.parts)}})
     notes = "".join(f"\nNote: {n}" for n in sub.notes)
     return {
-        "score": score,
+        "score": round(score, 2),
         "output": f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
                   f"(rnnbook {__version__}).{notes}",
         "tests": tests,

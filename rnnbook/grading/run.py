@@ -89,9 +89,17 @@ def exercise_cells(table_file=None):
 
 
 def exercise_table(stem, cells):
-    """``[(ExerciseCell, Exercise)]`` for a chapter, in book order."""
+    """``[(ExerciseCell, Exercise)]`` for a chapter, in book order. A header whose number of
+    parts is not the check's stops the run: the points per part would be wrong."""
     chapter = checks.load(stem)
-    return [(cell, chapter[cell.name]) for cell in cells[stem]]
+    table = [(cell, chapter[cell.name]) for cell in cells[stem]]
+    for cell, ex in table:
+        if cell.parts != max(len(ex.parts), 1):
+            raise GradeError(f"exercise {cell.number} {ex.name}: its header says {cell.parts} "
+                             f"part{'s' * (cell.parts != 1)}, its check {len(ex.parts) or 1} "
+                             f"({', '.join(ex.parts) or 'one answer'}); fix the header in "
+                             "solutions/")
+    return table
 
 
 def which_chapter(nb, forced, cells):
