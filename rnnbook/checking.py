@@ -608,6 +608,11 @@ def evaluate(ex, cases, expected, answers):
         lines.append(f"  Parts right on every trial: {len(right)} of {len(ex.parts)}"
                      + (f"; wrong on some trial: {', '.join(wrong)}." if right else "."))
     mistake, hits = diagnose(ex, failing, passing)
+    if mistake is None and right:
+        part, mistake = diagnose_part(ex, failing, right)
+        if mistake is not None:
+            lines.append(f"  Likely mistake in {part}: {mistake.sentence}")
+            return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right)
     if mistake is None:
         lines.append(f"  It should return {ex.task}.")
         return Outcome(ex, False, "\n".join(lines), len(cases), parts_right=right)
@@ -617,6 +622,31 @@ def evaluate(ex, cases, expected, answers):
     else:
         lines.append(f"  Likely mistake: {mistake.sentence}")
     return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right)
+
+
+def diagnose_part(ex, failing, right):
+    """``(part, mistake)``: for an answer of parts that no known mistake explains whole (say,
+    two mistakes in two parts), the first wrong part, in order, whose value one known mistake
+    gives on every failing trial, and that mistake; ``(None, None)`` when there is none."""
+    for k, part in enumerate(ex.parts):
+        if part in right:
+            continue
+        for mistake in ex.mistakes:
+            if all(_part_matches(mistake, case, got, k, ex) for case, got in failing):
+                return part, mistake
+    return None, None
+
+
+def _part_matches(mistake, case, got, k, ex):
+    for model in mistake.models:
+        try:
+            wrong = to_plain(model(case))
+        except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
+            continue
+        if (isinstance(wrong, list) and len(wrong) == len(ex.parts)
+                and agrees(wrong[k], got[k], ex.rtol, ex.atol)):
+            return True
+    return False
 
 
 def parts_right(ex, expected, answers):

@@ -332,3 +332,24 @@ def test_an_answer_that_raises_on_a_trial_earns_nothing():
     assert test["score"] == 0 and "raised ValueError" in test["output"]
     assert test["output"].endswith("Score: 0 of 2 parts right on every trial, 0.5 points a "
                                    "part: 0 of 1 point.")
+
+
+def test_two_mistakes_in_two_parts_are_named_by_part():
+    """5.2: dkernel transposed and dbias not summed: no known mistake explains the whole answer,
+    so the first wrong part's mistake is named, and the two right parts earn their share."""
+    from rnnbook import checks
+    from rnnbook.checking import evaluate, to_plain
+
+    chapter = checks.load("05-gradients-by-hand")
+    ex = chapter["rnn_step_backward"]
+    by = {m.sentence.split(":")[0]: m for m in ex.mistakes}
+    transposed, unsummed = by["dkernel is transposed"], by["dbias is not summed over the batch"]
+    cases = chapter.cases(ex.name, 11)
+    expected = [to_plain(ex.reference(case)) for case in cases]
+    answers = [[*want[:2], to_plain(transposed.answer(case))[2],
+                to_plain(unsummed.answer(case))[3]] for case, want in zip(cases, expected,
+                                                                         strict=True)]
+    outcome = evaluate(ex, cases, expected, answers)
+    assert outcome.parts_right == ("dx", "dh") and outcome.share == 0.5
+    assert outcome.mistake == transposed.sentence
+    assert f"Likely mistake in dkernel: {transposed.sentence}" in outcome.message
