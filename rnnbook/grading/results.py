@@ -113,7 +113,7 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
         score += points
         maximum += cell.points
         output = outcome.message
-        if outcome.parts > 1 and not outcome.passed:
+        if 0 < outcome.share < 1:  # partial credit: say how it was counted
             output += "\n" + score_line(outcome, points, cell.points)
         tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
                       "max_score": cell.points, "output": output, "visibility": visibility,
