@@ -167,6 +167,8 @@ def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
     roster = reports.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "", ""], ["-2-3", "=x", "", ""], ['=2+5+N("x")', "@y", "", ""]]))
     write_run(out, rows, roster)
+    book = rows_by((out / reports.GRADEBOOK).read_text())
+    assert book["-2-3.ipynb"]["1.1 split_kernel"] == book["-2-3.ipynb"]["total"] == "0.5"
     page, table_path = report.build([out], out)
     text = table_path.read_text()
     assert_no_formula(text)
