@@ -97,13 +97,29 @@ class Exercise:
 
 @dataclass
 class Outcome:
-    """The verdict on one exercise: ``passed`` and a message for the learner."""
+    """The verdict on one exercise: ``passed`` and a message for the learner; for an answer of
+    several parts, which parts matched TensorFlow on every trial (the grader's partial credit).
+    """
 
     exercise: Exercise
     passed: bool
     message: str
     trials: int = 0
     mistake: str = ""  # the sentence of the mistake it recognised, if any
+    parts_right: tuple = ()  # the names of the parts right on every trial (all when passed)
+
+    @property
+    def parts(self):
+        """How many parts the answer has (1 for an answer that is not made of parts)."""
+        return max(len(self.exercise.parts), 1)
+
+    @property
+    def share(self):
+        """The share of the points it earns: 1 when it passed; else the parts right on every
+        trial over all parts, never all of them (no wrong answer gets full marks)."""
+        if self.passed:
+            return 1.0
+        return min(len(self.parts_right), self.parts - 1) / self.parts
 
     def __str__(self):
         return self.message
@@ -569,22 +585,74 @@ def evaluate(ex, cases, expected, answers):
     if not failing:
         trials = "1 random trial" if len(cases) == 1 else f"{len(cases)} random trials"
         message = f"{PASS} {ex.title} matches TensorFlow on {trials}."
-        return Outcome(ex, True, message, len(cases))
+        return Outcome(ex, True, message, len(cases), parts_right=tuple(ex.parts))
     where, found = first
     count = (f"{len(failing)} of {len(cases)} trials" if len(failing) > 1
              else f"1 of {len(cases)} trials")
     lines = [f"{FAIL} {ex.title} does not match TensorFlow on {count}.",
              f"  First ({where}):", f"  {found}"]
+    right = parts_right(ex, expected, answers)
+    if ex.parts:
+        wrong = [p for p in ex.parts if p not in right]
+        lines.append(f"  Parts right on every trial: {len(right)} of {len(ex.parts)}"
+                     + (f"; wrong on some trial: {', '.join(wrong)}." if right else "."))
     mistake, hits = diagnose(ex, failing, passing)
+    if mistake is None and right:
+        part, mistake = diagnose_part(ex, failing, right)
+        if mistake is not None:
+            lines.append(f"  Likely mistake in {part}: {mistake.sentence}")
+            return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right)
     if mistake is None:
         lines.append(f"  It should return {ex.task}.")
-        return Outcome(ex, False, "\n".join(lines), len(cases))
+        return Outcome(ex, False, "\n".join(lines), len(cases), parts_right=right)
     if len(hits) < len(failing):
         lines.append(f"  Likely mistake (it explains {len(hits)} of the {len(failing)} failing "
                      f"trials): {mistake.sentence}")
     else:
         lines.append(f"  Likely mistake: {mistake.sentence}")
-    return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence)
+    return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right)
+
+
+def diagnose_part(ex, failing, right):
+    """``(part, mistake)``: for an answer of parts that no known mistake explains whole (say,
+    two mistakes in two parts), the first wrong part, in order, whose value one known mistake
+    gives on every failing trial, and that mistake; ``(None, None)`` when there is none."""
+    for k, part in enumerate(ex.parts):
+        if part in right:
+            continue
+        for mistake in ex.mistakes:
+            if all(_part_matches(mistake, case, got, k, ex) for case, got in failing):
+                return part, mistake
+    return None, None
+
+
+def _part_matches(mistake, case, got, k, ex):
+    for model in mistake.models:
+        try:
+            wrong = to_plain(model(case))
+        except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
+            continue
+        if (isinstance(wrong, list) and len(wrong) == len(ex.parts)
+                and agrees(wrong[k], got[k], ex.rtol, ex.atol)):
+            return True
+    return False
+
+
+def parts_right(ex, expected, answers):
+    """The names of the parts of ``ex``'s answer that match the oracle's on every trial: none
+    when an answer is not a sequence of as many parts on some trial (or raised), or when the
+    exercise's answer is not made of parts."""
+    if not ex.parts:
+        return ()
+    right = list(ex.parts)
+    for want, got in zip(expected, answers, strict=True):
+        want = to_plain(want)
+        if not (isinstance(got, list) and isinstance(want, list)
+                and len(got) == len(want) == len(ex.parts)):
+            return ()
+        right = [name for name, e, g in zip(ex.parts, want, got, strict=True)
+                 if name in right and agrees(e, g, ex.rtol, ex.atol)]
+    return tuple(right)
 
 
 def _raised_outcome(ex, cases, error, failing, passing):

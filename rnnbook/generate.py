@@ -90,7 +90,8 @@ def mistakes_page(solutions_dir):
         lines += [f"## Chapter {chapter.number}: `{stem}`", ""]
         for ex in chapter.exercises:
             cell = cells[ex.name]
-            points = f"{cell.points} point{'s' if cell.points != 1 else ''}, {cell.kind}"
+            parts = f"{cell.parts} parts, " if cell.parts > 1 else ""
+            points = f"{cell.points} point{'s' if cell.points != 1 else ''}, {parts}{cell.kind}"
             lines += [f"### Exercise {ex.number} `{ex.name}` ({points})", "",
                       f"Returns {ex.task}.", ""]
             lines += [f"- {m.sentence}" for m in ex.mistakes] or ["- (no mistake named yet)"]

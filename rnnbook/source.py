@@ -8,10 +8,13 @@ An exercise is a code cell that starts with a header comment and defines the lea
         ...
         # END SOLUTION
 
-The header sets the exercise's number, its points (the grader reads points only from here) and
-its kind: ``by hand`` (NumPy only: TensorFlow, Keras and rnnbook may not be called; the check and
-the grader enforce it) or ``API`` (the learner drives TensorFlow or Keras itself). The
-lines from ``# BEGIN SOLUTION`` to ``# END SOLUTION`` are the solution; the learner's copy gets
+The header sets the exercise's number, its points (the grader reads points only from here),
+for an answer of several parts their number (``# Exercise 5.2 (2 points, 4 parts, by hand)``:
+the points are shared equally, and a part earns its share when it matches TensorFlow on every
+trial; it must equal the number of parts the check names) and its kind: ``by hand`` (NumPy
+only: TensorFlow, Keras and rnnbook may not be called; the check and the grader enforce it) or
+``API`` (the learner drives TensorFlow or Keras itself). The lines from ``# BEGIN SOLUTION``
+to ``# END SOLUTION`` are the solution; the learner's copy gets
 a stub in their place. Cells tagged ``solution`` (worked explanations) are left out of it.
 """
 import re
@@ -27,7 +30,8 @@ sys.modules.setdefault("rfc3987_syntax", None)
 import nbformat  # noqa: E402
 
 HEADER = re.compile(
-    r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?, (?P<kind>by hand|API)\)\s*$"
+    r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?, "
+    r"(?:(?P<parts>\d+) parts, )?(?P<kind>by hand|API)\)\s*$"
 )
 KINDS = ("by hand", "API")
 DEF = re.compile(r"^def (?P<name>\w+)\(", re.MULTILINE)
@@ -46,6 +50,7 @@ class ExerciseCell:
     points: int
     cell: int  # index of the code cell in the notebook
     kind: str = "by hand"  # "by hand" (NumPy only) or "API" (TensorFlow / Keras allowed)
+    parts: int = 1  # the answer's parts, each earning points / parts (1: all or nothing)
 
     @property
     def by_hand(self):
@@ -75,13 +80,18 @@ def exercises(nb, where="notebook"):
             if first.startswith("# Exercise"):
                 raise SourceError(f"{where}, cell {index}: bad header {first!r}; write "
                                   "'# Exercise N.K (P points, by hand)' or "
-                                  "'# Exercise N.K (P points, API)'")
+                                  "'# Exercise N.K (P points, API)', with ', Q parts' after "
+                                  "the points for an answer of Q parts")
             continue
+        parts = int(header["parts"] or 1)
+        if header["parts"] and parts < 2:
+            raise SourceError(f"{where}, cell {index}: exercise {header['number']} says "
+                              f"{parts} parts; leave the parts out of an answer in one piece")
         name = DEF.search(cell.source)
         if not name:
             raise SourceError(f"{where}, cell {index}: exercise {header['number']} defines no function")
         found.append(ExerciseCell(header["number"], name["name"], int(header["points"]), index,
-                                  header["kind"]))
+                                  header["kind"], parts))
     return found
 
 

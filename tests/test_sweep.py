@@ -110,6 +110,8 @@ def test_learners_mistakes_fail_on_every_seed_and_are_named(stem, name):
     for (fn, sentence), outcomes in pairs:
         for seed, outcome in outcomes:
             assert not outcome.passed, f"wrong answer {fn.__name__} passed on seed {seed}"
+            assert len(outcome.parts_right) < outcome.parts and outcome.share < 1, (
+                f"wrong answer {fn.__name__} has every part right on seed {seed}")
             if sentence is not None:
                 assert outcome.mistake.startswith(sentence), (
                     f"{fn.__name__}, seed {seed}: expected the mistake {sentence!r}, got:\n"

@@ -7,7 +7,8 @@
 Writes ``DIR/<name>/results.json`` and ``feedback.md`` as each submission is graded, and
 ``DIR/gradebook.csv``, ``DIR/class-report.html`` and ``DIR/class-report.csv`` at the end; one
 line per event on stderr. Exit status: 0 every file was
-graded, 1 some could not be (their reports say why), 2 nothing was graded.
+graded, 1 some could not be (their reports say why) or a roster id is on two submissions,
+2 nothing was graded.
 """
 import argparse
 import pathlib
@@ -41,7 +42,8 @@ def parser():
     p.add_argument("--visibility", choices=VISIBILITY, default=defaults.visibility,
                    help="Gradescope's visibility of each exercise's output (its trials)")
     p.add_argument("--roster", type=pathlib.Path,
-                   help="CSV with columns file, id, name, email: who wrote which submission")
+                   help="CSV with columns file, id, name, email: who wrote which submission "
+                        "(file: a notebook's name, or its path for two files of one name)")
     p.add_argument("--no-class-report", action="store_true",
                    help="skip class-report.html and .csv (Gradescope grades one at a time)")
     p.add_argument("--no-walls", action="store_true",

@@ -26,7 +26,7 @@ class Config:
     walls: str = "required"  # "auto": without them where they cannot stand; "off"
     overwrite: bool = False
     visibility: str = "visible"  # each test's, in results.json (Gradescope)
-    roster: str | None = None  # a CSV mapping submission files to students
+    roster: str | None = None  # a CSV mapping submission files (names or paths) to students
     class_report: bool = True  # class-report.html and .csv after the run (not on Gradescope)
 
     def limits_text(self):

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnnbook.grading import similarity
+from rnnbook.grading.results import csv_text, csv_value
 
 LIKELY = re.compile(r"Likely mistake(?: \([^)]*\))?: (?P<sentence>.+)")
 #: what a failing test's output says when no known mistake was named, and its label
@@ -72,6 +73,7 @@ class Submission:
     peak_mb: float | None = None
     error: str = ""
     results: list = field(default_factory=list)
+    report: str = ""  # its results.json
 
 
 def mistake_of(test):
@@ -100,18 +102,24 @@ def _beside(folder):
     ids, times = {}, {}
     try:
         with open(folder / "gradebook.csv", newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
+            for row in _read_back(f):
                 if row.get("report") and row.get("id"):
                     ids[row["report"]] = row["id"]
     except (OSError, csv.Error):
         pass
     try:
         with open(folder / "timings.csv", newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
+            for row in _read_back(f):
                 times[row["report"]] = (float(row["seconds"]), float(row["peak_mb"]))
     except (OSError, csv.Error, KeyError, ValueError):
         pass
     return ids, times
+
+
+def _read_back(f):
+    """The rows of a CSV the grader wrote, each cell as it was before :func:`csv_cell`."""
+    for row in csv.DictReader(f):
+        yield {key: csv_value(value) for key, value in row.items()}
 
 
 def load(paths, roster=None):
@@ -144,13 +152,32 @@ def load(paths, roster=None):
         sub = Submission(student, str(extra.get("chapter", "")), float(data.get("score", 0)),
                          float(extra.get("max_score") or sum(t.get("max_score", 0)
                                                              for t in data.get("tests", []))),
-                         seconds, peak, str(extra.get("error", "")))
+                         seconds, peak, str(extra.get("error", "")), report=str(path))
         for test in data.get("tests", []):
             score, top = float(test.get("score", 0)), float(test.get("max_score", 0))
             sub.results.append(Result(student, sub.chapter, str(test.get("name", "?")), score,
                                       top, "" if score >= top else mistake_of(test)))
         subs.append(sub)
     return sorted(subs, key=lambda s: s.student)
+
+
+def split_clashes(subs):
+    """``(kept, left_out)``: one student id on two submissions of one chapter (a roster id the
+    grader found on two files, or the same student in two merged runs) counts neither; each
+    left out submission comes with why."""
+    same = collections.defaultdict(list)
+    for sub in subs:
+        same[(sub.student, sub.chapter)].append(sub)
+    kept, left_out = [], []
+    for sub in subs:
+        others = same[(sub.student, sub.chapter)]
+        if len(others) == 1:
+            kept.append(sub)
+            continue
+        where = ", ".join(o.report for o in others)
+        left_out.append((sub, f"{sub.student} has {len(others)} submissions of chapter "
+                              f"{sub.chapter} ({where}): none counts until resolved"))
+    return kept, left_out
 
 
 class ReportError(Exception):
@@ -256,27 +283,38 @@ def _fmt(value, digits=2):
         f"{value:.{digits}f}" if isinstance(value, float) else str(value))
 
 
-def write_csv(rows, subs, path):
+def _num(value, digits=2):
+    """A number for a CSV cell (``""`` when there is none): a number, never text, so that a
+    negative one stays a number when :func:`csv_cell` neutralises text starting with ``-``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return int(round(value)) if digits == 0 else round(float(value), digits)
+
+
+def write_csv(rows, subs, path, left_out=()):
     """``class-report.csv``: a row per exercise, a row per (exercise, mistake), a row per
-    submission; the first column says which."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["row", "chapter", "exercise", "max_score", "submissions", "mean",
-                     "difficulty", "full", "partial", "zero", "discrimination", "mistake",
-                     "count", "example", "student", "score", "seconds", "peak_mb"])
+    submission, a row per submission ``left out`` (why in column ``mistake``); the first column
+    says which. Every cell goes through :func:`~rnnbook.grading.results.csv_cell` (a
+    student's id or file name may start with ``=``)."""
+    lines = [["row", "chapter", "exercise", "max_score", "submissions", "mean", "difficulty",
+              "full", "partial", "zero", "discrimination", "mistake", "count", "example",
+              "student", "score", "seconds", "peak_mb"]]
     for r in rows:
-        writer.writerow(["exercise", r["chapter"], r["exercise"], _fmt(r["max_score"], 1),
-                         r["submissions"], _fmt(r["mean"]), _fmt(r["difficulty"]),
-                         _fmt(r["full"]), _fmt(r["partial"]), _fmt(r["zero"]),
-                         _fmt(r["discrimination"]), "", "", "", "", "", "", ""])
+        lines.append(["exercise", r["chapter"], r["exercise"], _num(r["max_score"]),
+                      r["submissions"], _num(r["mean"]), _num(r["difficulty"]), _num(r["full"]),
+                      _num(r["partial"]), _num(r["zero"]), _num(r["discrimination"]), "", "", "",
+                      "", "", "", ""])
         for sentence, count, example in r["mistakes"]:
-            writer.writerow(["mistake", r["chapter"], r["exercise"], "", "", "", "", "", "", "",
-                             "", sentence, count, example, "", "", "", ""])
+            lines.append(["mistake", r["chapter"], r["exercise"], "", "", "", "", "", "", "", "",
+                          sentence, count, example, "", "", "", ""])
     for s in subs:
-        writer.writerow(["submission", s.chapter, "", _fmt(s.max_score, 1), "", "", "", "", "",
-                         "", "", s.error, "", "", s.student, _fmt(s.score, 1),
-                         _fmt(s.seconds, 1), _fmt(s.peak_mb, 0)])
-    path.write_text(out.getvalue())
+        lines.append(["submission", s.chapter, "", _num(s.max_score), "", "", "", "", "", "", "",
+                      s.error, "", "", s.student, _num(s.score), _num(s.seconds, 1),
+                      _num(s.peak_mb, 0)])
+    for s, why in left_out:
+        lines.append(["left out", s.chapter, "", _num(s.max_score), "", "", "", "", "", "", "",
+                      why, "", "", s.student, "", "", ""])
+    path.write_text(csv_text(lines))
 
 
 STYLE = """body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#222}
@@ -285,7 +323,7 @@ text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
 img{max-width:100%}.note{color:#555}"""
 
 
-def write_html(rows, subs, path):
+def write_html(rows, subs, path, left_out=()):
     """``class-report.html``: one self-contained page (no script, no remote resource)."""
     e = html.escape
     chapters = sorted({r["chapter"] for r in rows})
@@ -313,9 +351,14 @@ def write_html(rows, subs, path):
                  "<th>seconds</th><th>peak MB</th><th>not graded</th></tr>")
     for s in subs:
         parts.append(f"<tr><td>{e(s.student)}</td><td>{e(s.chapter)}</td>"
-                     f"<td class=n>{_fmt(s.score, 1)} / {_fmt(s.max_score, 0)}</td>"
+                     f"<td class=n>{_fmt(s.score, 2)} / {_fmt(s.max_score, 0)}</td>"
                      f"<td class=n>{_fmt(s.seconds, 1)}</td><td class=n>{_fmt(s.peak_mb, 0)}</td>"
                      f"<td>{e(s.error)}</td></tr>")
+    if left_out:
+        parts.append(f"</table><h2>Left out ({len(left_out)})</h2><table><tr><th>student</th>"
+                     "<th>chapter</th><th>why</th></tr>")
+        parts += [f"<tr><td>{e(s.student)}</td><td>{e(s.chapter)}</td><td>{e(why)}</td></tr>"
+                  for s, why in left_out]
     parts.append("</table><p class=note>Difficulty is the mean score over the maximum (1 = "
                  "everyone right). Discrimination is the correlation of an exercise's score with "
                  "the rest of the score: near 0 or negative, the exercise does not separate "
@@ -325,13 +368,13 @@ def write_html(rows, subs, path):
 
 def build(paths, out, roster=None):
     """Write ``class-report.html`` and ``class-report.csv`` into ``out``; return their paths."""
-    subs = load(paths, roster)
+    subs, left_out = split_clashes(load(paths, roster))
     rows = exercise_table(subs)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     page, table = out / "class-report.html", out / "class-report.csv"
-    write_html(rows, subs, page)
-    write_csv(rows, subs, table)
+    write_html(rows, subs, page, left_out)
+    write_csv(rows, subs, table, left_out)
     similarity.add_to_report(paths, out, page, roster)  # its section, similar-submissions.csv
     return page, table
 

@@ -23,10 +23,26 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def csv_cell(value):
     """``value`` as a CSV cell no spreadsheet runs: text that starts with ``=``, ``+``, ``-``,
     ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's advice); numbers stay
-    numbers. Every CSV the grader writes goes through this."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    numbers. Text that starts with ``'`` gets one more, so :func:`csv_value` gives back exactly
+    what was written. Every CSV the grader writes goes through this."""
+    if isinstance(value, str) and value.startswith((*FORMULA_STARTS, "'")):
         return "'" + value
     return value
+
+
+def csv_value(cell):
+    """What :func:`csv_cell` was given, from the cell it wrote (read back from a CSV)."""
+    return cell[1:] if isinstance(cell, str) and cell.startswith("'") else cell
+
+
+def csv_text(rows):
+    """``rows`` (lists of cells) as CSV text, every cell through :func:`csv_cell`. Lines end
+    in CRLF (RFC 4180), so that a cell holding a carriage return is quoted too."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    for row in rows:
+        writer.writerow([csv_cell(cell) for cell in row])
+    return out.getvalue()
 
 
 @dataclass
@@ -70,6 +86,22 @@ def outcome_for(ex, cases, expected, got):
     return evaluate(ex, cases, expected, got)
 
 
+def points_for(outcome, points):
+    """The points an outcome earns of an exercise's ``points``: all when it passed; for an
+    answer of several parts, an equal share per part right on every trial (rounded to 2
+    decimals; a wrong answer misses a part, at least 1/9 of a point, so it stays below the
+    points); else 0."""
+    return round(points * outcome.share, 2)
+
+
+def score_line(outcome, earned, points):
+    """The line of feedback that says how the points were given (an answer of parts)."""
+    share = points / outcome.parts
+    return (f"Score: {round(outcome.share * outcome.parts)} of {outcome.parts} parts right on "
+            f"every trial, {share:.3g} point{'s' * (share != 1)} a part: {earned:g} of "
+            f"{points} point{'s' * (points != 1)}.")
+
+
 def graded(sub, table, seed, oracle, isolation, visibility="visible"):
     """The results object of a graded submission (Gradescope's results.json). Each test's
     ``extra_data`` names the mistake its check recognised (for the class report)."""
@@ -77,16 +109,20 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
     for cell, ex in table:
         cases, expected = oracle[ex.name]
         outcome = outcome_for(ex, cases, expected, sub.answers.get(ex.name))
-        points = cell.points if outcome.passed else 0
+        points = points_for(outcome, cell.points)
         score += points
         maximum += cell.points
+        output = outcome.message
+        if 0 < outcome.share < 1:  # partial credit: say how it was counted
+            output += "\n" + score_line(outcome, points, cell.points)
         tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
-                      "max_score": cell.points, "output": outcome.message,
-                      "visibility": visibility,
-                      "extra_data": {"kind": cell.kind, "mistake": outcome.mistake}})
+                      "max_score": cell.points, "output": output, "visibility": visibility,
+                      "extra_data": {"kind": cell.kind, "mistake": outcome.mistake,
+                                     "parts": outcome.parts,
+                                     "parts_right": round(outcome.share * outcome.parts)}})
     notes = "".join(f"\nNote: {n}" for n in sub.notes)
     return {
-        "score": score,
+        "score": round(score, 2),
         "output": f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
                   f"(rnnbook {__version__}).{notes}",
         "tests": tests,
@@ -132,9 +168,37 @@ class RosterError(ValueError):
     """A roster that cannot be read (one line, names the file and the row)."""
 
 
+@dataclass(frozen=True)
+class Student:
+    """A roster row: ``file`` is a notebook's file name or its path (``d1/alice.ipynb``)."""
+
+    file: str
+    id: str
+    name: str = ""
+    email: str = ""
+    row: int = 0  # its line in the roster file
+
+    def names(self, path):
+        """How closely this row names the submission at ``path``: 0 not at all, 1 by file
+        name (a row without a folder), else 1 + the number of path components that match (a
+        path is matched from its end, made absolute: ``d1/alice.ipynb`` names
+        ``subs/d1/alice.ipynb``)."""
+        wanted = self.file.split("/")
+        if len(wanted) == 1:
+            return 1 if path.name == self.file else 0
+        parts = _parts(os.path.abspath(path))
+        return 1 + len(wanted) if parts[-len(wanted):] == wanted else 0
+
+
+def _parts(path):
+    """``path``'s components without ``.`` (``./a//b`` -> ``[a, b]``)."""
+    return [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".")]
+
+
 def read_roster(path):
-    """``{submission file name: {"id", "name", "email"}}`` from a CSV with the columns
-    :data:`ROSTER_COLUMNS` (``file`` is the notebook's file name, with or without .ipynb)."""
+    """The roster's rows (:class:`Student`) from a CSV with the columns :data:`ROSTER_COLUMNS`
+    (``file`` is the notebook's file name or its path, with or without .ipynb). Every row needs
+    a file and an id; no file and no id may be listed twice."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             rows = list(csv.DictReader(f))
@@ -142,44 +206,94 @@ def read_roster(path):
         raise RosterError(f"{path}: cannot read the roster ({error})") from None
     if not rows or set(ROSTER_COLUMNS) - set(rows[0]):
         raise RosterError(f"{path}: a roster needs the columns {', '.join(ROSTER_COLUMNS)}")
-    roster = {}
+    roster, files, ids = [], {}, {}
     for line, row in enumerate(rows, 2):
-        file = (row["file"] or "").strip()
+        values = {k: (row[k] or "").strip() for k in ROSTER_COLUMNS}
+        file = "/".join(_parts(values["file"]))
         if not file:
             raise RosterError(f"{path}, row {line}: no file name")
-        key = file if file.endswith(".ipynb") else file + ".ipynb"
-        if key in roster:
-            raise RosterError(f"{path}, row {line}: {file} is listed twice")
-        roster[key] = {k: (row[k] or "").strip() for k in ("id", "name", "email")}
+        if not values["id"]:
+            raise RosterError(f"{path}, row {line}: no id for {file} (every student needs one: "
+                              "it is how the gradebook tells them apart)")
+        file = file if file.endswith(".ipynb") else file + ".ipynb"
+        if file in files:
+            raise RosterError(f"{path}, rows {files[file]} and {line}: {file} is listed twice")
+        if values["id"] in ids:
+            raise RosterError(f"{path}, rows {ids[values['id']]} and {line}: the id "
+                              f"{values['id']} is listed twice")
+        files[file], ids[values["id"]] = line, line
+        roster.append(Student(file, values["id"], values["name"], values["email"], line))
     return roster
+
+
+@dataclass
+class Match:
+    """Who wrote which submission: ``student`` per report folder, ``clash`` per report folder
+    whose student id is on another submission too (why it does not count), ``missing`` (roster
+    rows with no submission) and ``unknown`` (submissions on no row)."""
+
+    student: dict = field(default_factory=dict)
+    clash: dict = field(default_factory=dict)
+    missing: list = field(default_factory=list)
+    unknown: list = field(default_factory=list)
+
+
+def match_roster(subs, roster):
+    """Match submissions to roster rows: the row that names a submission most exactly (its
+    path, then its file name). One student id on two submissions (a file name in two folders,
+    or another student's file name) is a clash: neither counts until the instructor resolves it
+    (renames the file, or lists each file's path in the roster)."""
+    found = Match()
+    for sub in subs:
+        best = max(roster, key=lambda s, p=sub.path: s.names(p), default=None)
+        if best is not None and best.names(sub.path):
+            found.student[sub.name] = best
+        else:
+            found.unknown.append(sub)
+    by_id = {}
+    for sub in subs:
+        if sub.name in found.student:
+            by_id.setdefault(found.student[sub.name].id, []).append(sub)
+    for student_id, same in by_id.items():
+        if len(same) > 1:
+            files = ", ".join(str(s.path) for s in same)
+            for sub in same:
+                found.clash[sub.name] = (
+                    f"roster: the id {student_id} is on {len(same)} submissions ({files}); none "
+                    "of them counts until you resolve it: remove the one that is not theirs, or "
+                    "put each file's path in the roster's file column")
+    found.missing = [s for s in roster if s.id not in by_id]
+    return found
 
 
 def gradebook(rows, tables, roster=None):
     """A row per submission (every one, graded or not), a column per exercise in book order;
-    with a ``roster``, the student's id, name and email, a row for every student without a
-    submission, and in ``roster`` why a row has no match."""
+    with a ``roster`` (its rows), the student's id, name and email, a row for every student
+    without a submission, and in column ``roster`` why a row has no match (or clashes). A
+    submission whose id clashes gets no score: the ``error`` column says why. Every cell goes
+    through :func:`csv_cell`."""
     columns = [f"{cell.number} {ex.name}" for stem in sorted(tables) for cell, ex in tables[stem]]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
     people = ["id", "name", "email", "roster"] if roster is not None else []
-    writer.writerow(["submission", "report", "path", *people, "chapter", "seed", *columns,
-                     "total", "max", "error"])
-    seen = set()
+    lines = [["submission", "report", "path", *people, "chapter", "seed", *columns, "total",
+              "max", "error"]]
+    match = match_roster([sub for sub, _ in rows], roster or [])
     for sub, report in rows:
         scores = {t["name"].removeprefix("Exercise "): t["score"] for t in report["tests"]}
         extra = report["extra_data"]
-        who = []
+        who, error = [], f"not graded: {sub.error}" if sub.error else ""
+        points = [*[scores.get(c, "") for c in columns], report["score"]]
         if roster is not None:
-            student = roster.get(sub.path.name)
-            seen.add(sub.path.name)
-            who = ([student["id"], student["name"], student["email"], ""] if student
-                   else ["", "", "", "not on the roster"])
-        writer.writerow([sub.path.name, sub.name, str(sub.path), *who, sub.chapter,
-                         extra["seed"], *[scores.get(c, "") for c in columns], report["score"],
-                         extra.get("max_score", ""),
-                         f"not graded: {sub.error}" if sub.error else ""])
-    for file, student in sorted((roster or {}).items()):
-        if file not in seen:
-            writer.writerow([file, "", "", student["id"], student["name"], student["email"],
-                             "no submission", "", "", *["" for _ in columns], "", "", ""])
-    return out.getvalue()
+            student = match.student.get(sub.name)
+            why = ("id clash" if sub.name in match.clash else "" if student
+                   else "not on the roster")
+            who = [*([student.id, student.name, student.email] if student else ["", "", ""]),
+                   why]
+            if sub.name in match.clash:
+                points = ["" for _ in points]
+                error = "; ".join(filter(None, [match.clash[sub.name], error]))
+        lines.append([sub.path.name, sub.name, str(sub.path), *who, sub.chapter, extra["seed"],
+                      *points, extra.get("max_score", ""), error])
+    for student in match.missing:
+        lines.append([student.file, "", "", student.id, student.name, student.email,
+                      "no submission", "", "", *["" for _ in columns], "", "", ""])
+    return csv_text(lines)

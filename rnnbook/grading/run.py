@@ -89,9 +89,17 @@ def exercise_cells(table_file=None):
 
 
 def exercise_table(stem, cells):
-    """``[(ExerciseCell, Exercise)]`` for a chapter, in book order."""
+    """``[(ExerciseCell, Exercise)]`` for a chapter, in book order. A header whose number of
+    parts is not the check's stops the run: the points per part would be wrong."""
     chapter = checks.load(stem)
-    return [(cell, chapter[cell.name]) for cell in cells[stem]]
+    table = [(cell, chapter[cell.name]) for cell in cells[stem]]
+    for cell, ex in table:
+        if cell.parts != max(len(ex.parts), 1):
+            raise GradeError(f"exercise {cell.number} {ex.name}: its header says {cell.parts} "
+                             f"part{'s' * (cell.parts != 1)}, its check {len(ex.parts) or 1} "
+                             f"({', '.join(ex.parts) or 'one answer'}); fix the header in "
+                             "solutions/")
+    return table
 
 
 def which_chapter(nb, forced, cells):
@@ -622,9 +630,9 @@ def _class_report(out, ordered):
     they stay out of the reports), then ``class-report.html`` and ``.csv`` from the reports, in
     a process of their own (it draws; this one keeps matplotlib out). A failure here is told
     and costs no grade: the reports are written already."""
-    lines = ["report,seconds,peak_mb"] + [f"{sub.name},{sub.seconds:.2f},{sub.peak_mb:.0f}"
-                                          for sub, _ in ordered]
-    results.write_atomic(out / TIMINGS, "\n".join(lines) + "\n")
+    lines = [["report", "seconds", "peak_mb"]] + [
+        [sub.name, round(sub.seconds, 2), round(sub.peak_mb)] for sub, _ in ordered]
+    results.write_atomic(out / TIMINGS, results.csv_text(lines))
     made = subprocess.run([sys.executable, "-m", "rnnbook.grading.report", str(out)],
                           capture_output=True, text=True)
     if made.returncode != 0:
@@ -696,18 +704,20 @@ def grade(config, submissions, out, table_file=None):
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
     results.write_atomic(out / results.GRADEBOOK,
                          results.gradebook(ordered, run.tables, roster))
+    match = results.match_roster(run.subs, roster or [])
     if roster is not None:
-        missing = sorted(set(roster) - {sub.path.name for sub in run.subs})
-        unknown = [sub.path.name for sub in run.subs if sub.path.name not in roster]
+        missing = sorted(student.file for student in match.missing)
         if missing:
             log(f"roster: no submission from {len(missing)}: {', '.join(missing)}")
-        if unknown:
-            log(f"roster: not on the roster: {', '.join(unknown)}")
+        if match.unknown:
+            log(f"roster: not on the roster: {', '.join(str(s.path) for s in match.unknown)}")
+        for why in dict.fromkeys(match.clash.values()):
+            log(f"error: {why}")
     similarity.save(out, run.subs, run.cells)  # each exercise's code, for "Similar submissions"
     if config.class_report:
         _class_report(out, ordered)
     for sub, report in ordered:
-        if not sub.error:
+        if not sub.error and sub.name not in match.clash:
             print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",
                   file=_stderr())
-    return 1 if any(s.error for s in run.subs) else 0
+    return 1 if match.clash or any(s.error for s in run.subs) else 0
