@@ -15,7 +15,7 @@ from rnnbook.source import ExerciseCell
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CH1 = "01-basic-rnn-cell"
 UNROLL = "Exercise 1.5 rnn_unroll"
-HEAD = '''# Exercise 1.5 (3 points, by hand)
+HEAD = '''# Exercise 1.5 (3 points, 2 parts, by hand)
 def rnn_unroll(inputs, h0, kernel, bias):
     """BasicRNNCell over inputs (B, T, D) from h0 (B, H).
 
@@ -224,7 +224,7 @@ def test_exercise_code_is_the_exercise_cell():
              ExerciseCell("1.1", "split_kernel", 1, 1)]
     helper = "def rnn_step(x, h, kernel, bias):\n    return np.tanh(x)\n"
     cells = ["import numpy as np", "# Exercise 1.3 (2 points, by hand)\nx = 1\n", helper,
-             ALICE, "# Exercise 1.5 (3 points, by hand)\nprint('a later cell')"]
+             ALICE, "# Exercise 1.5 (3 points, 2 parts, by hand)\nprint('a later cell')"]
     code = similarity.exercise_code(cells, table)
     assert code == {UNROLL: ALICE, "Exercise 1.3 rnn_step": helper}  # 1.1: nowhere
 

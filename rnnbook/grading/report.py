@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import base64
 import collections
-import csv
 import html
 import io
 import json
@@ -34,8 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rnnbook.grading import similarity
-from rnnbook.grading.results import csv_text, csv_value
+from rnnbook.grading import results, similarity
+from rnnbook.grading.results import csv_text
 
 LIKELY = re.compile(r"Likely mistake(?: \([^)]*\))?: (?P<sentence>.+)")
 #: what a failing test's output says when no known mistake was named, and its label
@@ -95,33 +94,6 @@ def mistake_of(test):
     return "wrong answer, no known mistake recognised"
 
 
-def _beside(folder):
-    """What a grading run wrote beside its reports: ``{report folder: student id}`` from
-    ``gradebook.csv`` (with a roster) and ``{report folder: (seconds, peak MB)}`` from
-    ``timings.csv``; empty when they are not there (files downloaded from Gradescope)."""
-    ids, times = {}, {}
-    try:
-        with open(folder / "gradebook.csv", newline="", encoding="utf-8") as f:
-            for row in _read_back(f):
-                if row.get("report") and row.get("id"):
-                    ids[row["report"]] = row["id"]
-    except (OSError, csv.Error):
-        pass
-    try:
-        with open(folder / "timings.csv", newline="", encoding="utf-8") as f:
-            for row in _read_back(f):
-                times[row["report"]] = (float(row["seconds"]), float(row["peak_mb"]))
-    except (OSError, csv.Error, KeyError, ValueError):
-        pass
-    return ids, times
-
-
-def _read_back(f):
-    """The rows of a CSV the grader wrote, each cell as it was before :func:`csv_cell`."""
-    for row in csv.DictReader(f):
-        yield {key: csv_value(value) for key, value in row.items()}
-
-
 def load(paths, roster=None):
     """Every ``results.json`` below ``paths`` as :class:`Submission` objects (sorted by name).
 
@@ -145,7 +117,7 @@ def load(paths, roster=None):
         except (OSError, ValueError) as error:
             raise ReportError(f"{path}: not a readable results.json ({error})") from None
         name = path.parent.name
-        ids, times = beside.setdefault(path.parent.parent, _beside(path.parent.parent))
+        ids, times = beside.setdefault(path.parent.parent, results.beside(path.parent.parent))
         student = (roster or {}).get(name) or ids.get(name, name)
         extra = data.get("extra_data") or {}
         seconds, peak = times.get(name, (extra.get("seconds"), extra.get("peak_mb")))

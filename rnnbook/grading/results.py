@@ -297,3 +297,30 @@ def gradebook(rows, tables, roster=None):
         lines.append([student.file, "", "", student.id, student.name, student.email,
                       "no submission", "", "", *["" for _ in columns], "", "", ""])
     return csv_text(lines)
+
+
+def beside(folder):
+    """What a grading run wrote beside its reports: ``{report folder: student id}`` from
+    ``gradebook.csv`` (with a roster) and ``{report folder: (seconds, peak MB)}`` from
+    ``timings.csv``; empty when they are not there (files downloaded from Gradescope)."""
+    ids, times = {}, {}
+    try:
+        with open(folder / "gradebook.csv", newline="", encoding="utf-8") as f:
+            for row in read_back(f):
+                if row.get("report") and row.get("id"):
+                    ids[row["report"]] = row["id"]
+    except (OSError, csv.Error):
+        pass
+    try:
+        with open(folder / "timings.csv", newline="", encoding="utf-8") as f:
+            for row in read_back(f):
+                times[row["report"]] = (float(row["seconds"]), float(row["peak_mb"]))
+    except (OSError, csv.Error, KeyError, ValueError):
+        pass
+    return ids, times
+
+
+def read_back(f):
+    """The rows of a CSV the grader wrote, each cell as it was before :func:`csv_cell`."""
+    for row in csv.DictReader(f):
+        yield {key: csv_value(value) for key, value in row.items()}

@@ -106,8 +106,6 @@ def collect(paths, roster=None):
     """Every saved :data:`CODE` below ``paths`` (beside a results.json) as ``{(chapter,
     exercise): {student: code}}``, the student named as the class report names it; and how many
     report folders had no saved code."""
-    from rnnbook.grading.report import _beside
-
     found, missing, beside, taken = collections.defaultdict(dict), 0, {}, set()
     for raw in paths:
         path = pathlib.Path(raw)
@@ -121,7 +119,7 @@ def collect(paths, roster=None):
                 missing += 1
                 continue
             if folder.parent not in beside:
-                beside[folder.parent] = _beside(folder.parent)[0]
+                beside[folder.parent] = results.beside(folder.parent)[0]
             ids = beside[folder.parent]
             student = (roster or {}).get(folder.name) or ids.get(folder.name, folder.name)
             if student in taken:  # the same name in two runs (two sections, two terms)
