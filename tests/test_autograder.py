@@ -75,12 +75,38 @@ def test_bundle_holds_what_grading_needs(tmp_path):
     assert [c["name"] for c in table[STEM]] == [
         ex.name for ex in source.exercises(source.read(SOLUTION))]
     assert b"pip install --quiet -r" in setup and b"--no-deps -e" in setup
-    assert b"go-rwx" in setup  # the instructor's side: root only
+    assert b"gradescope --lock" in setup  # the instructor's side: root only
+    assert b"export PYTHONDONTWRITEBYTECODE=1" in setup
     check = subprocess.run(["bash", "-n", str(unpack(bundle, tmp_path / "ag") / "source" / "setup.sh")],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
     again = release.autograder(tmp_path / "again.zip", chapter=STEM, seed=5)
     assert again.read_bytes() == bundle.read_bytes()  # reproducible
+
+
+def test_lock_leaves_no_instructor_code_readable_compiled_or_not(tmp_path):
+    """After compileall (every module has a .pyc), the lock setup.sh runs (and every grading as
+    root) leaves nothing of the grader, the checks, the reference, the backward pass or any
+    __pycache__ readable by other users (the child runs as nobody where walls cannot stand);
+    the learner side stays readable."""
+    root = unpack(release.autograder(tmp_path / "autograder.zip", chapter=STEM), tmp_path / "ag")
+    package = root / "source" / "rnnbook"
+    compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)],
+                              capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stderr
+    pycs = sorted(package.rglob("*.pyc"))
+    assert {p.name.split(".")[0] for p in pycs} >= {"reference", "backward", "ch01", "run"}
+    changed = gradescope.lock(root / "source")
+    assert changed
+    secret = [*pycs, *(package / "grading").rglob("*"), *(package / "checks").rglob("*"),
+              package / "reference.py", package / "backward.py", package / "grading",
+              package / "checks", *package.rglob("__pycache__"),
+              root / "source" / "exercises.json", root / "source" / "autograder.json"]
+    for path in secret:
+        assert path.stat().st_mode & 0o077 == 0, path
+    for name in ("__init__.py", "checking.py", "oracles.py"):
+        assert (package / name).stat().st_mode & 0o044 == 0o044, name
+    assert gradescope.lock(root / "source") == []  # once is enough
 
 
 def test_bundle_needs_the_assignments_chapter(tmp_path):

@@ -35,7 +35,7 @@ def grade(root, *args):
                           capture_output=True, text=True, timeout=600, cwd=root, env=env)
 
 
-def tests_of(out, name):
+def reports(out, name):
     report = json.loads((out / name / "results.json").read_text())
     return {t["name"].split()[-1]: t for t in report["tests"]}
 
@@ -74,7 +74,7 @@ def test_nothing_of_the_instructors_side_in_reach_after_compileall(place):
     ran = grade(tree, subs / "steal.ipynb", "--out", out, "--seed", 3, "--no-class-report")
     assert ran.returncode == 0, ran.stderr
     assert "walls: namespaces" in ran.stderr
-    tests = tests_of(out, "steal")
+    tests = reports(out, "steal")
     assert list(tests) == list(corpus.FULL)
     for name, test in tests.items():
         assert test["score"] == 0 and "nothing to steal" in test["output"], (name, test["output"])
@@ -97,10 +97,10 @@ def test_scratch_files_count_towards_the_memory_limit(place):
     ran = grade(ROOT, subs, "--out", out, "--seed", 3, "--memory", 300, "--workers", 1,
                 "--no-class-report")
     assert ran.returncode == 0, ran.stderr
-    test = tests_of(out, "hog")[hog.name]
+    test = reports(out, "hog")[hog.name]
     assert test["score"] == 0, test["output"]
     assert "raised OSError" in test["output"]
     assert f"it wrote more than {pool} MB of scratch files" in test["output"], test["output"]
-    test = tests_of(out, "mixed")[hog.name]
+    test = reports(out, "mixed")[hog.name]
     assert test["score"] == 0, test["output"]
     assert "went over the memory limit of 300 MB (60 MB of it in scratch files)" in test["output"]

@@ -696,15 +696,14 @@ def steal_oracles(ctx):
 
 
 def scratch_hog(ctx, mb=400, ram_mb=0, ex=LAST):
-    """Exercise ``ex`` fills /dev/shm, /tmp and its working folder with ``mb`` MB (a third
-    each, 1 MB a write), keeps them, then holds ``ram_mb`` MB of memory for half a second and
-    answers right."""
+    """Exercise ``ex`` fills /dev/shm, /tmp and its working folder with ``mb`` MB (files of
+    10 MB, under the 32 MB cap on one file, in turn), keeps them, then holds ``ram_mb`` MB of
+    memory for half a second and answers right."""
     return _wrap(_notebook(), ex, (
         "    import numpy as np\n"
-        f"    for folder in ('/dev/shm', '/tmp', '.'):\n"
-        "        with open(folder + '/hog.bin', 'wb') as f:\n"
-        f"            for _ in range({mb} // 3):\n"
-        "                f.write(b'x' * 2**20)\n"
+        f"    for k in range({mb} // 10):\n"
+        "        with open(('/dev/shm', '/tmp', '.')[k % 3] + f'/hog{k}.bin', 'wb') as f:\n"
+        "            f.write(b'x' * 10 * 2**20)\n"
         f"    kept = np.ones({ram_mb} * 2**17)\n"
         "    __import__('time').sleep(0.5 if kept.size else 0)\n"))
 
