@@ -12,13 +12,16 @@ checked for shell syntax (``bash -n``) only.
 """
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 
 import nbformat
 import pytest
+from hostile import corpus
 
 from conftest import ROOT
 from rnnbook import source
@@ -107,6 +110,50 @@ def test_lock_leaves_no_instructor_code_readable_compiled_or_not(tmp_path):
     for name in ("__init__.py", "checking.py", "oracles.py"):
         assert (package / name).stat().st_mode & 0o044 == 0o044, name
     assert gradescope.lock(root / "source") == []  # once is enough
+
+
+@pytest.mark.slow
+def test_bundle_without_walls_as_root_reaches_no_instructor_code():
+    """Gradescope where namespaces are refused: the grader runs as root, the notebook as nobody.
+    After compileall and the lock, a notebook that hunts for oracles, references and mistake
+    models (frames, objects, the checks imported again, any bytecode under the bundle) finds
+    nothing in any exercise."""
+    from rnnbook.grading.run import _world_readable
+
+    if os.geteuid() != 0:
+        pytest.skip("the bundle's no-walls path runs as root")
+    if not all(map(_world_readable, [os.path.dirname(os.__file__), sys.prefix])):
+        pytest.skip("nobody cannot read this Python: the grader would not run the child as "
+                    "nobody")
+    base = tempfile.mkdtemp(prefix="rnnbook-bundle-", dir="/var/tmp")
+    try:
+        os.chmod(base, 0o755)  # as Gradescope's /autograder: nobody may pass through
+        root = unpack(release.autograder(pathlib.Path(base) / "autograder.zip", chapter=STEM),
+                      pathlib.Path(base) / "autograder")
+        source = root / "source"
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "rnnbook"], cwd=source,
+                       check=True, capture_output=True)
+        gradescope.lock(source)
+        sub = root / "submission" / f"{STEM}.ipynb"
+        nbformat.write(corpus.steal_oracles({"roots": [str(source), str(root)]}), str(sub))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        ran = subprocess.run(
+            [sys.executable, "-m", "rnnbook.grading", str(sub), "--out", str(root / "out"),
+             "--no-walls", "--exercises", str(source / config.EXERCISES), "--chapter", STEM,
+             "--seed", "3", "--no-class-report"],
+            capture_output=True, text=True, timeout=600, cwd=source, env=env)
+        assert ran.returncode == 0, ran.stderr
+        assert "submissions run as nobody" in ran.stderr
+        report = json.loads((root / "out" / STEM / "results.json").read_text())
+        assert len(report["tests"]) == len(source_exercises())
+        for test in report["tests"]:
+            assert test["score"] == 0 and "nothing to steal" in test["output"], test
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def source_exercises():
+    return source.exercises(source.read(SOLUTION))
 
 
 def test_bundle_needs_the_assignments_chapter(tmp_path):

@@ -104,3 +104,50 @@ def test_scratch_files_count_towards_the_memory_limit(place):
     test = reports(out, "mixed")[hog.name]
     assert test["score"] == 0, test["output"]
     assert "went over the memory limit of 300 MB (60 MB of it in scratch files)" in test["output"]
+
+
+ZYGOTE_PROBE = """
+import gc, sys
+sys.path.insert(0, sys.argv[1] + '/rnnbook/grading')
+import zygote
+callers = zygote.prepare('tf', sys.argv[1:])
+from rnnbook.checking import Chapter, Exercise, Mistake
+gc.unfreeze()
+found = set()
+for obj in gc.get_objects():
+    try:
+        attrs = object.__getattribute__(obj, '__dict__')
+    except Exception:
+        attrs = {}
+    if isinstance(obj, (Chapter, Exercise, Mistake)) or (
+            isinstance(attrs, dict) and ('oracle' in attrs or 'CHAPTER' in attrs)):
+        found.add(type(obj).__name__)
+    if isinstance(obj, dict) and ('CHAPTER' in obj or callable(obj.get('oracle'))):
+        found.add('a namespace holding ' + ', '.join(k for k in ('CHAPTER', 'oracle') if k in obj))
+for name, module in sys.modules.items():
+    if name.startswith('rnnbook.checks.') and sorted(vars(module)) != sorted(
+            ['__builtins__', '__doc__', '__loader__', '__name__', '__package__', '__spec__',
+             'check']):
+        found.add(name)
+print(sorted(found))
+print(sorted(callers), sum(len(c) for c in callers.values()))
+"""
+
+
+@slow
+def test_the_tensorflow_zygote_keeps_no_exercise_oracle_or_chapter():
+    """Every chapter's TensorFlow zygote, as the grader starts it: nothing the collector lists
+    (frozen objects too) is a chapter, an exercise or a mistake, or holds an oracle or a
+    CHAPTER; every checks module is the stub; a caller for every exercise is there."""
+    from rnnbook import checks
+    from rnnbook.environment import TF_ENV
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/"),
+           "RNNBOOK_GRADING": "1", "PYTHONDONTWRITEBYTECODE": "1", **TF_ENV}
+    ran = subprocess.run([sys.executable, "-I", "-c", ZYGOTE_PROBE, str(ROOT), *checks.CHAPTERS],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    found, listed = ran.stdout.strip().splitlines()[-2:]
+    assert found == "[]", found
+    total = sum(len(checks.load(stem).exercises) for stem in checks.CHAPTERS)
+    assert listed == f"{sorted(checks.CHAPTERS)} {total}"
