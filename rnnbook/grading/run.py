@@ -272,7 +272,8 @@ class Run:
             absent.append(str(ROOT / "rnnbook" / "checks"))
             extra = []
         else:
-            absent.append(str(ROOT / "rnnbook" / "grading" / "run.py"))
+            absent += [str(ROOT / "rnnbook" / p) for p in ("grading/run.py", "__pycache__",
+                                                           "checks/__init__.py")]
             extra = _case_paths([self.cases[k] for k in self.cases if self.kind[k] == "tf"])
         spec = walls.spec(kind, ROOT, work, self.out, paths, workdir, extra_readonly=extra,
                           numpy_dirs=getattr(self, "numpy_dirs", ()), absent=absent,

@@ -598,7 +598,10 @@ def break_walls(ctx):
 #: what a student who wants the grader's answers tries in every exercise: the callers' frames
 #: and every object the collector knows for an exercise (anything with an oracle, a reference or
 #: mistakes) and a case; the checks modules, imported again; the compiled reference, backward
-#: pass and checks from any __pycache__ it can find, loaded with marshal. ROOTS: where to look.
+#: pass and checks from any __pycache__ it can find, loaded with marshal. ROOTS: where to look;
+#: UNFREEZE: whether to list the objects frozen after TensorFlow's import too (each of them:
+#: seconds, and every page the zygote shares is copied; tests/test_isolation.py does it, and
+#: checks the zygote's frozen objects directly).
 STEAL = """
 import gc, importlib, marshal, os, sys, types
 _FOUND = []
@@ -624,7 +627,8 @@ def _holders():
     if _FOUND:
         return _FOUND[1:]
     found = []
-    gc.unfreeze()  # what the grader froze, too
+    if UNFREEZE:  # what the grader froze (TensorFlow), too: slow, and it copies shared pages
+        gc.unfreeze()
     for obj in gc.get_objects():
         try:
             attrs = object.__getattribute__(obj, '__dict__')
@@ -685,11 +689,11 @@ def steal(name):
 """
 
 
-def steal_oracles(ctx):
+def steal_oracles(ctx, unfreeze=False):
     """Every exercise returns what the instructor's side would answer, from whatever it finds
     (frames, gc.get_objects(), modules, bytecode on disk); it raises when it finds nothing."""
     roots = ctx.get("roots") or [str(ctx.get("root", ROOT)), "/tmp", os.getcwd()]
-    nb = _append(_notebook(), f"ROOTS = {roots!r}\n" + STEAL)
+    nb = _append(_notebook(), f"ROOTS = {roots!r}\nUNFREEZE = {unfreeze!r}\n" + STEAL)
     for ex in EXERCISES:
         _replace(nb, ex, f"    return steal({ex.name!r})\n")
     return nb
@@ -700,10 +704,12 @@ def scratch_hog(ctx, mb=400, ram_mb=0, ex=LAST):
     10 MB, under the 32 MB cap on one file, in turn), keeps them, then holds ``ram_mb`` MB of
     memory for half a second and answers right."""
     return _wrap(_notebook(), ex, (
-        "    import numpy as np\n"
+        "    import numpy as np, os\n"
         f"    for k in range({mb} // 10):\n"
-        "        with open(('/dev/shm', '/tmp', '.')[k % 3] + f'/hog{k}.bin', 'wb') as f:\n"
-        "            f.write(b'x' * 10 * 2**20)\n"
+        "        name = ('/dev/shm', '/tmp', '.')[k % 3] + f'/hog{k}.bin'\n"
+        "        if not os.path.exists(name):  # written once, kept for every trial\n"
+        "            with open(name, 'wb') as f:\n"
+        "                f.write(b'x' * 10 * 2**20)\n"
         f"    kept = np.ones({ram_mb} * 2**17)\n"
         "    __import__('time').sleep(0.5 if kept.size else 0)\n"))
 
