@@ -692,7 +692,7 @@ def steal(name):
 def steal_oracles(ctx, unfreeze=False):
     """Every exercise returns what the instructor's side would answer, from whatever it finds
     (frames, gc.get_objects(), modules, bytecode on disk); it raises when it finds nothing."""
-    roots = ctx.get("roots") or [str(ctx.get("root", ROOT)), "/tmp", os.getcwd()]
+    roots = ctx.get("roots") or [str(ctx.get("root", ROOT)), "/tmp", "."]  # (the child's cwd)
     nb = _append(_notebook(), f"ROOTS = {roots!r}\nUNFREEZE = {unfreeze!r}\n" + STEAL)
     for ex in EXERCISES:
         _replace(nb, ex, f"    return steal({ex.name!r})\n")
