@@ -12,13 +12,16 @@ checked for shell syntax (``bash -n``) only.
 """
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 
 import nbformat
 import pytest
+from hostile import corpus
 
 from conftest import ROOT
 from rnnbook import source
@@ -75,12 +78,82 @@ def test_bundle_holds_what_grading_needs(tmp_path):
     assert [c["name"] for c in table[STEM]] == [
         ex.name for ex in source.exercises(source.read(SOLUTION))]
     assert b"pip install --quiet -r" in setup and b"--no-deps -e" in setup
-    assert b"go-rwx" in setup  # the instructor's side: root only
+    assert b"gradescope --lock" in setup  # the instructor's side: root only
+    assert b"export PYTHONDONTWRITEBYTECODE=1" in setup
     check = subprocess.run(["bash", "-n", str(unpack(bundle, tmp_path / "ag") / "source" / "setup.sh")],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
     again = release.autograder(tmp_path / "again.zip", chapter=STEM, seed=5)
     assert again.read_bytes() == bundle.read_bytes()  # reproducible
+
+
+def test_lock_leaves_no_instructor_code_readable_compiled_or_not(tmp_path):
+    """After compileall (every module has a .pyc), the lock setup.sh runs (and every grading as
+    root) leaves nothing of the grader, the checks, the reference, the backward pass or any
+    __pycache__ readable by other users (the child runs as nobody where walls cannot stand);
+    the learner side stays readable."""
+    root = unpack(release.autograder(tmp_path / "autograder.zip", chapter=STEM), tmp_path / "ag")
+    package = root / "source" / "rnnbook"
+    compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)],
+                              capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stderr
+    pycs = sorted(package.rglob("*.pyc"))
+    assert {p.name.split(".")[0] for p in pycs} >= {"reference", "backward", "ch01", "run"}
+    changed = gradescope.lock(root / "source")
+    assert changed
+    secret = [*pycs, *(package / "grading").rglob("*"), *(package / "checks").rglob("*"),
+              package / "reference.py", package / "backward.py", package / "grading",
+              package / "checks", *package.rglob("__pycache__"),
+              root / "source" / "exercises.json", root / "source" / "autograder.json"]
+    for path in secret:
+        assert path.stat().st_mode & 0o077 == 0, path
+    for name in ("__init__.py", "checking.py", "oracles.py"):
+        assert (package / name).stat().st_mode & 0o044 == 0o044, name
+    assert gradescope.lock(root / "source") == []  # once is enough
+
+
+@pytest.mark.slow
+def test_bundle_without_walls_as_root_reaches_no_instructor_code():
+    """Gradescope where namespaces are refused: the grader runs as root, the notebook as nobody.
+    After compileall and the lock, a notebook that hunts for oracles, references and mistake
+    models (frames, objects, the checks imported again, any bytecode under the bundle) finds
+    nothing in any exercise."""
+    from rnnbook.grading.run import _world_readable
+
+    if os.geteuid() != 0:
+        pytest.skip("the bundle's no-walls path runs as root")
+    if not all(map(_world_readable, [os.path.dirname(os.__file__), sys.prefix])):
+        pytest.skip("nobody cannot read this Python: the grader would not run the child as "
+                    "nobody")
+    base = tempfile.mkdtemp(prefix="rnnbook-bundle-", dir="/var/tmp")
+    try:
+        os.chmod(base, 0o755)  # as Gradescope's /autograder: nobody may pass through
+        root = unpack(release.autograder(pathlib.Path(base) / "autograder.zip", chapter=STEM),
+                      pathlib.Path(base) / "autograder")
+        source = root / "source"
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "rnnbook"], cwd=source,
+                       check=True, capture_output=True)
+        gradescope.lock(source)
+        sub = root / "submission" / f"{STEM}.ipynb"
+        nbformat.write(corpus.steal_oracles({"roots": [str(source), str(root)]}), str(sub))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        ran = subprocess.run(
+            [sys.executable, "-m", "rnnbook.grading", str(sub), "--out", str(root / "out"),
+             "--no-walls", "--exercises", str(source / config.EXERCISES), "--chapter", STEM,
+             "--seed", "3", "--no-class-report"],
+            capture_output=True, text=True, timeout=600, cwd=source, env=env)
+        assert ran.returncode == 0, ran.stderr
+        assert "submissions run as nobody" in ran.stderr
+        report = json.loads((root / "out" / STEM / "results.json").read_text())
+        assert len(report["tests"]) == len(source_exercises())
+        for test in report["tests"]:
+            assert test["score"] == 0 and "nothing to steal" in test["output"], test
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def source_exercises():
+    return source.exercises(source.read(SOLUTION))
 
 
 def test_bundle_needs_the_assignments_chapter(tmp_path):

@@ -27,6 +27,7 @@ and ``rnnbook/plain.py`` (NumPy), which the zygote loads by path before it (the 
 cannot import rnnbook).
 """
 import builtins
+import errno
 import importlib.abc
 import importlib.machinery
 import os
@@ -45,7 +46,16 @@ class Raised(tuple):
     """(kind, message, where): the learner's function raised instead of answering."""
 
 
-def raised(error):
+def said(error, scratch_mb=None):
+    """``error``'s message; a full scratch pool (behind the walls) says which limit it hit."""
+    text = str(error)
+    if scratch_mb and isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        text += (f" (it wrote more than {scratch_mb} MB of scratch files: /tmp, /dev/shm and "
+                 "its working folder share that much)")
+    return text
+
+
+def raised(error, scratch_mb=None):
     """What the learner's code raised, pointing at the learner's line (not the grader's)."""
     where = ""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
@@ -53,7 +63,7 @@ def raised(error):
     if frames:
         frame = frames[-1]
         where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
-    return {"__raised__": [type(error).__name__, str(error)[:2000], where[:2000]]}
+    return {"__raised__": [type(error).__name__, said(error, scratch_mb)[:2000], where[:2000]]}
 
 
 class _NoTensorFlow:
@@ -134,7 +144,7 @@ def main(job, events_fd, chapters=None):
         try:
             exec(compile(code, f"<cell {index + 1}>", "exec"), namespace)  # noqa: S102
         except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
-            message = f"{type(error).__name__}: {error}"[:2000]
+            message = f"{type(error).__name__}: {said(error, job.get('scratch_mb'))}"[:2000]
         emit(cell=index, status="error" if message else "ok", error=message)
 
     for exercise in job["exercises"]:
@@ -155,10 +165,13 @@ def main(job, events_fd, chapters=None):
 
                     got = answer(chapters[job["chapter"]][name], fn, trial)
                     if isinstance(got, Real):
-                        got = {"__raised__": list(got)}
+                        full = OSError(errno.ENOSPC, got.message)  # the message said again
+                        message = (said(full, job.get("scratch_mb"))[len(str(full)):]
+                                   if f"[Errno {errno.ENOSPC}]" in got.message else "")
+                        got = {"__raised__": [got.kind, got.message + message, got.where]}
                 answers.append(got if isinstance(got, dict) else encode(got))
             except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
-                answers.append(raised(error))
+                answers.append(raised(error, job.get("scratch_mb")))
         emit(exercise=name, status="done", defined=callable(fn), answers=answers)
     emit(finished=True)
     events.close()

@@ -10,7 +10,8 @@ decides from the notebook's exercise functions, never from the file's name alone
 
 Walls: tried; where the container does not allow them, the submission is graded without (each
 submission has a container of its own) and its process runs as ``nobody``, which cannot read the
-instructor's side (``setup.sh`` made it root-only).
+instructor's side: :func:`lock` makes it root-only (``setup.sh`` runs it, and so does every
+grading as root, for bytecode written since).
 
 A results.json is always written, even when nothing could be graded (score 0 and the reason),
 because Gradescope shows the student nothing without one.
@@ -26,6 +27,7 @@ import tempfile
 from rnnbook import checks
 from rnnbook.grading import cli
 from rnnbook.grading.config import EXERCISES, bundle_defaults
+from rnnbook.grading.walls import STUBBED
 
 SETTINGS = "autograder.json"
 
@@ -81,9 +83,32 @@ def failed(reason, seed=None):
             "extra_data": {"seed": seed, "error": reason}}
 
 
+def lock(source):
+    """Make the instructor's side of the bundle in ``source`` readable by its owner only: the
+    grader, the checks (their oracles; the zygote imports them before a child exists), the
+    reference and the backward pass, the settings and every ``__pycache__`` of the package (a
+    compiled reference is the reference). Returns the paths it changed."""
+    source = pathlib.Path(source)
+    package = source / "rnnbook"
+    tops = [package / "grading", package / "checks", source / EXERCISES, source / SETTINGS]
+    tops += [package / name for name in STUBBED] + sorted(package.rglob("__pycache__"))
+    changed = []
+    for top in tops:
+        if not top.exists():
+            continue
+        for path in [top, *(top.rglob("*") if top.is_dir() else [])]:
+            mode = path.lstat().st_mode
+            if mode & 0o077 and not path.is_symlink():
+                path.chmod(mode & ~0o077)
+                changed.append(path)
+    return changed
+
+
 def run(root):
     """Grade ``root/submission`` into ``root/results/results.json``; returns the results."""
     root = pathlib.Path(root)
+    if os.geteuid() == 0:
+        lock(root / "source")
     config = settings(root / "source")
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -135,7 +160,13 @@ def main(argv=None):
     parser.add_argument("--root", type=pathlib.Path,
                         default=pathlib.Path(os.environ.get("AUTOGRADER_ROOT", "/autograder")),
                         help="Gradescope's folder (default: $AUTOGRADER_ROOT or /autograder)")
+    parser.add_argument("--lock", action="store_true",
+                        help="only make the instructor's side of source/ root-only (setup.sh)")
     args = parser.parse_args(argv)
+    if args.lock:
+        lock(args.root / "source")
+        print("instructor's side: root only", file=sys.stderr)
+        return 0
     results = run(args.root)
     print(f"rnnbook.grading.gradescope: {results['score']:g} points; wrote "
           f"{args.root / 'results' / 'results.json'}", file=sys.stderr)

@@ -27,13 +27,9 @@ import zipfile
 from rnnbook import checks, generate, source
 from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS, VISIBILITY, bundle_defaults
 from rnnbook.grading.gradescope import SETTINGS
+from rnnbook.grading.walls import INSTRUCTOR, STUBBED
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
-#: what the learner release leaves out of rnnbook/: the instructor's folder, and the tools that
-#: read solutions/
-INSTRUCTOR = ("grading", "generate.py", "source.py", "report.py")
-#: modules that solve exercises: the learner release gets the stub in their place
-STUBBED = ("reference.py", "backward.py")
 PYPROJECT_SECTIONS = ("[build-system]", "[project]", "[tool.setuptools]")
 
 

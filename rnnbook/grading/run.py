@@ -280,11 +280,12 @@ class Run:
             absent.append(str(ROOT / "rnnbook" / "checks"))
             extra = []
         else:
-            absent.append(str(ROOT / "rnnbook" / "grading" / "run.py"))
+            absent += [str(ROOT / "rnnbook" / p) for p in ("grading/run.py", "__pycache__",
+                                                           "checks/__init__.py")]
             extra = _case_paths([self.cases[k] for k in self.cases if self.kind[k] == "tf"])
         spec = walls.spec(kind, ROOT, work, self.out, paths, workdir, extra_readonly=extra,
                           numpy_dirs=getattr(self, "numpy_dirs", ()), absent=absent,
-                          stub=str(STUB))
+                          stub=str(STUB), scratch=walls.scratch_mb(self.config.memory))
         spec["overlay_text"] = STUB.read_text()
         return spec
 
@@ -326,6 +327,7 @@ class Run:
         if os.geteuid() != 0 or not all(_world_readable(p) for p in needed):
             return ""
         self.drop = NOBODY
+        _lock_bytecode()
         return "; submissions run as nobody"
 
     def _probe(self, zygote, job):
@@ -421,6 +423,7 @@ class Run:
                "exercises": [{"name": n, "trials": self.trials[(sub.chapter, n)]}
                              for n in pending],
                "env": self.env(workdir), "workdir": str(workdir), "drop_to": drop,
+               "scratch_mb": walls.scratch_mb(self.config.memory) if walled else None,
                "walls": self.walls_spec(kind, workdir.parent, workdir) if walled else None}
         if walled:
             job["env"]["HOME"] = str(workdir)
@@ -431,9 +434,10 @@ class Run:
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         reader = wire.LineReader(max(wire.line_bound(b) for b in bounds.values()))
         zygote = self.zygotes[kind]
+        meter = procs.Meter() if walled else None  # the scratch pool's use, from the keeper
         r, w = os.pipe()
         try:
-            token, keeper = zygote.spawn(payload, w)
+            token, keeper = zygote.spawn(payload, w, meter and meter.fd)
         finally:
             os.close(w)
         limits = self.config
@@ -469,10 +473,12 @@ class Run:
                             is_open = stage[0] == "exercise" and stage[1] in pending
                 rss_now = procs.rss_mb(procs.descendants(keeper))
                 rss, last_rss = min(rss_now, last_rss), rss_now  # two readings in a row
-                sub.peak_mb = max(sub.peak_mb, rss)
+                scratch = meter.mb() if meter else 0.0
+                sub.peak_mb = max(sub.peak_mb, rss + scratch)
                 now = time.monotonic()
-                if rss > limits.memory:
-                    breach = f"went over the memory limit of {limits.memory} MB"
+                if rss + scratch > limits.memory:
+                    breach = f"went over the memory limit of {limits.memory} MB" + (
+                        f" ({scratch:.0f} MB of it in scratch files)" if scratch >= 1 else "")
                 elif now > sub.deadline:
                     breach = "budget"
                 elif now > stage_deadline:
@@ -489,6 +495,8 @@ class Run:
                 procs.kill(keeper)
                 status = zygote.wait(token, 10)
             shutil.rmtree(workdir, ignore_errors=True)
+            if meter:
+                meter.close()
         if walls_failed and status == walls.FAILED:
             log(f"error: {sub.path}: {walls_failed}")
             return "was not run: the grader could not build its sandbox"
@@ -558,6 +566,16 @@ class Run:
         return results.graded(sub, self.tables[sub.chapter], self.seed,
                                self.oracle[sub.chapter], self.isolation,
                                self.config.visibility)
+
+
+def _lock_bytecode():
+    """Without walls, as root: every compiled module under rnnbook/ becomes root's only (the
+    children run as nobody; a reference.pyc written before setup.sh made reference.py root's
+    would solve the by-hand exercises). It is only a cache: Python still imports the sources."""
+    for folder in (ROOT / "rnnbook").rglob("__pycache__"):
+        for path in [folder, *folder.iterdir()]:
+            with contextlib.suppress(OSError):
+                os.chmod(path, os.stat(path).st_mode & ~0o077)
 
 
 def _world_readable(path):
@@ -650,6 +668,7 @@ def progress(done, total, sub, seconds, width=20):
 
 def grade(config, submissions, out, table_file=None):
     """Grade ``submissions`` (paths) into ``out``; returns the exit status."""
+    sys.dont_write_bytecode = True  # no .pyc of the reference (or any of ours) for a child to find
     paths = collect(submissions)
     if not paths:
         raise GradeError("no notebooks found in " + " ".join(map(str, submissions)))

@@ -9,10 +9,14 @@ forked process (the *keeper*) enters new Linux namespaces, made without privileg
    submission's folder, the ``--out`` folder, the grading run's work folder, the home folder,
    ``/run``; for a NumPy-only child also every site-packages folder (TensorFlow, Keras, ...);
 3. brings back read-only what the child needs from inside them (the Python standard library;
-   NumPy; for a TensorFlow child the venv and rnnbook's learner side, with ``rnnbook/grading``
-   hidden and ``reference.py`` / ``backward.py`` covered by the release's stub);
-4. gives it a private, size-limited ``/tmp``, ``/dev/shm`` and working folder and a ``/dev`` with
-   only null, zero, full, random and urandom;
+   NumPy; for a TensorFlow child the venv and, one file at a time, the ``.py`` files of
+   rnnbook's learner side, with ``reference.py`` / ``backward.py`` covered by the release's
+   stub: no ``__pycache__`` (a compiled reference would solve the by-hand exercises), no
+   ``rnnbook/checks`` (the zygote imported the exercises' ``call`` already; their oracles are
+   not to be imported again), no ``rnnbook/grading``, nothing added to the folder later);
+4. gives it one private scratch tmpfs of ``scratch_mb`` for ``/tmp``, ``/dev/shm`` and its
+   working folder together (the grader counts what is in it towards ``--memory``: see
+   :func:`scratch_used`) and a ``/dev`` with only null, zero, full, random and urandom;
 5. forks the child as the first process of the new pid namespace (it sees no other process, and
    when it ends the kernel kills everything it started), with a fresh read-only ``/proc``, one
    more user and mount namespace (so none of these mounts can be undone) and ``no_new_privs``.
@@ -44,6 +48,7 @@ CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC = 0x20000000, 0x40000000, 0x08000000
 AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
 SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added in Linux 5.12)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+POOL = "/dev"  # where the scratch pool is mounted, under the hidden /dev
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -167,10 +172,11 @@ def unshare():
 
 
 def build(spec):
-    """Build the walls described by ``spec`` (made by :meth:`Walls.spec`) in this mount
-    namespace."""
+    """Build the walls described by ``spec`` (made by :func:`spec`) in this mount namespace;
+    returns a handle on the scratch pool (for :func:`scratch_used`), or None."""
     ops = plan(spec)
     kept = {}  # handles on everything to bring back, taken before anything is hidden
+    present = {p for p in spec.get("overlay", {}) if os.path.exists(p)}
     for path, kind, arg in ops:
         for wanted in ([path] if kind in ("readonly", "writable") else
                        [arg] if kind == "overlay" else []):
@@ -178,6 +184,7 @@ def build(spec):
                 kept[wanted] = os.open(wanted, os.O_PATH | os.O_CLOEXEC)
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the host
     readonly_everything()
+    pool, scratch = _scratch_pool(spec, [path for path, kind, _ in ops if kind == "scratch"])
     hidden, fresh = [], []  # tmpfs mounted here: hidden folders, and all (scratch too)
     for path, kind, arg in ops:
         if kind == "hide":
@@ -190,11 +197,11 @@ def build(spec):
             fresh.append(path)
         elif kind == "scratch":
             _makedirs(path)
-            mount("none", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={arg}m,mode=1777")
+            mount(f"/proc/self/fd/{scratch[path]}", path, None, MS_BIND)
             fresh.append(path)
         else:
             source = arg if kind == "overlay" else path
-            if source not in kept or (kind == "overlay" and not os.path.exists(path)):
+            if source not in kept or (kind == "overlay" and path not in present):
                 continue
             _makedirs(path, file=not os.path.isdir(f"/proc/self/fd/{kept[source]}"))
             mount(f"/proc/self/fd/{kept[source]}", path, None, MS_BIND | MS_REC)
@@ -204,8 +211,32 @@ def build(spec):
             os.symlink(target, link)
     for path in hidden:
         remount(path, readonly=True)
-    for fd in kept.values():
+    for fd in [*kept.values(), *scratch.values()]:
         os.close(fd)
+    return pool
+
+
+def _scratch_pool(spec, paths):
+    """One tmpfs of ``spec["scratch_mb"]`` MB with a folder for each scratch path: ``(fd of its
+    top, {path: fd of its folder})``, bind-mounted to their paths later. It is mounted on
+    ``/dev``, which is hidden under a tmpfs of its own right after: nothing shows the pool
+    itself, and the folders together hold no more than its size."""
+    if not paths:
+        return None, {}
+    mount("none", POOL, "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec['scratch_mb']}m,mode=0700")
+    folders = {}
+    for k, path in enumerate(paths):
+        inner = os.path.join(POOL, str(k))
+        os.mkdir(inner)
+        os.chmod(inner, 0o1777)
+        folders[path] = os.open(inner, os.O_PATH | os.O_CLOEXEC)
+    return os.open(POOL, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), folders
+
+
+def scratch_used(fd):
+    """Bytes in the scratch pool (``fd`` from :func:`build`)."""
+    info = os.fstatvfs(fd)
+    return (info.f_blocks - info.f_bfree) * info.f_frsize
 
 
 def verify(spec):
@@ -292,8 +323,29 @@ def _lock():
 DEVICES = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
 DEV_LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
              "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"}
-SCRATCH_MB = {"/tmp": 128, "/dev/shm": 64}  # private to each child; its working folder too:
-WORK_MB = 256
+SCRATCH = ["/tmp", "/dev/shm"]  # private to each child, in one pool with its working folder
+SCRATCH_MAX = 256  # MB: the pool is a quarter of --memory, at most this (and counted in it)
+#: what the learner release leaves out of rnnbook/ (the instructor's folder, and the tools that
+#: read solutions/), and the modules that solve exercises (the release and every child get the
+#: stub in their place)
+INSTRUCTOR = ("grading", "generate.py", "source.py", "report.py")
+STUBBED = ("reference.py", "backward.py")
+
+
+def scratch_mb(memory):
+    """The scratch pool's size in MB for a memory limit of ``memory`` MB."""
+    return max(8, min(SCRATCH_MAX, memory // 4))
+
+
+def learner_files(package):
+    """The ``.py`` files of rnnbook's learner side that a TensorFlow child sees (one level: not
+    ``checks/``, whose modules the zygote imported, nor ``grading/``; no ``__pycache__``)."""
+    found = []
+    for name in sorted(os.listdir(package)):
+        path = os.path.join(package, name)
+        if name.endswith(".py") and name not in INSTRUCTOR + STUBBED and os.path.isfile(path):
+            found.append(path)
+    return found
 
 
 def real(path):
@@ -317,7 +369,7 @@ def site_folders():
 
 
 def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(), absent=(),
-         stub=None):
+         stub=None, scratch=SCRATCH_MAX):
     """The walls for one child of ``kind`` ("numpy" or "tf"): see the module's docstring."""
     hide = {real(p) for p in [root, work, out, os.path.expanduser("~"), "/run"]}
     hide |= {real(os.path.dirname(p)) for p in subs} | {os.path.dirname(os.path.abspath(p))
@@ -330,20 +382,22 @@ def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(),
         needed = stdlib | {real(p) for p in numpy_dirs}
     else:
         package = os.path.join(real(root), "rnnbook")
-        needed = stdlib | {package} | {real(p) for p in [
+        needed = stdlib | set(learner_files(package)) | {real(p) for p in [
             sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]}
         needed |= {real(p) for p in sysconfig.get_paths().values()}
-        hide.add(os.path.join(package, "grading"))
-        for name in ("reference.py", "backward.py"):
+        hide |= {os.path.join(p, "rnnbook") for p in site_folders()  # an installed copy
+                 if os.path.isdir(os.path.join(p, "rnnbook"))}
+        for name in STUBBED:
             overlay[os.path.join(package, name)] = stub
     needed |= {real(p) for p in extra_readonly}
     hide = sorted(hide - {"/"})
-    covered = hide + list(SCRATCH_MB)
+    covered = hide + SCRATCH
     readonly = sorted(p for p in needed
                       if os.path.exists(p) and any(under(p, h) for h in covered))
     return {
         "hide": hide + ["/dev"],
-        "scratch": {**SCRATCH_MB, str(workdir): WORK_MB},
+        "scratch": {p: scratch for p in [*SCRATCH, str(workdir)]},
+        "scratch_mb": scratch,
         "readonly": readonly + DEVICES,
         "overlay": overlay,
         "overlay_text": "",

@@ -6,9 +6,14 @@
 Started by the grader (:mod:`rnnbook.grading.procs`) with a minimal environment. The ``numpy``
 zygote's import path is the standard library and a folder holding only NumPy; the ``tf`` zygote
 imports TensorFlow, Keras and rnnbook's learner side (checking, checks, oracles), with
-``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first, and then
-swaps each chapter's module for one whose ``check`` does nothing (the child keeps the real
-exercises for their ``call``).
+``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first. Of the
+chapters it keeps only a *caller* per exercise (its name, its kind and its ``call``, which builds
+the real cell, session or layer from the trial's plain data and calls the learner's function):
+every checks module is swapped for one whose ``check`` does nothing, and the real modules'
+globals are cut down to what the ``call`` functions reach (:func:`callers_only`). No frame,
+global, module or object the collector can list in a child holds an :class:`Exercise`, a
+chapter, an oracle, a reference or a mistake model; the zygote checks that with weak references
+before it serves, and fails (so the grader refuses) if one is still alive.
 
 The grader sends a command per job on a SEQPACKET socket, ``{"fork": token}``, with two file
 descriptors: the job's events pipe (write end) and a pipe the job arrives on (read end). The
@@ -16,10 +21,15 @@ zygote never reads a job (its memory, which every child inherits, holds no submi
 a *keeper* and answers ``{"forked": token, "pid": PID}``, later ``{"exited": token, "status":
 S}`` (negative: killed by that signal). The keeper reads the job, builds the walls (when the job
 asks), forks the child, waits for it, kills whatever the child left running (it is their
-subreaper; behind the walls the pid namespace does it), and ends as the child ended. The zygote
-is a subreaper too and kills any process that reaches it that is not a keeper.
+subreaper; behind the walls the pid namespace does it), and ends as the child ended. Behind the
+walls it also measures the child's scratch pool (``/tmp``, ``/dev/shm`` and its working folder)
+every 20 ms and writes the bytes used into a third descriptor sent with the command (a memfd
+the grader reads: it counts them towards ``--memory``). The zygote is a subreaper too and kills
+any process that reaches it that is not a keeper.
 """
 import ctypes
+import functools
+import gc
 import importlib.util
 import json
 import os
@@ -27,8 +37,11 @@ import resource
 import select
 import signal
 import socket
+import struct
 import sys
 import time
+import types
+import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
@@ -75,16 +88,112 @@ def prepare(kind, args):
     import rnnbook.checking  # noqa: F401
     from rnnbook import checks
 
-    chapters = {stem: checks.load(stem) for stem in stems}
-    for stem in stems:  # the notebook's `from rnnbook.checks.chNN import check`: a no-op
-        module = checks.CHAPTERS[stem]
-        stub_chapter = _stub_module(module, "def check(*args, **kwargs):\n    return None\n")
-        setattr(checks, module.rsplit(".", 1)[1], stub_chapter)
-    return chapters
+    callers, secrets = callers_only({stem: checks.load(stem) for stem in stems})
+    gc.collect()
+    alive = [describe(ref()) for ref in secrets if ref() is not None]
+    if alive:
+        raise RuntimeError("the exercises' oracles would be in reach of the child: "
+                           + ", ".join(alive[:5]))
+    return callers
 
 
-def keeper(token, events_fd, job_fd, sock, chapters):
+def callers_only(chapters):
+    """``({stem: {name: caller}}, weak references to what no child may reach)``.
+
+    A caller has the exercise's ``name``, ``by_hand`` and ``call`` (all that
+    :func:`rnnbook.checking.answer` uses). Every ``rnnbook.checks.*`` module is replaced by one
+    whose ``check`` does nothing (the notebook's import of it), and the real modules' globals
+    lose every name the ``call`` functions cannot reach: the chapters, the exercises, the
+    oracles, the references, the mistake models and what only they use."""
+    from rnnbook import checks
+
+    callers, secrets = {}, []
+    for stem, chapter in chapters.items():
+        callers[stem] = {ex.name: types.SimpleNamespace(name=ex.name, by_hand=ex.by_hand,
+                                                        call=ex.call)
+                         for ex in chapter.exercises}
+        secrets.append(chapter)
+        for ex in chapter.exercises:
+            secrets += [ex, ex.oracle, ex.reference]
+            for mistake in ex.mistakes:
+                secrets += [mistake, *mistake.models]
+    secrets += [getattr(s, "__wrapped__", None) for s in secrets]
+    refs = []
+    for secret in secrets:
+        try:
+            refs.append(weakref.ref(secret))
+        except TypeError:  # None, or a kind of object with no weak references
+            pass
+    del secrets
+    keep = _reachable([c.call for chapter in callers.values() for c in chapter.values()])
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("rnnbook.checks."):
+            continue
+        namespace = vars(module)
+        for key in list(namespace):
+            if key not in keep.get(id(namespace), ()) and key not in ("__name__", "__builtins__"):
+                del namespace[key]
+        stub = _stub_module(name, "def check(*args, **kwargs):\n    return None\n")
+        setattr(checks, name.rsplit(".", 1)[1], stub)
+    return callers, refs
+
+
+def _reachable(roots):
+    """``{id(globals): names}``: the module-level names that the functions ``roots`` reach,
+    through their code (nested code too), defaults, closures, ``functools`` wrappers and
+    partials, the classes and containers they refer to, and so on from each name found."""
+    keep, seen, stack = {}, set(), list(roots)
+
+    def code_names(code, namespace):
+        names = keep.setdefault(id(namespace), set())
+        for name in code.co_names:
+            if name in namespace and name not in names:
+                names.add(name)
+                stack.append(namespace[name])
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                code_names(const, namespace)
+
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, types.ModuleType):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, types.FunctionType):
+            code_names(obj.__code__, obj.__globals__)
+            stack += [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values(),
+                      *vars(obj).values()]
+            for cell in obj.__closure__ or ():
+                try:
+                    stack.append(cell.cell_contents)
+                except ValueError:  # an empty cell
+                    pass
+        elif isinstance(obj, functools.partial):
+            stack += [obj.func, *obj.args, *obj.keywords.values()]
+        elif isinstance(obj, (types.MethodType, staticmethod, classmethod)):
+            stack += [obj.__func__, getattr(obj, "__self__", None)]
+        elif isinstance(obj, property):
+            stack += [obj.fget, obj.fset, obj.fdel]
+        elif isinstance(obj, type):
+            if obj.__module__.startswith("rnnbook"):
+                stack += list(vars(obj).values())
+        elif isinstance(obj, (tuple, list, set, frozenset)):
+            stack += list(obj)
+        elif isinstance(obj, dict):
+            stack += [*obj.keys(), *obj.values()]
+        elif hasattr(obj, "__wrapped__"):  # functools.lru_cache, cache, wraps
+            stack.append(obj.__wrapped__)
+    return keep
+
+
+def describe(obj):
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "name", None)
+    return f"{type(obj).__name__} {name or ''}".strip()
+
+
+def keeper(token, events_fd, job_fd, meter_fd, sock, chapters):
     """The forked keeper of one job (never returns)."""
+    pool = None
     try:
         sock.close()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE):
@@ -105,15 +214,18 @@ def keeper(token, events_fd, job_fd, sock, chapters):
         spec = job.get("walls")
         if spec:
             walls.unshare()
-            walls.build(spec)
+            pool = walls.build(spec)
     except Exception as error:  # noqa: BLE001 - the grader reads why
         _fatal(events_fd, f"could not build the sandbox's walls: {error}")
         os._exit(walls_failed())
     pid = os.fork()
     if pid == 0:
+        for fd in (meter_fd, pool):  # the child can neither reach the pool's top nor the meter
+            if fd is not None:
+                os.close(fd)
         worker(job, events_fd, chapters)
     os.close(events_fd)
-    status = _wait_for(pid)
+    status = _wait_for(pid, pool, meter_fd)
     _kill_children()
     _end_as(status)
 
@@ -164,17 +276,26 @@ def _fatal(fd, message):
         pass
 
 
-def _wait_for(pid):
-    """Wait for ``pid``, reaping any orphan that reaches this subreaper meanwhile."""
+def _wait_for(pid, pool=None, meter=None):
+    """Wait for ``pid``, reaping any orphan that reaches this subreaper meanwhile; with a
+    scratch ``pool``, write the bytes it holds into ``meter`` every 20 ms."""
+    measure = pool is not None and meter is not None
     while True:
         try:
-            done, status = os.waitpid(-1, 0)
+            done, status = os.waitpid(-1, os.WNOHANG if measure else 0)
         except InterruptedError:
             continue
         except ChildProcessError:
             return 0
         if done == pid:
             return status
+        if done == 0:
+            try:
+                used = sys.modules["rnnbook_walls"].scratch_used(pool)
+                os.pwrite(meter, struct.pack("<q", used), 0)
+            except OSError:
+                pass
+            time.sleep(0.02)
 
 
 def _children():
@@ -232,16 +353,17 @@ def serve(sock, chapters):
         ready, _, _ = select.select([sock], [], [], 0.05)
         if ready:
             try:
-                data, fds, _, _ = socket.recv_fds(sock, 4096, 2)
+                data, fds, _, _ = socket.recv_fds(sock, 4096, 3)
             except OSError:
                 data, fds = b"", []
             if not data:
                 break
             command = json.loads(data)
-            if len(fds) == 2:
+            if len(fds) in (2, 3):
                 pid = os.fork()
                 if pid == 0:
-                    keeper(command["fork"], fds[0], fds[1], sock, chapters)
+                    keeper(command["fork"], fds[0], fds[1], fds[2] if len(fds) == 3 else None,
+                           sock, chapters)
                 for fd in fds:
                     os.close(fd)
                 keepers[pid] = command["fork"]
@@ -284,7 +406,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    import gc
-
+    sys.dont_write_bytecode = True  # (PYTHONDONTWRITEBYTECODE too): no .pyc of ours anywhere
     gc.disable()  # the zygote's heap is shared with every child: keep it still
     sys.exit(main(sys.argv[1:]))

@@ -151,6 +151,11 @@ EXPECTED = {
     "answer_theft": Expect(0, {ex.name: (0, "not written yet") for ex in EXERCISES},
                            walls=True),
     "break_walls": _expect(FULL, walls=True),
+    # nothing of the instructor's side in reach: no oracle, reference or mistake model in the
+    # child's frames, objects or modules, no bytecode of the reference or the checks anywhere
+    "steal_oracles": _expect(_failing(EXERCISES, "nothing to steal"), walls=True),
+    # scratch files count: /tmp, /dev/shm and the working folder share one small pool
+    "scratch_hog": _expect(_failing([LAST], "MB of scratch files"), walls=True),
 }
 
 
@@ -588,6 +593,125 @@ def break_walls(ctx):
         "attempt('see other jobs', lambda: more_than('/tmp/rnnbook-grade-*/*[0-9]', 1))\n"
         "attempt('reach the network', lambda: socket.create_connection(('1.1.1.1', 53), timeout=3))\n"))
     return _wrap(nb, FIRST, "    if BROKE:\n        raise RuntimeError('got out: ' + '; '.join(BROKE))\n")
+
+
+#: what a student who wants the grader's answers tries in every exercise: the callers' frames
+#: and every object the collector knows for an exercise (anything with an oracle, a reference or
+#: mistakes) and a case; the checks modules, imported again; the compiled reference, backward
+#: pass and checks from any __pycache__ it can find, loaded with marshal. ROOTS: where to look;
+#: UNFREEZE: whether to list the objects frozen after TensorFlow's import too (each of them:
+#: seconds, and every page the zygote shares is copied; tests/test_isolation.py does it, and
+#: checks the zygote's frozen objects directly).
+STEAL = """
+import gc, importlib, marshal, os, sys, types
+_FOUND = []
+def _cases():
+    found, frame = [], sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if (isinstance(value, dict) and value
+                    and all(isinstance(k, str) and not k.startswith('__') for k in value)):
+                found.append(value)
+        frame = frame.f_back
+    return found
+def _pycs(roots):
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in ('.venv', '.git', 'site-packages')]
+            for name in files:
+                stem = name.split('.')[0]
+                if name.endswith('.pyc') and (stem in ('reference', 'backward', 'checking')
+                                              or stem.startswith('ch0')):
+                    yield stem, os.path.join(folder, name)
+def _holders():
+    if _FOUND:
+        return _FOUND[1:]
+    found = []
+    if UNFREEZE:  # what the grader froze (TensorFlow), too: slow, and it copies shared pages
+        gc.unfreeze()
+    for obj in gc.get_objects():
+        try:
+            attrs = object.__getattribute__(obj, '__dict__')
+        except Exception:
+            continue
+        if isinstance(attrs, dict) and any(k in attrs for k in ('oracle', 'mistakes', 'exercises',
+                                                                  'CHAPTER')):
+            found.append(obj)
+    for name in [n for n in sys.modules if n.startswith('rnnbook.checks.')]:
+        found.append(getattr(sys.modules[name], 'CHAPTER', None))
+        try:
+            del sys.modules[name]
+            found.append(importlib.import_module(name).CHAPTER)
+        except Exception:
+            pass
+    roots = list(ROOTS)
+    try:
+        import rnnbook
+        roots.append(os.path.dirname(rnnbook.__file__))
+    except Exception:
+        pass
+    for stem, path in sorted(_pycs(roots)):  # reference and backward before the checks
+        try:
+            with open(path, 'rb') as f:
+                code = marshal.loads(f.read()[16:])
+            package = 'rnnbook.' if stem in ('reference', 'backward', 'checking') else 'rnnbook.checks.'
+            module = types.ModuleType(package + stem)
+            module.__file__ = path
+            if stem in ('reference', 'backward'):
+                sys.modules[package + stem] = module
+            exec(code, module.__dict__)
+            found.append(getattr(module, 'CHAPTER', module))
+        except Exception:
+            pass
+    _FOUND.append('searched')
+    _FOUND.extend(x for x in found if x is not None)
+    return _FOUND[1:]
+def steal(name):
+    holders = _holders()
+    exercises = []
+    for holder in holders:
+        exercises += list(getattr(holder, 'exercises', [holder]))
+    for ex in exercises:
+        if getattr(ex, 'name', name) != name:
+            continue
+        models = [getattr(ex, 'oracle', None), getattr(ex, 'reference', None)]
+        models += [m.answer for m in getattr(ex, 'mistakes', ())]
+        for case in _cases():
+            for model in models:
+                try:
+                    return model(case)
+                except Exception:
+                    pass
+    if holders:
+        raise RuntimeError('found, but could not use: ' + ', '.join(
+            sorted({type(h).__name__ + ' ' + str(getattr(h, '__name__', '')) for h in holders})))
+    raise RuntimeError('nothing to steal')
+"""
+
+
+def steal_oracles(ctx, unfreeze=False):
+    """Every exercise returns what the instructor's side would answer, from whatever it finds
+    (frames, gc.get_objects(), modules, bytecode on disk); it raises when it finds nothing."""
+    roots = ctx.get("roots") or [str(ctx.get("root", ROOT)), "/tmp", "."]  # (the child's cwd)
+    nb = _append(_notebook(), f"ROOTS = {roots!r}\nUNFREEZE = {unfreeze!r}\n" + STEAL)
+    for ex in EXERCISES:
+        _replace(nb, ex, f"    return steal({ex.name!r})\n")
+    return nb
+
+
+def scratch_hog(ctx, mb=400, ram_mb=0, ex=LAST):
+    """Exercise ``ex`` fills /dev/shm, /tmp and its working folder with ``mb`` MB (files of
+    10 MB, under the 32 MB cap on one file, in turn), keeps them, then holds ``ram_mb`` MB of
+    memory for half a second and answers right."""
+    return _wrap(_notebook(), ex, (
+        "    import numpy as np, os\n"
+        f"    for k in range({mb} // 10):\n"
+        "        name = ('/dev/shm', '/tmp', '.')[k % 3] + f'/hog{k}.bin'\n"
+        "        if not os.path.exists(name):  # written once, kept for every trial\n"
+        "            with open(name, 'wb') as f:\n"
+        "                f.write(b'x' * 10 * 2**20)\n"
+        f"    kept = np.ones({ram_mb} * 2**17)\n"
+        "    __import__('time').sleep(0.5 if kept.size else 0)\n"))
 
 
 def build(subs, out, walls=True, only=None):

@@ -4,9 +4,11 @@
 # older), makes a venv in source/.venv with the pinned requirements.txt, installs the rnnbook
 # package from source/ (editable: the grader reads exercises.json next to it), checks that
 # TensorFlow loads, so that a broken image fails here and not on every submission, and makes the
-# instructor's side (the grader, the reference, the settings) readable by root only: where the
-# walls cannot stand, the grader runs each submission as nobody.
+# instructor's side (the grader, the checks, the reference, the settings and every compiled
+# module of the package) readable by root only: where the walls cannot stand, the grader runs
+# each submission as nobody. No .pyc of the package is written (PYTHONDONTWRITEBYTECODE).
 set -euo pipefail
+export PYTHONDONTWRITEBYTECODE=1
 SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export DEBIAN_FRONTEND=noninteractive
 
@@ -41,9 +43,6 @@ fi
 "$SOURCE/.venv/bin/python" -m pip install --quiet --no-deps -e "$SOURCE"
 cd "$SOURCE" && "$SOURCE/.venv/bin/python" -c \
     "import rnnbook, rnnbook.grading.run; rnnbook.setup(); print('rnnbook autograder ready')"
-chmod -R go-rwx "$SOURCE/rnnbook/grading" "$SOURCE/exercises.json" "$SOURCE/autograder.json"
-for module in reference backward; do
-    if [ -e "$SOURCE/rnnbook/$module.py" ]; then chmod go-rwx "$SOURCE/rnnbook/$module.py"; fi
-done
 chmod -R a+rX "$SOURCE/.venv"
-echo "instructor's side: root only"
+cd "$SOURCE" && "$SOURCE/.venv/bin/python" -m rnnbook.grading.gradescope --lock \
+    --root "$(dirname "$SOURCE")"

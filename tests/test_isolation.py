@@ -1,0 +1,153 @@
+"""What a grading child can reach and fill (issue 18): no solution code, compiled or not; no
+oracle, reference or mistake model in its frames, objects or modules; scratch files counted.
+
+Each test grades Chapter 1 notebooks from tests/hostile/corpus.py with the real grader
+(``python -m rnnbook.grading``), behind the walls (skipped where user namespaces do not work).
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import nbformat
+import pytest
+from hostile import corpus
+
+from conftest import ROOT
+from rnnbook.grading import walls
+
+slow = pytest.mark.slow
+
+
+def walls_stand():
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+def grade(root, *args):
+    """The grader of the tree ``root``, run from a normal shell (bytecode is written)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return subprocess.run([sys.executable, "-m", "rnnbook.grading", *map(str, args)],
+                          capture_output=True, text=True, timeout=600, cwd=root, env=env)
+
+
+def reports(out, name):
+    report = json.loads((out / name / "results.json").read_text())
+    return {t["name"].split()[-1]: t for t in report["tests"]}
+
+
+@pytest.fixture
+def place():
+    """A folder outside /tmp (the children's own /tmp covers /tmp), removed afterwards."""
+    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-isolation-", dir=base))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@slow
+def test_nothing_of_the_instructors_side_in_reach_after_compileall(place):
+    """A copy of the repository whose every module was compiled (``compileall``: the reference,
+    the backward pass, the checks and the grader have .pyc files), graded from a normal shell:
+    every exercise of a notebook that looks for oracles, references and mistake models in its
+    frames, in gc.get_objects() (frozen objects too), in the checks modules imported again and
+    in any bytecode it can find, finds nothing, and gets 0."""
+    if not walls_stand():
+        pytest.skip("no user namespaces here")
+    tree = place / "tree"
+    ignore = shutil.ignore_patterns("__pycache__")
+    for part in ("rnnbook", "solutions"):
+        shutil.copytree(ROOT / part, tree / part, ignore=ignore)
+    compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", "rnnbook"], cwd=tree,
+                              capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stderr
+    for name in ("reference", "backward", "checks/ch01", "grading/run"):
+        folder, stem = (tree / "rnnbook" / name).parent, pathlib.Path(name).name
+        assert list((folder / "__pycache__").glob(f"{stem}.*.pyc")), name
+    subs, out = place / "subs", place / "out"
+    subs.mkdir()
+    nbformat.write(corpus.steal_oracles({"root": tree}, unfreeze=True), str(subs / "steal.ipynb"))
+    ran = grade(tree, subs / "steal.ipynb", "--out", out, "--seed", 3, "--no-class-report")
+    assert ran.returncode == 0, ran.stderr
+    assert "walls: namespaces" in ran.stderr
+    tests = reports(out, "steal")
+    assert list(tests) == list(corpus.FULL)
+    for name, test in tests.items():
+        assert test["score"] == 0 and "nothing to steal" in test["output"], (name, test["output"])
+
+
+@slow
+def test_scratch_files_count_towards_the_memory_limit(place):
+    """--memory 300: /tmp, /dev/shm and the working folder share one pool of 75 MB. A by-hand
+    exercise that writes 400 MB there is stopped at 75 MB and told so; one that writes 60 MB and
+    holds 230 MB of memory (290 MB of memory alone would pass) went over the memory limit."""
+    if not walls_stand():
+        pytest.skip("no user namespaces here")
+    pool = walls.scratch_mb(300)
+    assert pool == 75
+    hog = corpus.BY_HAND[-1]  # run in the NumPy-only child (about 25 MB)
+    subs, out = place / "subs", place / "out"
+    subs.mkdir()
+    nbformat.write(corpus.scratch_hog({}, mb=400, ex=hog), str(subs / "hog.ipynb"))
+    nbformat.write(corpus.scratch_hog({}, mb=60, ram_mb=230, ex=hog), str(subs / "mixed.ipynb"))
+    ran = grade(ROOT, subs, "--out", out, "--seed", 3, "--memory", 300, "--workers", 1,
+                "--no-class-report")
+    assert ran.returncode == 0, ran.stderr
+    test = reports(out, "hog")[hog.name]
+    assert test["score"] == 0, test["output"]
+    assert "raised OSError" in test["output"]
+    assert f"it wrote more than {pool} MB of scratch files" in test["output"], test["output"]
+    test = reports(out, "mixed")[hog.name]
+    assert test["score"] == 0, test["output"]
+    assert "went over the memory limit of 300 MB (60 MB of it in scratch files)" in test["output"]
+
+
+ZYGOTE_PROBE = """
+import gc, sys
+sys.path.insert(0, sys.argv[1] + '/rnnbook/grading')
+import zygote
+callers = zygote.prepare('tf', sys.argv[1:])
+from rnnbook.checking import Chapter, Exercise, Mistake
+gc.unfreeze()
+found = set()
+for obj in gc.get_objects():
+    try:
+        attrs = object.__getattribute__(obj, '__dict__')
+    except Exception:
+        attrs = {}
+    if isinstance(obj, (Chapter, Exercise, Mistake)) or (
+            isinstance(attrs, dict) and ('oracle' in attrs or 'CHAPTER' in attrs)):
+        found.add(type(obj).__name__)
+    if isinstance(obj, dict) and ('CHAPTER' in obj or callable(obj.get('oracle'))):
+        found.add('a namespace holding ' + ', '.join(k for k in ('CHAPTER', 'oracle') if k in obj))
+for name, module in sys.modules.items():
+    if name.startswith('rnnbook.checks.') and sorted(vars(module)) != sorted(
+            ['__builtins__', '__doc__', '__loader__', '__name__', '__package__', '__spec__',
+             'check']):
+        found.add(name)
+print(sorted(found))
+print(sorted(callers), sum(len(c) for c in callers.values()))
+"""
+
+
+@slow
+def test_the_tensorflow_zygote_keeps_no_exercise_oracle_or_chapter():
+    """Every chapter's TensorFlow zygote, as the grader starts it: nothing the collector lists
+    (frozen objects too) is a chapter, an exercise or a mistake, or holds an oracle or a
+    CHAPTER; every checks module is the stub; a caller for every exercise is there."""
+    from rnnbook import checks
+    from rnnbook.environment import TF_ENV
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/"),
+           "RNNBOOK_GRADING": "1", "PYTHONDONTWRITEBYTECODE": "1", **TF_ENV}
+    ran = subprocess.run([sys.executable, "-I", "-c", ZYGOTE_PROBE, str(ROOT), *checks.CHAPTERS],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    found, listed = ran.stdout.strip().splitlines()[-2:]
+    assert found == "[]", found
+    total = sum(len(checks.load(stem).exercises) for stem in checks.CHAPTERS)
+    assert listed == f"{sorted(checks.CHAPTERS)} {total}"
