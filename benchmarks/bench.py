@@ -45,6 +45,8 @@ PAIRS = 1 if QUICK else 3
 IMPORTS = 1 if QUICK else 3
 SEED = "0"  # the same trials in every run
 GOAL = 0.25  # marginal cost of a submission, in units of a bare `import tensorflow`
+#: limits no solution reaches even on a busy machine: the benchmark times grading, not timeouts
+LIMITS = ("--timeout", "300", "--cell-timeout", "600", "--budget", "3600")
 USAGE = "options: --quick, --chapter N (repeatable)"
 ENV = {**os.environ, **TF_ENV}
 
@@ -78,14 +80,24 @@ def measure(cmd):
 PROGRESS = re.compile(r"^grade: \[.*: (?P<seconds>[\d.]+) s, peak (?P<mb>\d+) MB", re.MULTILINE)
 
 
+#: the grader's last lines: "student003.ipynb: 20 / 20"
+SCORE = re.compile(r"^(\S+\.ipynb): ([\d.]+) / ([\d.]+)$", re.MULTILINE)
+
+
 def grade(subs, out, count):
-    """Wall seconds, peak MB of the whole run, and ``[(seconds, peak MB)]`` per submission."""
+    """Wall seconds, peak MB of the whole run, and ``[(seconds, peak MB)]`` per submission;
+    stops unless every submission (a solution) got full marks."""
     took, peak, err = measure([sys.executable, "-m", "rnnbook.grading", str(subs), "--out",
-                               str(out), "--seed", SEED, "--workers", str(CORES)])
+                               str(out), "--seed", SEED, "--workers", str(CORES), *LIMITS])
     each = [(float(m["seconds"]), int(m["mb"])) for m in PROGRESS.finditer(err)]
     if len(each) != count:
         raise SystemExit("bench: the grader's progress lines no longer give seconds and peak "
                          "memory")
+    scores = SCORE.findall(err)
+    short = [f"{name}: {got} / {full}" for name, got, full in scores if float(got) != float(full)]
+    if len(scores) != count or short:
+        raise SystemExit(f"bench: the solution did not get full marks in {subs.name} (the "
+                         f"benchmark would time a broken grader): {'; '.join(short) or err[-500:]}")
     walls = re.search(r"walls: (.*)", err)
     return took, peak, each, walls[1] if walls else "?"
 
