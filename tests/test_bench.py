@@ -9,14 +9,16 @@ from tests.test_book import ROOT
 
 def test_the_benchmark_runs_every_step():
     done = subprocess.run([sys.executable, "benchmarks/bench.py", "--quick"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     out = done.stdout
     assert "bare `import tensorflow`" in out
     assert "grade Chapter 1's solution alone" in out
     checks = [line for line in out.splitlines() if line.startswith("in-notebook check ")]
     assert len(checks) >= 30, out  # every exercise of every chapter
-    assert "marginal cost of one more submission" in out
+    for number in range(1, 6):  # every chapter's marginal cost, and its row in the table
+        assert f"Chapter {number}: marginal cost of one more submission" in out, out
+        assert any(line.startswith(f"| {number} | ") for line in out.splitlines()), out
 
 
 def test_the_benchmark_refuses_an_unknown_argument():
@@ -24,4 +26,11 @@ def test_the_benchmark_refuses_an_unknown_argument():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
-        "bench: unknown argument '--fast' (the only option is --quick)"]
+        "bench: unknown argument '--fast' (options: --quick, --chapter N (repeatable))"]
+
+
+def test_the_benchmark_refuses_an_unknown_chapter():
+    done = subprocess.run([sys.executable, "benchmarks/bench.py", "--chapter", "9"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["bench: no chapter '9' (chapters: 1, 2, 3, 4, 5)"]

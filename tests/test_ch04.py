@@ -207,3 +207,25 @@ def test_predict_on_a_partial_last_batch_does_what_the_chapter_says(batch, sampl
             model.predict(x, batch_size=batch, verbose=0)
     else:
         assert len(model.predict(x, batch_size=batch, verbose=0)) == rows
+
+
+def test_a_handed_over_layer_gives_the_same_numbers_eager_then_compiled():
+    """The layers 4.7 and 4.8 hand over run their first ``EAGER_CALLS`` calls eagerly (a grading
+    child calls each a few times: tracing would cost more), then as one ``tf.function`` (the
+    sweeps call one cached layer thousands of times); the state carries across the switch."""
+    rng = np.random.default_rng(0)
+    B, S, D, H = 2, 3, 2, 3
+    weights = [rng.normal(size=s).astype(np.float32) * 0.5 for s in ((D, 4 * H), (H, 4 * H),
+                                                                       (4 * H,))]
+    h, c = (rng.normal(size=(B, H)).astype(np.float32) for _ in range(2))
+    layer = ch04._compiled_lstm_class()(H, stateful=True, return_sequences=True)
+    layer.build((B, S, D))
+    ch04._load_layer(layer, weights, h, c)
+    step, state = ref.keras_cell(*weights), [h, c]
+    calls = ch04.EAGER_CALLS + 3
+    for k in range(calls):
+        assert (getattr(layer, "_compiled_call", None) is None) == (k < ch04.EAGER_CALLS + 1)
+        x = rng.normal(size=(B, S, D)).astype(np.float32)
+        want, state = ref.unroll(step, x, state)
+        np.testing.assert_allclose(np.asarray(layer(x)), want, rtol=1e-5, atol=1e-5)
+    assert layer._compiled_call is not None

@@ -32,7 +32,7 @@ import numpy as np
 from rnnbook import graphs
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
-from rnnbook.oracles import load_weights, run_tf1, tensorflow
+from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
 KERAS = "ifjo"  # Keras' order i, f, c, o, written with TF1's letters (Keras' c is TF1's j)
@@ -118,7 +118,7 @@ def live_session(case):
     found = _SESSIONS.get(key)
     if found is None or found[0]._closed or found[0].graph.version != found[2]:
         graph = graphs.lstm_graph(*key[:3], forget_bias=key[3])[0]
-        session = tensorflow().compat.v1.Session(graph=graph)
+        session = quick_session(graph)
         found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
     session, variables, _ = found
     load_weights(session, variables, _weights(case))

@@ -28,7 +28,7 @@ import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
-from rnnbook.oracles import keras3, load_weights, run_keras_lstm, run_tf1, tensorflow
+from rnnbook.oracles import keras3, load_weights, quick_session, run_keras_lstm, run_tf1, tensorflow
 
 #: the by-hand exercises get states with the fields of TF1's ``LSTMStateTuple`` (a namedtuple
 #: (c, h)); NumPy only, so the grader's NumPy-only child can build it
@@ -476,7 +476,7 @@ class StateGraph:
             self.outputs, self.final = v1.nn.dynamic_rnn(cell, self.inputs, initial_state=initial)
             self.packed = tf.stack([tf.stack([s.c, s.h]) for s in self.final])  # (L, 2, B, H)
             self.variables = v1.global_variables()
-        self.session = v1.Session(graph=self.graph)
+        self.session = quick_session(self.graph)
         self.shape = (L, D, H)
 
     def load(self, case):
@@ -618,14 +618,24 @@ stream_in_chunks = Exercise(
 # --- The Keras layers the API exercises hand over ----------------------------------------------
 
 
+#: calls of one layer that run eagerly before it is compiled: a grading child calls each of its
+#: layers a few times (tracing one costs about as much as 10 eager calls); the tests' sweeps
+#: call the same cached layer thousands of times
+EAGER_CALLS = 12
+
+
 @functools.cache
 def _compiled_lstm_class():
-    """A ``keras.layers.LSTM`` whose ``__call__`` runs as one ``tf.function`` (traced once per
-    input shape): the learner calls a real Keras layer; the check can afford many trials."""
+    """A ``keras.layers.LSTM`` whose ``__call__`` runs eagerly for its first
+    :data:`EAGER_CALLS` calls, then as one ``tf.function`` (traced once per input shape): the
+    learner calls a real Keras layer; the check can afford many trials."""
     tf, keras = tensorflow(), keras3()
 
     class CompiledLSTM(keras.layers.LSTM):
         def __call__(self, *args, **kwargs):
+            self._eager_calls = getattr(self, "_eager_calls", 0) + 1
+            if self._eager_calls <= EAGER_CALLS:
+                return super().__call__(*args, **kwargs)
             if getattr(self, "_compiled_call", None) is None:
                 self._compiled_call = tf.function(super().__call__, reduce_retracing=True)
             return self._compiled_call(*args, **kwargs)

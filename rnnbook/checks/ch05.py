@@ -22,7 +22,7 @@ from rnnbook import backward as bwd
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
 from rnnbook.checks.ch02 import names_split_0
-from rnnbook.oracles import keras3, load_weights, tensorflow
+from rnnbook.oracles import keras3, load_weights, quick_session, tensorflow
 
 # ---------------------------------------------------------------------------------------------
 # TensorFlow's gradients of the real cells (the oracles)
@@ -517,7 +517,7 @@ def _by_name_case(rng, B, T, D, H, t):
 @functools.cache
 def _lstm_graph(B, T, D, H):
     """A ``static_rnn`` BasicLSTMCell graph with a loss and ``tf.compat.v1.gradients`` of it,
-    built once per shape; returns ``(session, variables, x, doutputs, split_ops)``."""
+    built once per shape; returns ``(session, variables, x, doutputs, split_ops, loss)``."""
     tf = tensorflow()
     v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
@@ -528,10 +528,19 @@ def _lstm_graph(B, T, D, H):
         loss = tf.reduce_sum(tf.stack(outputs, axis=1) * upstream, name="loss")
         v1.gradients(loss, cell.variables)  # the gradient ops a training step would build
         splits = [op for op in graph.get_operations() if op.type == "Split"]  # one per step
-        # the oracle's own: the gradient with respect to each Split output (scope gradients_1)
-        by_step = v1.gradients(loss, [out for op in splits for out in op.outputs])
-        session = v1.Session(graph=graph)
-    return session, tuple(cell.variables), x, upstream, tuple(splits), tuple(by_step)
+        session = quick_session(graph)
+    return session, tuple(cell.variables), x, upstream, tuple(splits), loss
+
+
+@functools.cache
+def _split_grads(B, T, D, H):
+    """The oracle's own: the gradient of the loss with respect to each Split output, added to
+    the graph (scope ``gradients_1``) the first time the oracle asks, so a grading child, which
+    never runs the oracle, does not build them."""
+    *_, splits, loss = _lstm_graph(B, T, D, H)
+    with loss.graph.as_default():
+        return tuple(tensorflow().compat.v1.gradients(
+            loss, [out for op in splits for out in op.outputs]))
 
 
 def _by_name_session(case):
@@ -549,8 +558,8 @@ def _by_name_call(fn, case):
 def _by_name_oracle(case):
     """The gradient of the loss with respect to step t's four Split outputs, taken by
     ``tf.compat.v1.gradients`` on the Split op itself (found by type, not by name)."""
+    by_step = _split_grads(case["B"], case["T"], case["D"], case["H"])
     session, feed = _by_name_session(case)
-    by_step = _lstm_graph(case["B"], case["T"], case["D"], case["H"])[-1]
     t = case["t"]
     return tuple(session.run(list(by_step[4 * t: 4 * t + 4]), feed))
 

@@ -88,6 +88,9 @@ def prepare(kind, args):
     import rnnbook.checking  # noqa: F401
     from rnnbook import checks
 
+    from rnnbook.oracles import warm_imports
+
+    warm_imports()  # what every child would import again on first use (imports only: no thread)
     callers, secrets = callers_only({stem: checks.load(stem) for stem in stems})
     gc.collect()
     alive = [describe(ref()) for ref in secrets if ref() is not None]
