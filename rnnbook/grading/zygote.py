@@ -87,7 +87,6 @@ def prepare(kind, args):
     environment.import_keras()
     import rnnbook.checking  # noqa: F401
     from rnnbook import checks
-
     from rnnbook.oracles import warm_imports
 
     warm_imports()  # what every child would import again on first use (imports only: no thread)
