@@ -7,7 +7,8 @@ independently of the checks' own mistake models:
   updates, TensorFlow where the exercise allows it); each must pass on every seed;
 - ``WRONG[name]``: ``(function, sentence)`` pairs: a wrong answer, and the start of the
   mistake sentence the check must name for it (None where no named mistake is expected); each
-  must fail on every seed, naming that mistake.
+  must fail on every seed, naming that mistake, and earn the same share of the points
+  (parts right on every trial) on every seed, as Gradescope draws a seed per submission.
 
 Each of the check's own mistake models must fail on every seed too, and be named as itself (a
 mistake that passes on some seed would give the same wrong code different grades on
@@ -107,7 +108,15 @@ def test_right_answers_pass_on_every_seed(stem, name):
 @pytest.mark.parametrize("stem,name", exercises())
 def test_learners_mistakes_fail_on_every_seed_and_are_named(stem, name):
     pairs = zip(learners(stem).WRONG[name], swept(stem, name)["wrong"], strict=True)
+    unfair = []
     for (fn, sentence), outcomes in pairs:
+        # the same wrong code earns the same points whichever seed Gradescope draws
+        shares = {}
+        for seed, outcome in outcomes:
+            shares.setdefault(outcome.share, seed)
+        if len(shares) > 1:
+            unfair.append(f"{fn.__name__}: " + ", ".join(
+                f"share {share:g} on seed {seed}" for share, seed in sorted(shares.items())))
         for seed, outcome in outcomes:
             assert not outcome.passed, f"wrong answer {fn.__name__} passed on seed {seed}"
             assert len(outcome.parts_right) < outcome.parts and outcome.share < 1, (
@@ -116,6 +125,8 @@ def test_learners_mistakes_fail_on_every_seed_and_are_named(stem, name):
                 assert outcome.mistake.startswith(sentence), (
                     f"{fn.__name__}, seed {seed}: expected the mistake {sentence!r}, got:\n"
                     f"{outcome}")
+    assert not unfair, (f"{name}: a wrong answer earns different points on different seeds "
+                        "(change the designed trials):\n" + "\n".join(unfair))
 
 
 @pytest.mark.slow

@@ -26,14 +26,15 @@ from rnnbook.oracles import keras3, run_tf1, tensorflow
 # Designed sizes, and TensorFlow's answer for the weights of a cell
 
 
-def _sizes(rng, shape, B=None, T=None, spread=1):
+def _sizes(rng, shape, B=None, T=None, spread=1, least_depth=1):
     """Random sizes with a designed relation ``shape`` ("D>H", "D<H" or "D=H"); ``B`` fixed when
-    given; ``T`` random from the given minimum (at least 2) to ``spread`` more."""
+    given; ``T`` random from the given minimum (at least 2) to ``spread`` more; with "D<H", D is
+    ``least_depth`` or one more."""
     if shape == "D>H":
         H = int(rng.integers(2, 4))
         D = H + int(rng.integers(1, 3))
     elif shape == "D<H":
-        D = int(rng.integers(1, 3))
+        D = int(rng.integers(least_depth, least_depth + 2))
         H = D + int(rng.integers(1, 3))
     else:
         D = H = int(rng.integers(2, 5))
@@ -138,8 +139,8 @@ split_kernel = Exercise(
 # --- Exercise 1.2: a TF1 kernel from Keras 3 weights (by hand) -------------------------------
 
 
-def _keras_case(rng, shape):
-    case = _sizes(rng, shape)
+def _keras_case(rng, shape, least_depth=1):
+    case = _sizes(rng, shape, least_depth=least_depth)
     del case["B"]
     D, H = case["D"], case["H"]
     case["kernel"] = normal(rng, D, H, scale=0.5)  # Keras 3 SimpleRNNCell: W (D, H)
@@ -176,7 +177,8 @@ def _stacked(c, blocks=("kernel", "recurrent_kernel"), axis=0):
 
 def _assumes_square(c):
     """A (2H, H) kernel, D taken for H: Keras' kernel's first H rows on top of recurrent_kernel
-    (right where D = H; one row repeated where D = 1; NumPy raises where 1 < D < H)."""
+    (right where D = H; one row repeated where D = 1; NumPy raises where 1 < D < H, as in every
+    designed D < H trial)."""
     H = c["H"]
     kernel = np.zeros((2 * H, H), np.float32)  # (2H, H)
     kernel[:H] = c["kernel"][:H]
@@ -195,7 +197,10 @@ tf1_from_keras = Exercise(
     parts=("kernel", "bias"),
     # D == H first: there every mistake below returns an array (side by side and transposed
     # blocks raise in NumPy when D != H), so each is named even when another trial raised
-    designs=({"shape": "D=H"}, {"shape": "D>H"}, {"shape": "D<H"}),
+    # and D > 1 where D < H: a kernel of 2H rows, D taken for H, makes NumPy raise there on
+    # every seed (with D = 1 it returns a wrong kernel and a right bias: half the points on
+    # some seeds and none on others, for the same code)
+    designs=({"shape": "D=H"}, {"shape": "D>H"}, {"shape": "D<H", "least_depth": 2}),
     mistakes=(
         Mistake(
             "the blocks are side by side (hstack, axis=1): BasicRNNCell's kernel is (D + H, H), "

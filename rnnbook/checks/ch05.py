@@ -718,14 +718,15 @@ keras_grads_to_tf1 = Exercise(
 
 #: forget_bias 1.0 once; cell_clip never 1.0 and different in each trial (audit, issue 18: it
 #: was always 1.0, so a hard-coded clip at 1.0 passed every seed); B != P in the third
-CELL_DESIGNS = (dict(B=2, D=3, H=4, P=2, forget_bias=1.0, cell_clip=0.8),
+#: the first trial also has one value of c' that only the given clip clips (below)
+CELL_DESIGNS = (dict(B=2, D=3, H=4, P=2, forget_bias=1.0, cell_clip=0.8, between=True),
                 dict(B=1, D=2, H=3, P=3, forget_bias=0.5, cell_clip=1.3),
                 dict(B=4, D=1, H=2, P=3, forget_bias=-0.5, cell_clip=0.6))
 CELL_PARTS = ("dx", "dc", "dm", "dkernel", "dbias", "dw_i_diag", "dw_f_diag", "dw_o_diag",
               "dprojection")
 
 
-def _cell_case(rng, B, D, H, P, forget_bias, cell_clip):
+def _cell_case(rng, B, D, H, P, forget_bias, cell_clip, between=False):
     case = {"B": B, "D": D, "H": H, "P": P, "forget_bias": forget_bias, "cell_clip": cell_clip,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H, scale=2.5),  # (B, H): large, so that cell_clip bites
@@ -737,7 +738,26 @@ def _cell_case(rng, B, D, H, P, forget_bias, cell_clip):
     case["projection"] = normal(rng, H, P, scale=0.8)  # (H, P)
     case["dc_new"] = normal(rng, B, H)  # (B, H): dL/dc' (c' after the clip)
     case["dm_new"] = normal(rng, B, P)  # (B, P): dL/dm' (m' after the projection)
+    if between:
+        _clip_between(case)
     return case
+
+
+def _clip_between(case):
+    """Make c'[0, 0] = 0.9 before the clip, between cell_clip (< 0.9) and 1.0, on every seed:
+    x and m of row 0 are 0 (the gates there are their biases), c[0, 0] = 0.6 and the biases
+    of unit 0 give f = sigmoid(0) = 0.5 and i = sigmoid(1), so c' = 0.5 * 0.6 + i * tanh(j) =
+    0.9. There a clip hard-coded at 1.0 changes c, dw_i_diag and dw_f_diag too (else, on some
+    seeds, those parts were right: the same wrong code got 0 or 3 of 9 parts)."""
+    H, c0 = case["H"], 0.6
+    assert case["cell_clip"] < 0.9, "the design's cell_clip must clip 0.9"
+    case["x"][0] = 0.0
+    case["m"][0] = 0.0
+    case["c"][0, 0] = c0
+    bias = case["bias"]  # gates i, j, f, o, H each
+    bias[0] = 1.0 - case["w_i_diag"][0] * c0  # i = sigmoid(1)
+    bias[H] = np.arctanh((0.9 - 0.5 * c0) * (1.0 + np.exp(-1.0)))  # i * tanh(j) = 0.6
+    bias[2 * H] = -case["forget_bias"] - case["w_f_diag"][0] * c0  # f = sigmoid(0)
 
 
 WEIGHTS = ("kernel", "bias", "w_i_diag", "w_f_diag", "w_o_diag", "projection")
