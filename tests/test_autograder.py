@@ -121,7 +121,7 @@ def test_bundle_without_walls_as_root_reaches_no_instructor_code():
     from rnnbook.grading.run import _world_readable
 
     if os.geteuid() != 0:
-        pytest.skip("the bundle's no-walls path runs as root")
+        pytest.skip("needs root: Gradescope runs the bundle as root")
     if not all(map(_world_readable, [os.path.dirname(os.__file__), sys.prefix])):
         pytest.skip("nobody cannot read this Python: the grader would not run the child as "
                     "nobody")

@@ -350,6 +350,20 @@ def test_a_repository_under_tmp_stays_hidden_and_read_only():
     assert ("/tmp/subs", "hide") not in ops  # nothing comes back there: scratch hides it
 
 
+def test_a_python_under_tmp_outside_the_repository_is_reached_through_read_only_folders():
+    """The repository elsewhere, its Python (a venv) under /tmp: the venv's top folder below
+    the scratch /tmp is a read-only tmpfs of its own, so nothing made to reach it is writable
+    (a fresh clone under /tmp grading a copy of itself did fail the probe this way)."""
+    spec = {"hide": ["/var/tmp/tree", "/tmp/subs"], "scratch": {"/tmp": 128},
+            "readonly": ["/tmp/clone/.venv/lib", "/var/tmp/tree/rnnbook"]}
+    ops = [(path, kind) for path, kind, _ in walls.plan(spec)]
+    assert ("/tmp/clone", "hide") in ops and ("/tmp/clone/.venv/lib", "readonly") in ops
+    assert ops.index(("/tmp", "scratch")) < ops.index(("/tmp/clone", "hide"))
+    assert ops.index(("/tmp/clone", "hide")) < ops.index(("/tmp/clone/.venv/lib", "readonly"))
+    direct = walls.plan({"hide": [], "scratch": {"/tmp": 128}, "readonly": ["/tmp/py"]})
+    assert ("/tmp/py", "hide") not in [(p, k) for p, k, _ in direct]  # its own mount suffices
+
+
 def test_walls_that_cannot_stand_refuse_to_grade_unless_told(monkeypatch, tmp_path):
     sub = tmp_path / "s.ipynb"
     sub.write_bytes(SOLUTION.read_bytes())

@@ -16,16 +16,10 @@ import nbformat
 import pytest
 from hostile import corpus
 
-from conftest import ROOT
+from conftest import ROOT, need_walls
 from rnnbook.grading import walls
 
 slow = pytest.mark.slow
-
-
-def walls_stand():
-    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"],
-                           capture_output=True)
-    return probe.returncode == 0
 
 
 def grade(root, *args):
@@ -56,8 +50,7 @@ def test_nothing_of_the_instructors_side_in_reach_after_compileall(place):
     every exercise of a notebook that looks for oracles, references and mistake models in its
     frames, in gc.get_objects() (frozen objects too), in the checks modules imported again and
     in any bytecode it can find, finds nothing, and gets 0."""
-    if not walls_stand():
-        pytest.skip("no user namespaces here")
+    need_walls("no user namespaces here")
     tree = place / "tree"
     ignore = shutil.ignore_patterns("__pycache__")
     for part in ("rnnbook", "solutions"):
@@ -85,8 +78,7 @@ def test_scratch_files_count_towards_the_memory_limit(place):
     """--memory 300: /tmp, /dev/shm and the working folder share one pool of 75 MB. A by-hand
     exercise that writes 400 MB there is stopped at 75 MB and told so; one that writes 60 MB and
     holds 230 MB of memory (290 MB of memory alone would pass) went over the memory limit."""
-    if not walls_stand():
-        pytest.skip("no user namespaces here")
+    need_walls("no user namespaces here")
     pool = walls.scratch_mb(300)
     assert pool == 75
     hog = corpus.BY_HAND[-1]  # run in the NumPy-only child (about 25 MB)

@@ -2,6 +2,7 @@
 a bad EXERCISE or STEM gets one line and a non-zero exit, with nothing run or changed; a good
 one runs only the tests that concern it."""
 import hashlib
+import os
 import pathlib
 import subprocess
 import sys
@@ -19,10 +20,12 @@ STEM = "01-basic-rnn-cell"
 
 def make(*args):
     """``make`` in the repository with this interpreter's bin folder; the venv stamp is taken
-    as it is (``-o``), so nothing is installed."""
+    as it is (``-o``), so nothing is installed. Run as a top-level make even under
+    ``make test`` (no MAKELEVEL or MAKEFLAGS), so its own error line reads ``make: ***``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     return subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed",
                            f"BIN={BIN}", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
+                          timeout=300, env=env)
 
 
 def notebooks_digest():

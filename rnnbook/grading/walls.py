@@ -138,9 +138,9 @@ def plan(spec):
     ops += [(p, "readonly", 0) for p in spec["readonly"]]
     ops += [(p, "writable", 0) for p in spec.get("writable", [])]
     ops += [(p, "overlay", src) for p, src in spec.get("overlay", {}).items()]
-    kept = []
-    for path in sorted(set(spec["hide"])):
-        enclosing = [(p, k) for p, k, _ in ops + [(h, "hide", 0) for h in spec["hide"]]
+    kept, hide = [], set(spec["hide"]) | _covers_inside_scratch(ops)
+    for path in sorted(hide):
+        enclosing = [(p, k) for p, k, _ in ops + [(h, "hide", 0) for h in hide]
                      if under(path, p) and (p != path or k == "scratch")]
         if enclosing:
             nearest = max(enclosing, key=lambda pk: (len(pk[0].rstrip("/")), ORDER[pk[1]]))
@@ -157,6 +157,21 @@ def plan(spec):
     ops += kept
     ops.sort(key=lambda op: (op[0].rstrip("/").count("/"), ORDER[op[1]], op[0]))
     return ops
+
+
+def _covers_inside_scratch(ops):
+    """For what is brought back from inside a scratch folder (a Python installed under /tmp,
+    the scratch /tmp's own place): hide its top folder below the scratch, so that the folders
+    made to reach it are a read-only tmpfs, not writable scratch."""
+    covers = set()
+    for path, kind, _ in ops:
+        if kind not in ("readonly", "writable", "overlay"):
+            continue
+        for folder, other, _ in ops:
+            if other == "scratch" and under(path, folder) and path != folder:
+                top = path[len(folder.rstrip("/")) + 1:].split("/")[0]
+                covers.add(os.path.join(folder, top))
+    return covers
 
 
 def unshare():
