@@ -1,3 +1,0 @@
-from rnnbook.grading.cli import entry
-
-entry()
