@@ -326,11 +326,14 @@ def background_process(ctx):
 
 def detached_chain(ctx):
     """A chain of processes that detaches itself (new session, double fork) and, a second after
-    the notebook ends, would rewrite the reports: all of it must be gone when grading ends."""
+    its submission's process has ended, would rewrite the reports: all of it must be gone when
+    grading ends. (It waits for that process to end: while it runs, a submission graded without
+    walls may write wherever the grader's user can, as the README says.)"""
     out = str(ctx["out"])
     return _append(_notebook(), (
-        "import subprocess\n"
-        "script = ('(sleep 1; for f in ' + " + repr(out) + " + '/gradebook.csv ' + "
+        "import os, subprocess\n"
+        "script = ('(while kill -0 ' + str(os.getpid()) + ' 2>/dev/null; do sleep 0.1; done; '\n"
+        "          'sleep 1; for f in ' + " + repr(out) + " + '/gradebook.csv ' + "
         + repr(out) + " + '/*/results.json; do echo hacked > $f; done; "
         f"sleep {CHAIN}) & exec sleep {CHAIN}')\n"
         "subprocess.Popen(['setsid', 'sh', '-c', script], start_new_session=True,\n"
@@ -686,9 +689,11 @@ def steal(name):
                     return model(case)
                 except Exception:
                     pass
-    if holders:
+    useful = [ex for ex in exercises
+              if any(getattr(ex, a, None) for a in ('oracle', 'reference', 'mistakes'))]
+    if useful:  # something of the instructor's side is here: the grader let it leak
         raise RuntimeError('found, but could not use: ' + ', '.join(
-            sorted({type(h).__name__ + ' ' + str(getattr(h, '__name__', '')) for h in holders})))
+            sorted({type(ex).__name__ + ' ' + str(getattr(ex, 'name', '')) for ex in useful})))
     raise RuntimeError('nothing to steal')
 """
 
