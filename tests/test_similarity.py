@@ -6,11 +6,13 @@ import pathlib
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
 from rnnbook.grading import report, results, similarity
 from rnnbook.source import ExerciseCell
+from tests.learners import sources
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CH1 = "01-basic-rnn-cell"
@@ -23,16 +25,10 @@ def rnn_unroll(inputs, h0, kernel, bias):
     """
 '''
 
-# A right answer, written otherwise than the solution (which calls rnn_step in a loop)...
-ALICE = HEAD + """    B, T, D = inputs.shape
-    W, U = kernel[:D], kernel[D:]
-    outputs = np.empty((B, T, kernel.shape[1]))
-    h = h0.astype(np.float64)
-    for t in range(T):
-        h = np.tanh(inputs[:, t] @ W + h @ U + bias)
-        outputs[:, t] = h
-    return outputs, outputs[:, -1]
-"""
+# A right answer, written otherwise than the solution (which calls rnn_step in a loop): a
+# learner's from tests/learners/ch01.py...
+ALICE = HEAD + textwrap.indent(
+    dict(sources.answers(CH1)["rnn_unroll"])["unroll_preallocated"], "    ") + "\n"
 # ... and a near-copy of it: names changed, two independent lines swapped, comments added,
 # spacing and line breaks changed
 BOB = HEAD + """    # my own version
@@ -157,7 +153,6 @@ def test_every_learners_right_answer_is_independent_and_a_near_copy_is_found():
     """tests/learners' right answers, written differently, make no pair in any of the 34
     exercises; a hand-made near-copy of one of them (names, line order, comments, layout) is
     found beside them."""
-    from tests.learners import sources
 
     exercises = 0
     for stem in sources.FILES:
@@ -204,7 +199,6 @@ def test_code_most_of_a_large_class_wrote_alike_is_set_aside():
 
 
 def test_exercises_compared_in_parallel_give_the_same_pairs():
-    from tests.learners import sources
 
     stem = "02-lstm-gate-tensors"
     right = sources.answers(stem)
