@@ -9,6 +9,7 @@ picture, so that the page shows the idea and its numbers rather than the plottin
 - :func:`chunk_runs`     one unit's output, whole run vs chunks carried or from zeros (Chapter 4)
 - :func:`error_by_step`  stateful vs zeros: error by step within a chunk, and a trace (Chapter 4)
 - :func:`loss_curves`    training losses over updates, raw and smoothed (Chapter 4)
+- :func:`norms_over_time`  gradient norms over time, log scale (Chapter 5)
 
 Every figure is at most :data:`MAX_WIDTH` inches wide at :data:`DPI`, so it is shown at its own
 size in the book's column, and every text in it is at least :data:`MIN_FONT` points.
@@ -300,3 +301,26 @@ def loss_curves(losses, colours=("tab:green", "tab:purple"), window=10, chance=1
     fig.tight_layout()
     return fig
 
+
+def norms_over_time(norms, title, chunk=None, ylabel=r"$\|\partial L / \partial h_t\|$"):
+    """One line per entry of ``norms`` (label -> values over t), log scale; dotted lines at
+    the start of every ``chunk`` steps when given. Returns the figure. Every number drawn is
+    computed on the page with TensorFlow (this never differentiates anything itself)."""
+    fig, ax = figure(7.0, 3.2)
+    markers = iter("os^vdx")
+    for label, values in norms.items():
+        values = np.asarray(values, dtype=float)
+        shown = np.where(values > 0, values, np.nan)  # log scale: zeros are left out
+        ax.semilogy(np.arange(len(values)), shown, marker=next(markers), ms=3, lw=1.2,
+                    label=label)
+    if chunk:
+        for start in range(chunk, len(next(iter(norms.values()))), chunk):
+            ax.axvline(start - 0.5, color="k", ls=":", lw=1)
+    ax.set_xlabel("time step t", fontsize=MIN_FONT)
+    ax.set_ylabel(ylabel, fontsize=MIN_FONT)
+    ax.set_title(title, fontsize=MIN_FONT + 1)
+    ax.tick_params(labelsize=MIN_FONT)
+    ax.legend(fontsize=MIN_FONT, loc="best")
+    ax.grid(True, which="major", alpha=0.3)
+    fig.tight_layout()
+    return fig

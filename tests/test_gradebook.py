@@ -1,7 +1,7 @@
 """The gradebook and the class report as a spreadsheet and an LMS read them: no cell a
 spreadsheet would run as a formula, one row per student id (two submissions under one id count
 neither), and roster files matched by name or by path. Calls rnnbook/grading/results.py and
-report.py directly (no grading run)."""
+classreport.py directly (no grading run)."""
 import csv
 import io
 import json
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from rnnbook.grading import report
+from rnnbook.grading import classreport
 from rnnbook.grading import results as reports
 
 STEM = "01-basic-rnn-cell"
@@ -169,7 +169,7 @@ def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
     write_run(out, rows, roster)
     book = rows_by((out / reports.GRADEBOOK).read_text())
     assert book["-2-3.ipynb"]["1.1 split_kernel"] == book["-2-3.ipynb"]["total"] == "0.5"
-    page, table_path = report.build([out], out)
+    page, table_path = classreport.build([out], out)
     text = table_path.read_text()
     assert_no_formula(text)
     found = list(csv.DictReader(io.StringIO(text)))
@@ -191,7 +191,7 @@ def test_merged_runs_of_one_student_and_chapter_count_neither(tmp_path):
         folder.mkdir()
         for sub, result in subs("alice.ipynb"):
             reports.write(folder, sub, result)
-    kept, left_out = report.split_clashes(report.load([tmp_path / "run1", tmp_path / "run2"]))
+    kept, left_out = classreport.split_clashes(classreport.load([tmp_path / "run1", tmp_path / "run2"]))
     assert kept == [] and len(left_out) == 2
     assert json.loads((tmp_path / "run1" / "alice" / "results.json").read_text())["score"] == 2
 

@@ -92,7 +92,7 @@ def test_the_import_scan_finds_modules_and_names():
 # ---------------------------------------------------------------- declared dependencies
 
 #: the learner side: what a notebook imports (not the grader, the generator, the source reader)
-INSTRUCTOR_ONLY = ("generate.py", "source.py", "report.py")
+INSTRUCTOR_ONLY = ("generate.py", "source.py")
 
 
 def declared():

@@ -94,6 +94,8 @@ def chapter_figures():
         "chunk_runs": plots.chunk_runs(*rng.normal(size=(3, 12)), 4),
         "error_by_step": plots.error_by_step({"a": right + 0.1, "b": right - 0.2}, right),
         "loss_curves": plots.loss_curves({"a": rng.uniform(0.1, 1, 50), "b": np.ones(50)}),
+        "norms_over_time": plots.norms_over_time({"a": rng.uniform(0.1, 1, 12)}, "norms",
+                                                 chunk=4),
     }
 
 
@@ -186,3 +188,16 @@ def test_loss_curves_clip_no_raw_value_and_keep_the_legend_off_the_data():
     axes = ax.get_window_extent(renderer)
     assert legend.y0 >= axes.y1  # above the plotting area: it covers no data
     assert fig.get_window_extent(renderer).contains(legend.x1 - 1, legend.y1 - 1)  # not cut
+
+
+def test_norms_over_time_leaves_zeros_off_the_log_scale_and_marks_each_chunk():
+    norms = {"tanh": [4.0, 2.0, 0.0, 1.0, 0.5, 0.25], "relu": [1.0] * 6}
+    fig = plots.norms_over_time(norms, "gradients", chunk=2)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    drawn = {line.get_label(): line.get_ydata() for line in ax.lines if line.get_label() in norms}
+    np.testing.assert_array_equal(drawn["tanh"], [4.0, 2.0, np.nan, 1.0, 0.5, 0.25])
+    np.testing.assert_array_equal(drawn["relu"], norms["relu"])
+    walls = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
+    assert walls == [1.5, 3.5]  # between steps 1 | 2 and 3 | 4
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["tanh", "relu"]

@@ -1,4 +1,4 @@
-"""The class report (rnnbook/grading/report.py) from a class's results.json files."""
+"""The class report (rnnbook/grading/classreport.py) from a class's results.json files."""
 import csv
 import json
 import math
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from rnnbook.grading import report
+from rnnbook.grading import classreport
 
 SWAP = "W and U are swapped: concatenate [x, h] (input first), not [h, x]."
 
@@ -36,7 +36,7 @@ def graded(tmp_path):
 
 
 def test_counts_difficulty_and_examples(graded):
-    rows = report.exercise_table(report.load([graded]))
+    rows = classreport.exercise_table(classreport.load([graded]))
     first, second = rows
     assert first["exercise"] == "Exercise 1.1 ex1" and first["submissions"] == 4
     assert first["difficulty"] == pytest.approx(0.25)
@@ -50,11 +50,11 @@ def test_counts_difficulty_and_examples(graded):
 
 
 def test_discrimination_is_undefined_when_nobody_differs():
-    assert math.isnan(report.point_biserial([1, 1, 1], [0, 1, 2]))
+    assert math.isnan(classreport.point_biserial([1, 1, 1], [0, 1, 2]))
 
 
 def test_html_is_self_contained_and_csv_has_every_row(graded, tmp_path):
-    page, table = report.build([graded], tmp_path / "out")
+    page, table = classreport.build([graded], tmp_path / "out")
     text = page.read_text()
     assert "data:image/png;base64," in text and SWAP.split(":")[0] in text
     assert not re.search(r"(src|href)\s*=\s*['\"]?(https?:)?//", text)
@@ -69,12 +69,12 @@ def test_html_is_self_contained_and_csv_has_every_row(graded, tmp_path):
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
-    assert report.main([str(tmp_path / "missing")]) == 2
+    assert classreport.main([str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("report: error:") and len(err.strip().splitlines()) == 1
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "results.json").write_text("{broken")
-    assert report.main([str(tmp_path / "x")]) == 2
+    assert classreport.main([str(tmp_path / "x")]) == 2
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from rnnbook.grading import report, results, similarity
+from rnnbook.grading import classreport, results, similarity
 from rnnbook.source import ExerciseCell
 from tests.learners import sources
 
@@ -260,7 +260,7 @@ def test_the_report_shows_pairs_side_by_side_escaped_and_writes_the_csv(tmp_path
     top = reports(tmp_path, {"alice": ALICE.replace("# my", "# " + HOSTILE),
                              "bob": BOB.replace("# my own version", "# " + HOSTILE),
                              "carol": CAROL, "dan": DAN})
-    page, _ = report.build([top], tmp_path / "out", roster={"bob": "=HYPERLINK(\"x\")"})
+    page, _ = classreport.build([top], tmp_path / "out", roster={"bob": "=HYPERLINK(\"x\")"})
     text = page.read_text()
     section = text[text.index("<h2 id='similar'>Similar submissions</h2>"):]
     assert "<script" not in text and "onerror=alert" not in text.replace("onerror=alert(2)&gt;", "")
@@ -277,7 +277,7 @@ def test_the_report_shows_pairs_side_by_side_escaped_and_writes_the_csv(tmp_path
 
 def test_reports_without_saved_code_skip_the_section_with_a_note(tmp_path):
     top = reports(tmp_path, {"alice": ALICE, "bob": BOB}, save_code=False)
-    page, _ = report.build([top], tmp_path / "out")
+    page, _ = classreport.build([top], tmp_path / "out")
     assert "No code was saved beside these reports" in page.read_text()
     assert not (tmp_path / "out" / similarity.TABLE).exists()
 
@@ -299,7 +299,7 @@ def test_a_failure_costs_the_section_only(tmp_path, monkeypatch):
         raise ValueError("<b>boom</b>")
 
     monkeypatch.setattr(similarity, "find", broken)
-    page, table = report.build([top], tmp_path / "out")
+    page, table = classreport.build([top], tmp_path / "out")
     text = page.read_text()
     assert "Not computed: ValueError: &lt;b&gt;boom&lt;/b&gt;" in text and "Class report" in text
     assert table.exists() and not (tmp_path / "out" / similarity.TABLE).exists()

@@ -10,6 +10,7 @@ Modules, one job each:
 - :mod:`.procs`       process control: zygotes, process trees, memory, killing
 - :mod:`.walls`       the Linux namespaces around each child
 - :mod:`.results`     results.json, feedback.md and the gradebook; safe report names
+- :mod:`.classreport` the class report: ``python -m rnnbook.grading.classreport DIR``
 - :mod:`.similarity`  similar submissions in the class report (copydetect), per exercise
 - :mod:`.cli`         ``python -m rnnbook.grading``
 - :mod:`.gradescope`  Gradescope's ``run_autograder``

@@ -651,7 +651,7 @@ def _class_report(out, ordered):
     lines = [["report", "seconds", "peak_mb"]] + [
         [sub.name, round(sub.seconds, 2), round(sub.peak_mb)] for sub, _ in ordered]
     results.write_atomic(out / TIMINGS, results.csv_text(lines))
-    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.report", str(out)],
+    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.classreport", str(out)],
                           capture_output=True, text=True)
     if made.returncode != 0:
         reason = (made.stderr.strip().splitlines() or [f"exit status {made.returncode}"])[-1]

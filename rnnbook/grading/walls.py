@@ -343,7 +343,7 @@ SCRATCH_MAX = 256  # MB: the pool is a quarter of --memory, at most this (and co
 #: what the learner release leaves out of rnnbook/ (the instructor's folder, and the tools that
 #: read solutions/), and the modules that solve exercises (the release and every child get the
 #: stub in their place)
-INSTRUCTOR = ("grading", "generate.py", "source.py", "report.py")
+INSTRUCTOR = ("grading", "generate.py", "source.py")
 STUBBED = ("reference.py", "backward.py")
 
 

@@ -1,6 +1,6 @@
 """The class report: what a whole class got right and, mistake by mistake, what it got wrong.
 
-    python -m rnnbook.report DIR [MORE ...] [--out DIR]   (or python -m rnnbook.grading.report)
+    python -m rnnbook.grading.classreport DIR [MORE ...] [--out DIR]
 
 reads every ``results.json`` below the folders given (a grading run's ``--out``, or the files
 downloaded from Gradescope) and writes ``class-report.html`` (self-contained: styles inline,
@@ -352,7 +352,7 @@ def build(paths, out, roster=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m rnnbook.report",
+    parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.classreport",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("reports", nargs="+", help="folders holding results.json files")
     parser.add_argument("--out", help="where to write the report (default: the first folder)")
