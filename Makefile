@@ -32,7 +32,7 @@ help:
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
 	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>] [VISIBILITY=<v>]"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
-	@echo "make bench       speed and memory figures quoted in the README"
+	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
 	@echo "make lint        ruff over the package and tests"
 	@echo "make tensorboard serve book/logs/ (the chapters' graphs) on http://127.0.0.1:6006"
 

@@ -10,7 +10,7 @@ A check's *mistake model* is a reference function with one thing changed: an arg
 line a learner writes (``slip="h from old c"``). So a bug in an equation is fixed here, once.
 
 This module solves the by-hand exercises. It is instructor-side: the learner release replaces
-it with a stub, and no grading child can import it (see the README, "What ships to learners").
+it with a stub, and no grading child can import it (the book's page *For instructors*, "Assigning").
 
 Conventions (book/notation.md): batch-major, right-multiplied; ``x`` (B, D), ``h`` (B, H),
 ``c`` (B, H); TF1 kernels ``(D + H, kH)`` act on ``[x, h]``. Gate blocks are named with the

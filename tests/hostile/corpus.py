@@ -328,7 +328,7 @@ def detached_chain(ctx):
     """A chain of processes that detaches itself (new session, double fork) and, a second after
     its submission's process has ended, would rewrite the reports: all of it must be gone when
     grading ends. (It waits for that process to end: while it runs, a submission graded without
-    walls may write wherever the grader's user can, as the README says.)"""
+    walls may write wherever the grader's user can, as the instructors' page says.)"""
     out = str(ctx["out"])
     return _append(_notebook(), (
         "import os, subprocess\n"
