@@ -86,8 +86,9 @@ def test_no_import_cycle_in_the_package():
 
 
 def test_the_learners_record_is_the_bottom_layer():
-    """rnnbook/record.py needs the standard library only: the check framework and the
-    chapters write to it, ``rnnbook.progress()`` hands it the chapters' exercises."""
+    """rnnbook/record.py needs the standard library only: a chapter's ``check``
+    (rnnbook/exercise.py) writes to it, ``rnnbook.progress()`` hands it the chapters'
+    exercises."""
     assert graph()["rnnbook.record"] == set()
     assert "rnnbook.record" in graph()["rnnbook.exercise"]
 
