@@ -3,7 +3,11 @@
 Modules, one job each:
 
 - :mod:`rnnbook.environment`  set-up call for every notebook (``rnnbook.setup()``)
-- :mod:`rnnbook.checking`     the check framework: random trials, comparison, feedback
+- :mod:`rnnbook.exercise`     the exercise model: Exercise, Mistake, Chapter (trials, ``check``)
+- :mod:`rnnbook.compare`      an answer against the expected one: the verdict, feedback, mistakes
+- :mod:`rnnbook.byhand`       calls the learner's function on a case; keeps by-hand exercises by hand
+- :mod:`rnnbook.memo`         the NumPy models' answers, each case answered once
+- :mod:`rnnbook.plaindata`    answers as plain data (``to_plain``, ``Raised``), NumPy only
 - :mod:`rnnbook.oracles`      TensorFlow's real cells run with given weights (the checks' oracle)
 - :mod:`rnnbook.checks`       one module per chapter: its exercises and their checks
 - :mod:`rnnbook.reference`    the one NumPy reference of the cells (instructor side: not shipped)

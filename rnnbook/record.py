@@ -61,8 +61,9 @@ def record(stem, number, name, where=None):
 def table(chapters, where=None):
     """One row per chapter: ``(stem, done, total, numbers still to do)``, in the order of
     ``chapters``, a list of ``(stem, [exercise numbers])`` (:func:`rnnbook.checks.exercises`
-    gives the book's). This module imports nothing of rnnbook: the check framework writes
-    here, and the chapters' list comes from the caller."""
+    gives the book's). This module imports nothing of rnnbook: a chapter's ``check``
+    (:class:`rnnbook.exercise.Chapter`) writes here, and the chapters' list comes from the
+    caller."""
     done = load(where)
     rows = []
     for stem, numbers in chapters:

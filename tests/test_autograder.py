@@ -107,7 +107,8 @@ def test_lock_leaves_no_instructor_code_readable_compiled_or_not(tmp_path):
               root / "source" / "exercises.json", root / "source" / "autograder.json"]
     for path in secret:
         assert path.stat().st_mode & 0o077 == 0, path
-    for name in ("__init__.py", "checking.py", "oracles.py"):
+    for name in ("__init__.py", "exercise.py", "compare.py", "byhand.py", "memo.py", "plaindata.py",
+                 "oracles.py"):
         assert (package / name).stat().st_mode & 0o044 == 0o044, name
     assert gradescope.lock(root / "source") == []  # once is enough
 

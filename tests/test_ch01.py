@@ -12,8 +12,9 @@ import rnnbook
 
 tf = rnnbook.setup()  # before anything imports TensorFlow
 
-from rnnbook.checking import answer, evaluate  # noqa: E402
+from rnnbook.byhand import answer  # noqa: E402
 from rnnbook.checks import ch01  # noqa: E402
+from rnnbook.compare import evaluate  # noqa: E402
 from tests.learners import ch01 as learners  # noqa: E402
 from tests.test_sweep import SEEDS  # noqa: E402
 

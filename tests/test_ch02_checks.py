@@ -17,8 +17,9 @@ import rnnbook
 rnnbook.setup()  # before anything imports TensorFlow
 
 from rnnbook import graphs  # noqa: E402
-from rnnbook.checking import BY_HAND, Raised, answer  # noqa: E402
+from rnnbook.byhand import BY_HAND, answer  # noqa: E402
 from rnnbook.checks import ch02  # noqa: E402
+from rnnbook.plaindata import Raised  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SESSION_EXERCISES = ["gate_preactivations", "gate_activations"]
@@ -161,9 +162,9 @@ def test_an_unfed_placeholder_is_reported_briefly_at_the_learners_line():
 
 
 def test_agrees_is_difference_without_the_message():
-    """checking.agrees (the fast comparison mistake recognition uses) says what difference()
+    """compare.agrees (the fast comparison mistake recognition uses) says what difference()
     says, on arrays near the tolerance, NaN, inf, shapes, dtypes, sequences and strings."""
-    from rnnbook.checking import agrees, difference
+    from rnnbook.compare import agrees, difference
 
     rng = np.random.default_rng(0)
     pairs = []

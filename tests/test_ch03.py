@@ -13,8 +13,9 @@ import pytest
 
 import rnnbook
 from rnnbook import reference as ref
-from rnnbook.checking import answer, evaluate
+from rnnbook.byhand import answer
 from rnnbook.checks import ch03
+from rnnbook.compare import evaluate
 from rnnbook.oracles import run_keras_lstm
 
 tf = rnnbook.setup()

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from rnnbook import reference as ref
-from rnnbook.checking import answer, evaluate
+from rnnbook.byhand import answer
 from rnnbook.checks import ch04
+from rnnbook.compare import evaluate
 from rnnbook.oracles import keras3, tensorflow
 from tests.learners import ch04 as learners
 from tests.test_sweep import SEEDS

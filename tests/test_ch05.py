@@ -12,8 +12,8 @@ import pytest
 import rnnbook
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
-from rnnbook.checking import remembered
 from rnnbook.checks import ch05
+from rnnbook.memo import remembered
 
 CHAPTER = ch05.CHAPTER
 SEEDS = range(200)

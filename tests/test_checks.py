@@ -7,7 +7,8 @@ import pytest
 
 from conftest import ROOT
 from rnnbook import checks, source
-from rnnbook.checking import answer, evaluate
+from rnnbook.byhand import answer
+from rnnbook.compare import evaluate
 
 STEMS = list(checks.CHAPTERS)
 
@@ -99,7 +100,8 @@ def test_a_missing_return_is_named(stem, name):
 def test_a_mistake_is_named_by_the_error_it_raises():
     """``Mistake.raises``: a (B,) mask against (B, H) arrays without [:, None] raises when B != H
     and answers wrong when B = H; both get the mistake's sentence, other errors do not."""
-    from rnnbook.checking import Exercise, Mistake, Raised
+    from rnnbook.exercise import Exercise, Mistake
+    from rnnbook.plaindata import Raised
 
     def row_mask(c):
         return c["x"] * ~c["mask"][:, None]

@@ -196,7 +196,7 @@ def corpus_run(tmp_path_factory):
     stand = walls_stand()
     made = corpus.build(subs, out, walls=stand)
     before = {name: digest(path) for name, path in made.items() if path.is_file()}
-    package = {p: digest(p) for p in [ROOT / "rnnbook" / "checking.py"]}  # break_walls opens it
+    package = {p: digest(p) for p in [ROOT / "rnnbook" / name for name in corpus.PACKAGE_FILES]}
     ran = grade(subs, subs / "late", "--out", out, "--seed", 7, *corpus.LIMITS,
                 *([] if stand else ["--no-walls"]), env={"CORPUS_TOKEN": corpus.SECRET})
     yield {"run": ran, "out": out, "subs": subs, "made": made, "before": before,

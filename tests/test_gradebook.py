@@ -271,7 +271,7 @@ def judged(stem, name, seed, wrong):
     """The results object of one exercise whose answers are the reference's, trial ``k``'s
     changed by ``wrong(k, answer)`` (``answer``: a list of its parts; it may return anything)."""
     from rnnbook import checks
-    from rnnbook.checking import to_plain
+    from rnnbook.plaindata import to_plain
 
     chapter = checks.load(stem)
     ex = chapter[name]
@@ -327,7 +327,7 @@ def test_no_wrong_answer_gets_full_marks(wrong, score):
 
 
 def test_an_answer_that_raises_on_a_trial_earns_nothing():
-    from rnnbook.checking import Raised
+    from rnnbook.plaindata import Raised
 
     _, test = judged("01-basic-rnn-cell", "split_kernel", 5,
                      lambda k, answer: Raised("ValueError", "no") if k == 0 else answer)
@@ -339,7 +339,8 @@ def test_two_mistakes_in_two_parts_are_named_by_part():
     """5.2: dkernel transposed and dbias not summed: no known mistake explains the whole answer,
     so the first wrong part's mistake is named, and the two right parts earn their share."""
     from rnnbook import checks
-    from rnnbook.checking import evaluate, to_plain
+    from rnnbook.compare import evaluate
+    from rnnbook.plaindata import to_plain
 
     chapter = checks.load("05-gradients-by-hand")
     ex = chapter["rnn_step_backward"]

@@ -1,6 +1,6 @@
 """The package's modules form layers: no import cycle, counting the imports made inside
 functions and modules imported by name (``importlib.import_module("rnnbook.checks.ch01")``).
-A lazy import is no excuse for an arrow that runs back up: the check framework writes the
+A lazy import is no excuse for an arrow that runs back up: a chapter's ``check`` writes the
 learner's record, so the record cannot ask the chapters for their exercises itself."""
 import ast
 
@@ -86,7 +86,28 @@ def test_no_import_cycle_in_the_package():
 
 
 def test_the_learners_record_is_the_bottom_layer():
-    """rnnbook/record.py needs the standard library only: the check framework and the
-    chapters write to it, ``rnnbook.progress()`` hands it the chapters' exercises."""
+    """rnnbook/record.py needs the standard library only: a chapter's ``check``
+    (rnnbook/exercise.py) writes to it, ``rnnbook.progress()`` hands it the chapters'
+    exercises."""
     assert graph()["rnnbook.record"] == set()
-    assert "rnnbook.record" in graph()["rnnbook.checking"]
+    assert "rnnbook.record" in graph()["rnnbook.exercise"]
+
+
+#: the check's modules, bottom up, and the package's modules each may import (lazily or not)
+CHECK_LAYERS = {
+    "rnnbook.plaindata": set(),  # the grader's NumPy-only child loads it by path
+    "rnnbook.memo": {"rnnbook.plaindata"},
+    "rnnbook.byhand": {"rnnbook.plaindata"},
+    "rnnbook.compare": {"rnnbook.plaindata", "rnnbook.byhand"},
+    "rnnbook.exercise": {"rnnbook.plaindata", "rnnbook.memo", "rnnbook.byhand",
+                         "rnnbook.compare", "rnnbook.record"},
+}
+
+
+def test_the_check_is_layered():
+    """Answers as plain data at the bottom (NumPy only), then the memo and the call of the
+    learner's function, then the comparison, then the exercise model, whose ``Chapter.check``
+    uses them all; no module of the check imports the chapters, the oracles or the grader."""
+    found = graph()
+    assert {name: found[name] for name in CHECK_LAYERS} == CHECK_LAYERS
+    assert "rnnbook.checking" not in found and "rnnbook.plain" not in found  # no shim left

@@ -4,6 +4,7 @@ oracle, reference or mistake model in its frames, objects or modules; scratch fi
 Each test grades Chapter 1 notebooks from tests/hostile/corpus.py with the real grader
 (``python -m rnnbook.grading``), behind the walls (skipped where user namespaces do not work).
 """
+import importlib.util
 import json
 import os
 import pathlib
@@ -103,7 +104,7 @@ import gc, sys
 sys.path.insert(0, sys.argv[1] + '/rnnbook/grading')
 import zygote
 callers = zygote.prepare('tf', sys.argv[1:])
-from rnnbook.checking import Chapter, Exercise, Mistake
+from rnnbook.exercise import Chapter, Exercise, Mistake
 gc.unfreeze()
 found = set()
 for obj in gc.get_objects():
@@ -143,3 +144,69 @@ def test_the_tensorflow_zygote_keeps_no_exercise_oracle_or_chapter():
     assert found == "[]", found
     total = sum(len(checks.load(stem).exercises) for stem in checks.CHAPTERS)
     assert listed == f"{sorted(checks.CHAPTERS)} {total}"
+
+
+PLAINDATA_PROBE = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1] + '/rnnbook/grading')
+import zygote
+kind = sys.argv[2]
+chapters = zygote.prepare(kind, sys.argv[3:])
+child, plaindata = sys.modules['rnnbook_child'], sys.modules['rnnbook_plaindata']
+byhand = sys.modules.get('rnnbook.byhand')
+print(json.dumps({
+    'package': sorted(n for n in sys.modules if n == 'rnnbook' or n.startswith('rnnbook.')),
+    'one_module': sys.modules.get('rnnbook.plaindata', plaindata) is plaindata,
+    'child_uses_it': child.Raised is plaindata.Raised and child.to_plain is plaindata.to_plain,
+    'answer_returns_it': byhand is None or byhand.Raised is plaindata.Raised,
+}))
+if chapters is not None:  # an API exercise's function raises in a TensorFlow child
+    job = sys.modules['rnnbook_wire'].decode(json.load(sys.stdin), 2**24, dicts=True)
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.close(read)
+        child.main(job, write, chapters)
+    os.close(write)
+    with os.fdopen(read) as events:
+        for line in events:
+            if json.loads(line).get('status') == 'done':
+                print(json.dumps(json.loads(line)['answers']))
+"""
+
+
+@slow
+def test_each_zygote_has_one_plain_data_module(tmp_path):
+    """rnnbook/plaindata.py is the child's ``rnnbook_plaindata``: loaded by path in the NumPy
+    zygote, which imports nothing of the package; the package's own module under both names in
+    the TensorFlow zygote, so the :class:`Raised` that ``rnnbook.byhand.answer`` returns is the
+    child's, and an API exercise's function that raises reaches the grader as an error, not as
+    a sequence of three strings."""
+    from rnnbook import checks
+    from rnnbook.environment import TF_ENV
+    from rnnbook.grading import wire
+
+    prefix = tmp_path / "numpy-only"
+    prefix.mkdir()
+    (prefix / "numpy").symlink_to(pathlib.Path(importlib.util.find_spec("numpy").origin).parent)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/"),
+           "RNNBOOK_GRADING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    ran = subprocess.run([sys.executable, "-I", "-S", "-c", PLAINDATA_PROBE, str(ROOT), "numpy",
+                          str(prefix)], capture_output=True, text=True, timeout=600, env=env)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    said = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert said == {"package": [], "one_module": True, "child_uses_it": True,
+                    "answer_returns_it": True}, said
+
+    stem, name = "01-basic-rnn-cell", "read_cell_weights"
+    assert not checks.load(stem)[name].by_hand  # run by its ``call`` in the TensorFlow child
+    case = checks.load(stem).cases(name, 3)[0]
+    job = {"cells": [f"def {name}(*args):\n    raise ValueError('no weights here')\n"],
+           "skip": [], "chapter": stem, "exercises": [{"name": name, "trials": [case]}]}
+    ran = subprocess.run([sys.executable, "-I", "-c", PLAINDATA_PROBE, str(ROOT), "tf",
+                          str(ROOT), stem], input=json.dumps(wire.encode(job)),
+                         capture_output=True, text=True, timeout=600, env={**env, **TF_ENV})
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    said, answers = map(json.loads, ran.stdout.strip().splitlines()[-2:])
+    assert "rnnbook.plaindata" in said.pop("package")
+    assert said == {"one_module": True, "child_uses_it": True, "answer_returns_it": True}, said
+    assert answers == [{"__raised__": ["ValueError", "no weights here", "line 2"]}], answers

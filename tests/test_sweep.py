@@ -17,7 +17,7 @@ exercise's NumPy ``reference`` (no TensorFlow call per seed); ``test_reference_a
 tensorflow`` holds that reference to the TensorFlow oracle.
 
 One pass over the seeds per exercise serves its three sweep tests; the reference and mistake
-models answer each trial once (``rnnbook.checking.remembered``), whichever function is judged.
+models answer each trial once (``rnnbook.memo.remembered``), whichever function is judged.
 """
 import functools
 import importlib
@@ -25,7 +25,9 @@ import importlib
 import pytest
 
 from rnnbook import checks
-from rnnbook.checking import Raised, answer, evaluate, to_plain
+from rnnbook.byhand import answer
+from rnnbook.compare import evaluate
+from rnnbook.plaindata import Raised, to_plain
 
 SEEDS = range(200)
 CHAPTERS = list(checks.CHAPTERS)

@@ -1,4 +1,4 @@
-"""One module per chapter, each a :class:`rnnbook.checking.Chapter` called ``CHAPTER``.
+"""One module per chapter, each a :class:`rnnbook.exercise.Chapter` called ``CHAPTER``.
 
 A notebook imports its chapter's ``check``::
 
@@ -25,7 +25,7 @@ CHAPTERS = {
 
 
 def load(stem):
-    """The :class:`~rnnbook.checking.Chapter` for a notebook stem such as ``01-basic-rnn-cell``."""
+    """The :class:`~rnnbook.exercise.Chapter` for a notebook stem such as ``01-basic-rnn-cell``."""
     if stem not in CHAPTERS:
         raise KeyError(f"no chapter is called {stem!r}; known: {', '.join(CHAPTERS)}")
     return importlib.import_module(CHAPTERS[stem]).CHAPTER

@@ -19,7 +19,7 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
-from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import numpy as np
 
 from rnnbook import graphs
 from rnnbook import reference as ref
-from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
@@ -213,7 +213,7 @@ SPLIT_0 = ("`split_0` does not exist: TensorFlow names the first op `split` and 
 
 
 def names_split_0(case, got):
-    """Whether ``got`` (a :class:`~rnnbook.checking.Raised`) is TensorFlow's error for a name
+    """Whether ``got`` (a :class:`~rnnbook.plaindata.Raised`) is TensorFlow's error for a name
     with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none."""
     return case.get("t", 0) == 0 and "split_0" in got.message
 

@@ -27,7 +27,7 @@ import functools
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)

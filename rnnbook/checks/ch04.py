@@ -27,7 +27,7 @@ import functools
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, load_weights, quick_session, run_keras_lstm, run_tf1, tensorflow
 
 #: the by-hand exercises get states with the fields of TF1's ``LSTMStateTuple`` (a namedtuple

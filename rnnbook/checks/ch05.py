@@ -20,8 +20,8 @@ import numpy as np
 
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
-from rnnbook.checking import Chapter, Exercise, Mistake, normal
 from rnnbook.checks.ch02 import names_split_0
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, load_weights, quick_session, tensorflow
 
 # ---------------------------------------------------------------------------------------------

@@ -23,8 +23,9 @@ Two kinds of child:
   cell from the plain-data case). The notebook's ``check`` is a stand-in that does nothing.
 
 The expected answers never enter this process. This module needs only the standard library
-and ``rnnbook/plain.py`` (NumPy), which the zygote loads by path before it (the NumPy-only child
-cannot import rnnbook).
+and ``rnnbook/plaindata.py`` (NumPy), which the zygote loads by path before it as
+``rnnbook_plaindata`` (the NumPy-only child cannot import rnnbook; the TensorFlow child's
+``rnnbook_plaindata`` is the package's ``rnnbook.plaindata`` itself).
 """
 import builtins
 import errno
@@ -34,16 +35,12 @@ import os
 import sys
 import traceback
 
-from rnnbook_plain import to_plain  # rnnbook/plain.py, loaded by path by the zygote
+from rnnbook_plaindata import Raised, to_plain  # rnnbook/plaindata.py, set by the zygote
 
 NUMPY_ONLY = ("this exercise must be done with NumPy: TensorFlow, Keras and rnnbook's checks "
               "are not available to it")
 BLOCKED = ("tensorflow", "keras", "tf_keras", "tensorboard", "torch", "jax")
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class Raised(tuple):
-    """(kind, message, where): the learner's function raised instead of answering."""
 
 
 def said(error, scratch_mb=None):
@@ -160,11 +157,10 @@ def main(job, events_fd, chapters=None):
                 if chapters is None:
                     got = to_plain(fn(*trial["args"], **trial["kwargs"]))
                 else:
-                    from rnnbook.checking import Raised as Real
-                    from rnnbook.checking import answer
+                    from rnnbook.byhand import answer
 
                     got = answer(chapters[job["chapter"]][name], fn, trial)
-                    if isinstance(got, Real):
+                    if isinstance(got, Raised):
                         full = OSError(errno.ENOSPC, got.message)  # the message said again
                         message = (said(full, job.get("scratch_mb"))[len(str(full)):]
                                    if f"[Errno {errno.ENOSPC}]" in got.message else "")

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from rnnbook import __version__
-from rnnbook.checking import Outcome, evaluate
+from rnnbook.compare import Outcome, evaluate
 
 GRADEBOOK = "gradebook.csv"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

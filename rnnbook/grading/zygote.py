@@ -5,7 +5,8 @@
 
 Started by the grader (:mod:`rnnbook.grading.procs`) with a minimal environment. The ``numpy``
 zygote's import path is the standard library and a folder holding only NumPy; the ``tf`` zygote
-imports TensorFlow, Keras and rnnbook's learner side (checking, checks, oracles), with
+imports TensorFlow, Keras and rnnbook's learner side (exercise, compare, byhand, memo,
+plaindata, checks, oracles), with
 ``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first. Of the
 chapters it keeps only a *caller* per exercise (its name, its kind and its ``call``, which builds
 the real cell, session or layer from the trial's plain data and calls the learner's function):
@@ -70,7 +71,7 @@ def _stub_module(name, text):
 def prepare(kind, args):
     """Import what the children need; returns the chapters (tf) or None (numpy)."""
     sys.path[:] = [args[0]] + [p for p in sys.path if p != HERE]  # NumPy only, or the root
-    _load("rnnbook_plain", os.path.join("..", "plain.py"))  # before the child, which uses it
+    _plaindata(kind)  # before the child, which uses it
     for name in ("wire", "walls", "child"):
         _load(f"rnnbook_{name}", f"{name}.py")
     _load("rnnbook_environment", os.path.join("..", "environment.py"))
@@ -85,7 +86,7 @@ def prepare(kind, args):
         _stub_module(f"rnnbook.{name}", stub)
     environment.import_tensorflow()
     environment.import_keras()
-    import rnnbook.checking  # noqa: F401
+    import rnnbook.exercise  # noqa: F401
     from rnnbook import checks
     from rnnbook.oracles import warm_imports
 
@@ -99,11 +100,25 @@ def prepare(kind, args):
     return callers
 
 
+def _plaindata(kind):
+    """``rnnbook/plaindata.py`` as ``rnnbook_plaindata``, the name the child imports it by. The
+    NumPy zygote cannot import rnnbook: it loads the file by path. The TensorFlow zygote imports
+    the package's ``rnnbook.plaindata`` and gives it both names: one module, so one
+    :class:`~rnnbook.plaindata.Raised` class, the one :func:`rnnbook.byhand.answer` returns
+    and the child tells apart from an answer (a second copy would fail ``isinstance``)."""
+    if kind == "numpy":
+        return _load("rnnbook_plaindata", os.path.join("..", "plaindata.py"))
+    import rnnbook.plaindata
+
+    sys.modules["rnnbook_plaindata"] = rnnbook.plaindata
+    return rnnbook.plaindata
+
+
 def callers_only(chapters):
     """``({stem: {name: caller}}, weak references to what no child may reach)``.
 
     A caller has the exercise's ``name``, ``by_hand`` and ``call`` (all that
-    :func:`rnnbook.checking.answer` uses). Every ``rnnbook.checks.*`` module is replaced by one
+    :func:`rnnbook.byhand.answer` uses). Every ``rnnbook.checks.*`` module is replaced by one
     whose ``check`` does nothing (the notebook's import of it), and the real modules' globals
     lose every name the ``call`` functions cannot reach: the chapters, the exercises, the
     oracles, the references, the mistake models and what only they use."""

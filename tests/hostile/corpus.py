@@ -40,6 +40,9 @@ LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
 LIMITS = ["--workers", "2", "--timeout", "8", "--memory", "1200", "--cell-timeout", "20",
           "--budget", "30"]
 MARKER = "HACKED-by-corpus.txt"  # a file break_walls tries to create in every folder it finds
+#: the learner side of the check (rnnbook/*.py that a TensorFlow child sees): break_walls tries to
+#: open each for writing
+PACKAGE_FILES = ("exercise.py", "compare.py", "byhand.py", "memo.py", "plaindata.py")
 SLEEP = "77.25"  # `sleep SLEEP`, left running by background_process: must be gone afterwards
 CHAIN = "77.5"  # `sleep CHAIN`, a detached chain of processes: must be gone afterwards
 SECRET = "corpus-secret-4711"  # in the grader's environment: must not reach a child
@@ -449,7 +452,8 @@ def checks_formulas(ctx):
     for ex in BY_HAND:
         _replace(nb, ex, (
             "    import importlib\n"
-            "    for name in ('rnnbook.reference', 'rnnbook.checks.ch01', 'rnnbook.checking'):\n"
+            "    for name in ('rnnbook.reference', 'rnnbook.checks.ch01', 'rnnbook.exercise',\n"
+            "                 'rnnbook.compare', 'rnnbook.byhand', 'rnnbook.memo', 'rnnbook.plaindata'):\n"
             "        module = importlib.import_module(name)\n"
             f"    return module.CHAPTER['{ex.name}'].oracle(*args)\n"))
     return nb
@@ -584,8 +588,9 @@ def break_walls(ctx):
         f"for folder in [{root!r}, {root!r} + '/rnnbook', {root!r} + '/solutions', {subs!r},\n"
         f"               {out!r}]:\n"
         "    attempt('create a file in ' + folder, lambda: create(folder))\n"
-        f"attempt('open the package for writing',\n"
-        f"        lambda: open({root!r} + '/rnnbook/checking.py', 'r+').close())\n"
+        f"for name in {PACKAGE_FILES!r}:\n"
+        f"    attempt('open the package for writing: ' + name,\n"
+        f"            lambda: open({root!r} + '/rnnbook/' + name, 'r+').close())\n"
         f"attempt('read another submission', lambda: open({subs!r} + '/honest.ipynb').read())\n"
         f"attempt('read the solutions', lambda: open({str(SOLUTION)!r}).read())\n"
         f"attempt('read the git history', lambda: open({root!r} + '/.git/HEAD').read())\n"
@@ -608,6 +613,7 @@ def break_walls(ctx):
 STEAL = """
 import gc, importlib, marshal, os, sys, types
 _FOUND = []
+_TOP = ('reference', 'backward', 'exercise', 'compare', 'byhand', 'memo', 'plaindata')
 def _cases():
     found, frame = [], sys._getframe(1)
     while frame is not None:
@@ -623,8 +629,7 @@ def _pycs(roots):
             dirs[:] = [d for d in dirs if d not in ('.venv', '.git', 'site-packages')]
             for name in files:
                 stem = name.split('.')[0]
-                if name.endswith('.pyc') and (stem in ('reference', 'backward', 'checking')
-                                              or stem.startswith('ch0')):
+                if name.endswith('.pyc') and (stem in _TOP or stem.startswith('ch0')):
                     yield stem, os.path.join(folder, name)
 def _holders():
     if _FOUND:
@@ -657,7 +662,7 @@ def _holders():
         try:
             with open(path, 'rb') as f:
                 code = marshal.loads(f.read()[16:])
-            package = 'rnnbook.' if stem in ('reference', 'backward', 'checking') else 'rnnbook.checks.'
+            package = 'rnnbook.' if stem in _TOP else 'rnnbook.checks.'
             module = types.ModuleType(package + stem)
             module.__file__ = path
             if stem in ('reference', 'backward'):

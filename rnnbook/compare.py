@@ -1,98 +1,27 @@
-"""The check framework: fresh random trials, TensorFlow as the oracle, feedback a learner can act on.
+"""Comparing an answer with the expected one, and saying what went wrong.
 
-An :class:`Exercise` says how to make a random case (plain NumPy data), how to call the learner's
-function on it, how TensorFlow computes the right answer (the *oracle*), and which known mistakes
-to recognise. :func:`evaluate` compares answers with the oracle's and writes the feedback. The same
-code serves the in-notebook ``check(fn)`` and the grader; in the grader the learner's answers come
-from another process and the oracle runs in the grader's own (see :mod:`rnnbook.grading`).
+:func:`evaluate` compares the learner's answers with the oracle's over a check's trials and
+writes the verdict, an :class:`Outcome`: what differs on the first failing trial
+(:func:`difference`, in words: :func:`describe`, :func:`kind`), which parts of an answer of
+several parts are right on every trial (:func:`parts_right`, the grader's partial credit), and
+the known mistake that explains the failing trials best (:func:`diagnose`, :func:`recognise`,
+:func:`diagnose_part`); or, when the function raised, where and why. The same code serves the
+in-notebook ``check(fn)`` and the grader (:mod:`rnnbook.grading.results`), whose learner's
+answers come from another process.
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import importlib.util
-import linecache
-import os
-import sys
-import sysconfig
-import traceback
-import zlib
-from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from rnnbook import plain, record
+from rnnbook.byhand import BY_HAND
+from rnnbook.plaindata import Raised, to_plain
 
 PASS, FAIL = "✓", "✗"
 #: float32 tolerance: TensorFlow's and NumPy's matmuls differ in the last bits
 RTOL, ATOL = 1e-4, 1e-5
-
-
-class Raised(NamedTuple):
-    """The learner's function raised instead of answering (plain data, so it can cross processes)."""
-
-    kind: str
-    message: str
-    where: str = ""
-
-
-@dataclass(frozen=True)
-class Mistake:
-    """A known wrong answer: ``answer(case)`` computes what that mistake returns (with NumPy).
-
-    ``variants`` are other ways to write the same mistake (each a function of the case, like
-    ``answer``); the mistake is recognised when any of them matches. A model that raises does
-    not apply to that case (for example a peephole mistake on a cell without peepholes).
-    ``raises(case, got)`` says whether the :class:`Raised` ``got`` on ``case`` is this mistake's
-    error (the mistake raises where its answer cannot be computed: a (B,) mask that broadcasts
-    over the units when B = H raises when B != H; a name with no such tensor in the graph).
-    """
-
-    sentence: str  # what went wrong and what to change, one sentence
-    answer: Callable[[dict], Any]
-    variants: tuple = ()
-    raises: Callable[[dict, Raised], bool] | None = None
-
-    @property
-    def models(self):
-        return (self.answer, *self.variants)
-
-
-@dataclass
-class Exercise:
-    """One graded exercise: a function the learner writes, checked against TensorFlow."""
-
-    name: str  # the learner's function name, e.g. "one_step"
-    task: str  # what it returns, e.g. "the new state h' for one time step"
-    make_case: Callable[[np.random.Generator], dict]  # random inputs and weights: plain data
-    call: Callable[[Callable, dict], Any]  # runs the learner's function on a case
-    oracle: Callable[[dict], Any]  # TensorFlow's answer for a case
-    #: the same answer from the NumPy reference (rnnbook/reference.py), for the tests' 200-seed
-    #: sweeps; tests/test_sweep.py holds it to the oracle
-    reference: Callable[[dict], Any] | None = None
-    mistakes: tuple = ()  # Mistake, ...
-    parts: tuple = ()  # names of the parts of a tuple answer, e.g. ("outputs", "final state")
-    trials: int = 5
-    rtol: float = RTOL
-    atol: float = ATOL
-    number: str = ""  # "1.2": set by the Chapter
-    by_hand: bool = True  # NumPy only: calling TensorFlow, Keras or rnnbook earns nothing
-    #: designed trials: trial k is ``make_case(rng, **designs[k])``, so that every seed's trial
-    #: set holds the cases that tell each known mistake apart (then ``trials`` is their number)
-    designs: tuple = ()
-
-    def __post_init__(self):
-        if self.designs:
-            self.trials = len(self.designs)
-
-    @property
-    def title(self):
-        return f"Exercise {self.number} `{self.name}`"
-
-    @property
-    def kind(self):
-        return "by hand" if self.by_hand else "API"
 
 
 @dataclass
@@ -101,7 +30,7 @@ class Outcome:
     several parts, which parts matched TensorFlow on every trial (the grader's partial credit).
     """
 
-    exercise: Exercise
+    exercise: Any  # the rnnbook.exercise.Exercise judged
     passed: bool
     message: str
     trials: int = 0
@@ -130,262 +59,6 @@ class Outcome:
     def _ipython_display_(self):
         """Nothing: ``check(...)`` has printed the message already, and a notebook cell that
         ends in ``check(fn)`` should not show it twice."""
-
-
-@dataclass
-class Chapter:
-    """A chapter's exercises, in book order; numbers them ``<chapter>.<k>``."""
-
-    number: int
-    stem: str  # "01-basic-rnn-cell": ties book/, solutions/ and notebooks/ together
-    exercises: list = field(default_factory=list)
-
-    def __post_init__(self):
-        for k, ex in enumerate(self.exercises, 1):
-            ex.number = f"{self.number}.{k}"
-            if ex.reference is not None:
-                ex.reference = remembered(ex.reference)
-            ex.mistakes = tuple(dataclasses.replace(m, answer=remembered(m.answer),
-                                                    variants=tuple(map(remembered, m.variants)))
-                                for m in ex.mistakes)
-
-    def __getitem__(self, name):
-        for ex in self.exercises:
-            if ex.name == name:
-                return ex
-        names = ", ".join(ex.name for ex in self.exercises)
-        raise KeyError(f"chapter {self.number} has no exercise called {name!r} (it has {names})")
-
-    def cases(self, name, seed, trials=None):
-        """The trial cases of exercise ``name``; the same seed always gives the same cases.
-
-        The random stream is keyed by the exercise's NAME, not its position, so reordering or
-        inserting exercises changes no other exercise's trials.
-        """
-        ex = self[name]
-        rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
-        if ex.designs and trials is None:
-            return [ex.make_case(rng, **design) for design in ex.designs]
-        return [ex.make_case(rng) for _ in range(trials or ex.trials)]
-
-    def check(self, fn, name=None, seed=None):
-        """Check the learner's function ``fn`` on fresh random trials, print the verdict and
-        return it (an :class:`Outcome`, true when it passed; a notebook shows the message once).
-
-        Under the grader (``RNNBOOK_GRADING=1``) it does nothing and returns None: the grader
-        runs the real checks in its own process.
-        """
-        if os.environ.get("RNNBOOK_GRADING") == "1":
-            return None
-        name = name or getattr(fn, "__name__", "")
-        ex = self[name]
-        seed = int(np.random.SeedSequence().entropy % 2**32) if seed is None else seed
-        cases = self.cases(name, seed)
-        expected = [ex.oracle(case) for case in cases]
-        answers = [answer(ex, fn, case) for case in cases]
-        outcome = evaluate(ex, cases, expected, answers)
-        print(outcome.message)
-        if outcome.passed:
-            record.record(self.stem, ex.number, ex.name)
-        return outcome
-
-
-# ---------------------------------------------------------------------------------------------
-# Remembering the NumPy models' answers
-
-
-_REMEMBERED = {}  # (model, case fingerprint) -> (applies, answer or error); bounded
-REMEMBER_AT_MOST = 50_000
-
-
-def fingerprint(case):
-    """A digest of a case's content (keys, arrays' dtypes, shapes and bytes, other values)."""
-    digest = hashlib.blake2b(digest_size=16)
-
-    def feed(value):
-        if isinstance(value, np.ndarray):
-            digest.update(f"a{value.dtype}{value.shape}".encode())
-            digest.update(np.ascontiguousarray(value).tobytes())
-        elif isinstance(value, dict):
-            digest.update(b"{")
-            for key in sorted(value):
-                digest.update(repr(key).encode())
-                feed(value[key])
-            digest.update(b"}")
-        elif isinstance(value, (list, tuple)):
-            digest.update(b"[")
-            for item in value:
-                feed(item)
-            digest.update(b"]")
-        else:
-            digest.update(repr(value).encode())
-
-    feed(case)
-    return digest.digest()
-
-
-def remembered(model):
-    """``model`` (a function of a case) answering each distinct case once: the checks' reference
-    and mistake models are NumPy and deterministic, and recognising a mistake asks every model
-    about every failing trial (the 200-seed sweeps show each trial to every learner function).
-    A model that does not apply to a case raises the same error each time."""
-    if getattr(model, "__wrapped__", None) is not None:
-        return model
-
-    def answer_once(case):
-        key = (model, fingerprint(case))
-        if key not in _REMEMBERED:
-            if len(_REMEMBERED) >= REMEMBER_AT_MOST:
-                _REMEMBERED.clear()
-            try:
-                _REMEMBERED[key] = (True, to_plain(model(case)))
-            except Exception as error:  # noqa: BLE001 - the model does not apply to this case
-                _REMEMBERED[key] = (False, error)
-        applies, value = _REMEMBERED[key]
-        if not applies:
-            raise value
-        return value
-
-    answer_once.__wrapped__ = model
-    return answer_once
-
-
-# ---------------------------------------------------------------------------------------------
-# Making random cases (every chapter's make_case uses these)
-
-
-def normal(rng, *shape, scale=1.0):
-    """A float32 array of ``shape`` drawn from N(0, scale^2): the trials' inputs and weights."""
-    return (scale * rng.standard_normal(size=shape)).astype(np.float32)
-
-
-# ---------------------------------------------------------------------------------------------
-# Running the learner's function
-
-
-def to_plain(value):
-    """Answers as plain data (:func:`rnnbook.plain.to_plain`); a :class:`Raised` stays as it is."""
-    return value if isinstance(value, Raised) else plain.to_plain(value)
-
-
-BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a library
-#: what a by-hand answer may not call: TensorFlow, Keras and this package (its checks, oracles
-#: and reference would answer the exercise)
-FORBIDDEN = ("tensorflow", "keras", "tf_keras", "rnnbook")
-
-
-def answer(ex, fn, case):
-    """Call ``fn`` on ``case`` the way exercise ``ex`` says; exceptions become :class:`Raised`.
-
-    A by-hand exercise's function is watched while it runs: a call into TensorFlow, Keras or
-    rnnbook makes the answer a :class:`Raised` of kind ``ByHand`` (no credit, and says why).
-    """
-    case = {k: _copy(v) for k, v in case.items()}
-    try:
-        if not ex.by_hand:
-            return to_plain(ex.call(fn, case))
-        guard = ByHandGuard(fn)
-        result = to_plain(ex.call(guard, case))
-        if guard.offence:
-            return Raised(BY_HAND, guard.offence)
-        return result
-    except Exception as error:  # noqa: BLE001 - every learner error becomes feedback
-        return raised(error)
-
-
-def _copy(value):
-    return value.copy() if isinstance(value, np.ndarray) else value
-
-
-def _forbidden_dirs():
-    """Folders of the forbidden packages' Python code (found without importing them)."""
-    dirs = []
-    for name in FORBIDDEN:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        if spec is not None:
-            dirs += [os.path.realpath(d) for d in spec.submodule_search_locations or ()]
-    return tuple(d + os.sep for d in dirs)
-
-
-class ByHandGuard:
-    """Calls the learner's function with a profiler that notes the first call into a forbidden
-    package (a Python frame in its folder, or a C function it defines). The notebook side of
-    "by hand is by hand"; the grader also calls by-hand functions where those packages cannot
-    even be imported."""
-
-    _dirs = None
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.offence = ""
-        if ByHandGuard._dirs is None:
-            ByHandGuard._dirs = _forbidden_dirs()
-        self.__name__ = getattr(fn, "__name__", "function")
-
-    def _note(self, package, caller):
-        """Remember the first offence: which package, and the learner's line that called it."""
-        label = {"tensorflow": "TensorFlow", "keras": "Keras", "tf_keras": "Keras (tf-keras)",
-                 "_pywrap_tf": "TensorFlow"}.get(package, package)
-        where = ""
-        path = caller.f_code.co_filename if caller is not None else "<none>"
-        if not (path.startswith("<frozen") or os.path.realpath(path).startswith(_library_dirs())):
-            line = linecache.getline(path, caller.f_lineno).strip()
-            where = f" at line {caller.f_lineno}" + (f" (`{line}`)" if line else "")
-        self.offence = (f"this exercise is by hand, but your function called {label}{where}. "
-                        "TensorFlow, Keras and rnnbook's own code earn no credit here: compute "
-                        "it with NumPy")
-
-    def _watch(self, frame, event, arg):
-        if self.offence:
-            return
-        if event == "call":
-            if frame.f_code.co_filename.startswith(self._dirs):
-                module = frame.f_globals.get("__name__") or "rnnbook"
-                self._note(module.split(".")[0], frame.f_back)
-        elif event == "c_call":
-            module = getattr(arg, "__module__", None) or ""
-            top = module.split(".")[0]
-            if top in FORBIDDEN or top.startswith("_pywrap_tf"):
-                self._note("_pywrap_tf" if top.startswith("_pywrap_tf") else top, frame)
-
-    def __call__(self, *args, **kwargs):
-        previous = sys.getprofile()
-        sys.setprofile(self._watch)
-        try:
-            result = self.fn(*args, **kwargs)
-        finally:
-            still_ours = sys.getprofile() == self._watch
-            sys.setprofile(previous)
-        if not still_ours and not self.offence:
-            self.offence = ("this exercise is by hand, and your function switched off the "
-                            "check's watch (sys.setprofile), so it earns no credit")
-        return result
-
-
-def _library_dirs():
-    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    here = os.path.dirname(os.path.abspath(__file__))
-    return tuple(os.path.realpath(p) + os.sep for p in paths | {here})
-
-
-def raised(error):
-    """A :class:`Raised` for ``error`` that points at the learner's own line: the last frame of
-    the traceback that is not in rnnbook, the standard library or an installed package."""
-    where = ""
-    skip = _library_dirs()
-    frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if not os.path.realpath(f.filename).startswith(skip) and "rnnbook" not in f.filename]
-    if frames:
-        frame = frames[-1]
-        where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
-    return Raised(type(error).__name__, str(error), where)
-
-
-# ---------------------------------------------------------------------------------------------
-# Comparing and explaining
 
 
 def describe(case):

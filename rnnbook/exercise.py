@@ -1,0 +1,149 @@
+"""The exercise model: what an exercise is, and a chapter of them.
+
+An :class:`Exercise` says how to make a random case (plain NumPy data, drawn with
+:func:`normal`), how to call the learner's function on it, how TensorFlow computes the right
+answer (the *oracle*), and which known mistakes (:class:`Mistake`) to recognise. A
+:class:`Chapter` numbers its exercises, makes their trial cases from a seed, and is the
+notebook's ``check(fn)``: it calls the function (:func:`rnnbook.byhand.answer`), compares its
+answers with the oracle's (:func:`rnnbook.compare.evaluate`) and records a pass. In the grader
+the learner's answers come from another process and the oracle runs in the grader's own (see
+:mod:`rnnbook.grading`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from rnnbook import record
+from rnnbook.byhand import answer
+from rnnbook.compare import ATOL, RTOL, evaluate
+from rnnbook.memo import remembered
+from rnnbook.plaindata import Raised
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer: ``answer(case)`` computes what that mistake returns (with NumPy).
+
+    ``variants`` are other ways to write the same mistake (each a function of the case, like
+    ``answer``); the mistake is recognised when any of them matches. A model that raises does
+    not apply to that case (for example a peephole mistake on a cell without peepholes).
+    ``raises(case, got)`` says whether the :class:`~rnnbook.plaindata.Raised` ``got`` on
+    ``case`` is this mistake's error (the mistake raises where its answer cannot be computed: a
+    (B,) mask that broadcasts over the units when B = H raises when B != H; a name with no such
+    tensor in the graph).
+    """
+
+    sentence: str  # what went wrong and what to change, one sentence
+    answer: Callable[[dict], Any]
+    variants: tuple = ()
+    raises: Callable[[dict, Raised], bool] | None = None
+
+    @property
+    def models(self):
+        return (self.answer, *self.variants)
+
+
+@dataclass
+class Exercise:
+    """One graded exercise: a function the learner writes, checked against TensorFlow."""
+
+    name: str  # the learner's function name, e.g. "one_step"
+    task: str  # what it returns, e.g. "the new state h' for one time step"
+    make_case: Callable[[np.random.Generator], dict]  # random inputs and weights: plain data
+    call: Callable[[Callable, dict], Any]  # runs the learner's function on a case
+    oracle: Callable[[dict], Any]  # TensorFlow's answer for a case
+    #: the same answer from the NumPy reference (rnnbook/reference.py), for the tests' 200-seed
+    #: sweeps; tests/test_sweep.py holds it to the oracle
+    reference: Callable[[dict], Any] | None = None
+    mistakes: tuple = ()  # Mistake, ...
+    parts: tuple = ()  # names of the parts of a tuple answer, e.g. ("outputs", "final state")
+    trials: int = 5
+    rtol: float = RTOL
+    atol: float = ATOL
+    number: str = ""  # "1.2": set by the Chapter
+    by_hand: bool = True  # NumPy only: calling TensorFlow, Keras or rnnbook earns nothing
+    #: designed trials: trial k is ``make_case(rng, **designs[k])``, so that every seed's trial
+    #: set holds the cases that tell each known mistake apart (then ``trials`` is their number)
+    designs: tuple = ()
+
+    def __post_init__(self):
+        if self.designs:
+            self.trials = len(self.designs)
+
+    @property
+    def title(self):
+        return f"Exercise {self.number} `{self.name}`"
+
+    @property
+    def kind(self):
+        return "by hand" if self.by_hand else "API"
+
+
+@dataclass
+class Chapter:
+    """A chapter's exercises, in book order; numbers them ``<chapter>.<k>``."""
+
+    number: int
+    stem: str  # "01-basic-rnn-cell": ties book/, solutions/ and notebooks/ together
+    exercises: list = field(default_factory=list)
+
+    def __post_init__(self):
+        for k, ex in enumerate(self.exercises, 1):
+            ex.number = f"{self.number}.{k}"
+            if ex.reference is not None:
+                ex.reference = remembered(ex.reference)
+            ex.mistakes = tuple(dataclasses.replace(m, answer=remembered(m.answer),
+                                                    variants=tuple(map(remembered, m.variants)))
+                                for m in ex.mistakes)
+
+    def __getitem__(self, name):
+        for ex in self.exercises:
+            if ex.name == name:
+                return ex
+        names = ", ".join(ex.name for ex in self.exercises)
+        raise KeyError(f"chapter {self.number} has no exercise called {name!r} (it has {names})")
+
+    def cases(self, name, seed, trials=None):
+        """The trial cases of exercise ``name``; the same seed always gives the same cases.
+
+        The random stream is keyed by the exercise's NAME, not its position, so reordering or
+        inserting exercises changes no other exercise's trials.
+        """
+        ex = self[name]
+        rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+        if ex.designs and trials is None:
+            return [ex.make_case(rng, **design) for design in ex.designs]
+        return [ex.make_case(rng) for _ in range(trials or ex.trials)]
+
+    def check(self, fn, name=None, seed=None):
+        """Check the learner's function ``fn`` on fresh random trials, print the verdict and
+        return it (an :class:`~rnnbook.compare.Outcome`, true when it passed; a notebook shows
+        the message once).
+
+        Under the grader (``RNNBOOK_GRADING=1``) it does nothing and returns None: the grader
+        runs the real checks in its own process.
+        """
+        if os.environ.get("RNNBOOK_GRADING") == "1":
+            return None
+        name = name or getattr(fn, "__name__", "")
+        ex = self[name]
+        seed = int(np.random.SeedSequence().entropy % 2**32) if seed is None else seed
+        cases = self.cases(name, seed)
+        expected = [ex.oracle(case) for case in cases]
+        answers = [answer(ex, fn, case) for case in cases]
+        outcome = evaluate(ex, cases, expected, answers)
+        print(outcome.message)
+        if outcome.passed:
+            record.record(self.stem, ex.number, ex.name)
+        return outcome
+
+
+def normal(rng, *shape, scale=1.0):
+    """A float32 array of ``shape`` drawn from N(0, scale^2): the trials' inputs and weights."""
+    return (scale * rng.standard_normal(size=shape)).astype(np.float32)
