@@ -195,6 +195,22 @@ def collect(paths):
     return found
 
 
+def numpy_only(work):
+    """A folder under ``work`` holding only NumPy (the NumPy-only zygote's import path), and
+    the folders it links to (the walls let the child read them)."""
+    prefix = work / "numpy-only"
+    prefix.mkdir()
+    spec = importlib.util.find_spec("numpy")
+    real = pathlib.Path(spec.origin).resolve().parent
+    (prefix / "numpy").symlink_to(real)
+    dirs = [str(prefix), str(real)]
+    libs = real.parent / "numpy.libs"
+    if libs.is_dir():
+        (prefix / "numpy.libs").symlink_to(libs)
+        dirs.append(str(libs))
+    return prefix, dirs
+
+
 # ---------------------------------------------------------------------------------------------
 # The run
 
@@ -255,17 +271,7 @@ class Run:
             self.zygotes[kind] = procs.Zygote(kind, args, self.env(home), zlog)
 
     def _numpy_prefix(self, work):
-        """A folder holding only NumPy: the NumPy-only child's import path."""
-        prefix = work / "numpy-only"
-        prefix.mkdir()
-        spec = importlib.util.find_spec("numpy")
-        real = pathlib.Path(spec.origin).resolve().parent
-        (prefix / "numpy").symlink_to(real)
-        self.numpy_dirs = [str(prefix), str(real)]
-        libs = real.parent / "numpy.libs"
-        if libs.is_dir():
-            (prefix / "numpy.libs").symlink_to(libs)
-            self.numpy_dirs.append(str(libs))
+        prefix, self.numpy_dirs = numpy_only(work)
         return prefix
 
     def walls_spec(self, kind, work, workdir):
