@@ -12,7 +12,8 @@
    NumPy-only child, API exercises in a TensorFlow child. Deadlines are kept by this process's
    clock: a stage (a cell, an exercise) gets its limit once, a child's events can only move
    forward through the plan, and a submission has a wall-clock budget. A child that crashes or
-   goes over a limit is started again without the cell or exercise that did it.
+   goes over a limit is started again without the cell or exercise that did it (one child's
+   attempt, stage by stage: :mod:`.attempt`).
 5. A submission's report is written as soon as it is graded; the gradebook, listing every
    submission, at the end (atomically).
 """
