@@ -428,9 +428,9 @@ class Run:
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
         child = attempt.Child(self.zygotes[kind], job, walled)
-        events = attempt.Events(sub, attempt.plan(len(sub.cells), skip, pending), pending,
-                                bounds, counts, self.config)
         try:
+            events = attempt.Events(sub, attempt.plan(len(sub.cells), skip, pending), pending,
+                                    bounds, counts, self.config)
             breach = attempt.watch(child, events, self.config, sub)
         finally:
             status = child.end()
