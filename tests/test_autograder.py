@@ -66,8 +66,8 @@ def test_bundle_holds_what_grading_needs(tmp_path):
         setup = z.read("setup.sh")
     assert {"setup.sh", "run_autograder", "README.md", "autograder.json", "exercises.json",
             "requirements.txt", "pyproject.toml", "rnnbook/__init__.py",
-            "rnnbook/grading/run.py", "rnnbook/grading/child.py", "rnnbook/grading/zygote.py",
-            "rnnbook/grading/walls.py", "rnnbook/grading/gradescope.py",
+            "rnnbook/grading/run.py", "rnnbook/grading/attempt.py", "rnnbook/grading/child.py",
+            "rnnbook/grading/zygote.py", "rnnbook/grading/walls.py", "rnnbook/grading/gradescope.py",
             "rnnbook/grading/templates/learner-stub.py", "rnnbook/checks/ch01.py"} <= names
     assert not [n for n in names if n.startswith(("solutions", "notebooks", "book", "tests"))]
     assert not [n for n in names if n.endswith(".ipynb")]  # no solution notebook at all

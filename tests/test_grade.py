@@ -21,7 +21,7 @@ from hostile import corpus
 
 from conftest import ROOT, need_walls, walls_stand
 from rnnbook import source
-from rnnbook.grading import config, run, walls, wire
+from rnnbook.grading import attempt, config, run, walls, wire
 from rnnbook.grading import results as reports
 
 STEM = "01-basic-rnn-cell"
@@ -321,12 +321,12 @@ def test_answers_are_bounded_before_they_are_decoded():
 
 
 def test_only_well_formed_events_count():
-    assert run._event(b'{"cell": 2, "status": "start"}') == {"cell": 2, "status": "start"}
-    assert run._event(b'{"exercise": "f", "status": "done"}')
+    assert attempt.parse_event(b'{"cell": 2, "status": "start"}') == {"cell": 2, "status": "start"}
+    assert attempt.parse_event(b'{"exercise": "f", "status": "done"}')
     for junk in (b"[1, 2]", b"not json", b'{"cell": "2", "status": "ok"}',
                  b'{"cell": 1, "status": "won"}', b'{"exercise": 5, "status": "done"}',
                  b'{"finished": 1}', b'{"cell": 1, "status": "error", "error": 5}'):
-        assert run._event(junk) is None, junk
+        assert attempt.parse_event(junk) is None, junk
 
 
 def test_nested_hidden_folders_and_tmp_make_no_stray_mounts():

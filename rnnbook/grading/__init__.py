@@ -4,6 +4,8 @@ Modules, one job each:
 
 - :mod:`.config`      the settings, with one set of defaults
 - :mod:`.run`         a grading run: the exercise table, trials drawn once, oracle, children
+- :mod:`.attempt`     one child's attempt at a submission, stage by stage: its job, its events,
+                      the limits, what it gave
 - :mod:`.child`       the child that runs a submission's notebook and answers its trials
 - :mod:`.zygote`      imports what children need once and forks them (NumPy-only, or TensorFlow)
 - :mod:`.wire`        the protocol between grader and child (JSON lines, bounded, plain data)

@@ -12,7 +12,8 @@
    NumPy-only child, API exercises in a TensorFlow child. Deadlines are kept by this process's
    clock: a stage (a cell, an exercise) gets its limit once, a child's events can only move
    forward through the plan, and a submission has a wall-clock budget. A child that crashes or
-   goes over a limit is started again without the cell or exercise that did it.
+   goes over a limit is started again without the cell or exercise that did it (one child's
+   attempt, stage by stage: :mod:`.attempt`).
 5. A submission's report is written as soon as it is graded; the gradebook, listing every
    submission, at the end (atomically).
 """
@@ -23,7 +24,6 @@ import json
 import os
 import pathlib
 import secrets
-import select
 import shutil
 import stat
 import subprocess
@@ -34,7 +34,7 @@ import time
 
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
-from rnnbook.grading import procs, results, similarity, walls, wire
+from rnnbook.grading import attempt, procs, results, similarity, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
 from rnnbook.plaindata import Raised
 
@@ -197,6 +197,22 @@ def collect(paths):
     return found
 
 
+def numpy_only(work):
+    """A folder under ``work`` holding only NumPy (the NumPy-only zygote's import path), and
+    the folders it links to (the walls let the child read them)."""
+    prefix = work / "numpy-only"
+    prefix.mkdir()
+    spec = importlib.util.find_spec("numpy")
+    real = pathlib.Path(spec.origin).resolve().parent
+    (prefix / "numpy").symlink_to(real)
+    dirs = [str(prefix), str(real)]
+    libs = real.parent / "numpy.libs"
+    if libs.is_dir():
+        (prefix / "numpy.libs").symlink_to(libs)
+        dirs.append(str(libs))
+    return prefix, dirs
+
+
 # ---------------------------------------------------------------------------------------------
 # The run
 
@@ -257,17 +273,7 @@ class Run:
             self.zygotes[kind] = procs.Zygote(kind, args, self.env(home), zlog)
 
     def _numpy_prefix(self, work):
-        """A folder holding only NumPy: the NumPy-only child's import path."""
-        prefix = work / "numpy-only"
-        prefix.mkdir()
-        spec = importlib.util.find_spec("numpy")
-        real = pathlib.Path(spec.origin).resolve().parent
-        (prefix / "numpy").symlink_to(real)
-        self.numpy_dirs = [str(prefix), str(real)]
-        libs = real.parent / "numpy.libs"
-        if libs.is_dir():
-            (prefix / "numpy.libs").symlink_to(libs)
-            self.numpy_dirs.append(str(libs))
+        prefix, self.numpy_dirs = numpy_only(work)
         return prefix
 
     def walls_spec(self, kind, work, workdir):
@@ -394,12 +400,12 @@ class Run:
 
     def _grade_group(self, sub, kind, names, work, skip, skipped):
         pending = list(names)
-        for attempt in range(len(sub.cells) + len(names) + 2):
+        for number in range(len(sub.cells) + len(names) + 2):
             if not pending:
                 break
             before = (len(pending), len(skip))
             stop = self._attempt(sub, kind, pending, skip, skipped,
-                                 work / f"{sub.name}-{kind}{attempt}")
+                                 work / f"{sub.name}-{kind}{number}")
             if stop:
                 for name in pending:
                     sub.answers[name] = stop
@@ -410,148 +416,30 @@ class Run:
             sub.answers.setdefault(name, "was not run: the notebook's process kept failing")
 
     def _attempt(self, sub, kind, pending, skip, skipped, workdir):
-        """One child: runs the cells not in ``skip``, answers ``pending``. Returns a reason to
-        stop grading this group (the walls, the budget), or ""."""
+        """One child (:mod:`.attempt`): runs the cells not in ``skip``, answers ``pending``.
+        Returns a reason to stop grading this group (the walls, the budget), or ""."""
         walled = kind in self.specs
         drop = None if walled else self.drop
         if not walled:
-            workdir.mkdir()
-            os.chmod(workdir, 0o700)
-            if drop is not None:
-                os.chown(workdir, drop, drop)
-        job = {"chapter": sub.chapter, "cells": sub.cells, "skip": sorted(skip),
-               "exercises": [{"name": n, "trials": self.trials[(sub.chapter, n)]}
-                             for n in pending],
-               "env": self.env(workdir), "workdir": str(workdir), "drop_to": drop,
-               "scratch_mb": walls.scratch_mb(self.config.memory) if walled else None,
-               "walls": self.walls_spec(kind, workdir.parent, workdir) if walled else None}
-        if walled:
-            job["env"]["HOME"] = str(workdir)
-        payload = json.dumps(wire.encode(job)).encode()
-        plan = [("cell", i) for i in range(len(sub.cells)) if i not in skip]
-        plan += [("exercise", n) for n in pending]
-        position = {stage: k for k, stage in enumerate(plan)}
+            attempt.make_workdir(workdir, drop)
+        job = attempt.job(sub, pending, skip, {n: self.trials[(sub.chapter, n)] for n in pending},
+                          self.env(workdir), workdir, drop,
+                          walls.scratch_mb(self.config.memory) if walled else None,
+                          self.walls_spec(kind, workdir.parent, workdir) if walled else None)
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
-        reader = wire.LineReader(max(wire.line_bound(b) for b in bounds.values()))
-        zygote = self.zygotes[kind]
-        meter = procs.Meter() if walled else None  # the scratch pool's use, from the keeper
-        r, w = os.pipe()
+        counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
+        child = attempt.Child(self.zygotes[kind], job, walled)
         try:
-            token, keeper = zygote.spawn(payload, w, meter and meter.fd)
+            events = attempt.Events(sub, attempt.plan(len(sub.cells), skip, pending), pending,
+                                    bounds, counts, self.config)
+            breach = attempt.watch(child, events, self.config, sub)
         finally:
-            os.close(w)
-        limits = self.config
-        now = time.monotonic()
-        at, is_open, first = -1, False, True
-        stage_deadline = now + limits.cell_timeout  # until the first cell starts
-        breach, last_rss, walls_failed, flooded = None, 0.0, "", set()
-        try:
-            while True:
-                ready, _, _ = select.select([r], [], [], 0.05)
-                if ready:
-                    chunk = os.read(r, 1 << 16)
-                    if not chunk:
-                        break
-                    lines = reader.feed(chunk)
-                    if reader.dropped and at >= 0 and is_open and plan[at][0] == "exercise":
-                        flooded.add(plan[at][1])  # a line too long while it answered
-                    reader.dropped = False
-                    for line in lines:
-                        event = _event(line)
-                        if event is None:
-                            continue
-                        if first and "walls" in event:
-                            walls_failed = str(event.get("why", ""))[:300]
-                        first = False
-                        stage = _stage(event)
-                        if event.get("status") == "start" and position.get(stage, -1) > at:
-                            at, is_open = position[stage], True
-                            span = limits.timeout if stage[0] == "exercise" else limits.cell_timeout
-                            stage_deadline = time.monotonic() + span
-                        elif at >= 0 and stage == plan[at] and is_open:
-                            self._finish_stage(sub, event, stage, pending, bounds, line)
-                            is_open = stage[0] == "exercise" and stage[1] in pending
-                rss_now = procs.rss_mb(procs.descendants(keeper))
-                rss, last_rss = min(rss_now, last_rss), rss_now  # two readings in a row
-                scratch = meter.mb() if meter else 0.0
-                sub.peak_mb = max(sub.peak_mb, rss + scratch)
-                now = time.monotonic()
-                if rss + scratch > limits.memory:
-                    breach = f"went over the memory limit of {limits.memory} MB" + (
-                        f" ({scratch:.0f} MB of it in scratch files)" if scratch >= 1 else "")
-                elif now > sub.deadline:
-                    breach = "budget"
-                elif now > stage_deadline:
-                    stage = plan[at] if at >= 0 else ("cell", None)
-                    span = limits.timeout if stage[0] == "exercise" else limits.cell_timeout
-                    breach = f"went over the time limit of {span:g} s"
-                if breach:
-                    break
-        finally:
-            procs.kill_below(keeper)
-            os.close(r)
-            status = zygote.wait(token, 10)
-            if status is None:
-                procs.kill(keeper)
-                status = zygote.wait(token, 10)
+            status = child.end()
             shutil.rmtree(workdir, ignore_errors=True)
-            if meter:
-                meter.close()
-        if walls_failed and status == walls.FAILED:
-            log(f"error: {sub.path}: {walls_failed}")
-            return "was not run: the grader could not build its sandbox"
-        stage = plan[at] if at >= 0 else None
-        if breach == "budget":
-            if stage and stage[0] == "exercise" and stage[1] in pending:
-                sub.answers[stage[1]] = (f"went over the submission's time budget of "
-                                         f"{limits.budget:g} s")
-                pending.remove(stage[1])
-            return f"was not run: the submission's time budget of {limits.budget:g} s ran out"
-        why = breach or (procs.ended(status) if status != 0 else "")
-        for name in flooded & set(pending):
-            sub.answers[name] = "sent back more data than its trials allow"
-            pending.remove(name)
-        if not why:
-            for name in list(pending):
-                sub.answers[name] = ("sent back no answer (the notebook's code got in the way "
-                                     "of the grader's)")
-                pending.remove(name)
-            return ""
-        if stage and stage[0] == "exercise" and stage[1] in pending:
-            sub.answers[stage[1]] = why
-            pending.remove(stage[1])
-        elif stage and stage[0] == "cell":  # the last cell that started (whatever it said since)
-            skip.add(stage[1])
-            skipped.append(f"cell {stage[1] + 1} {why}; it was skipped")
-        elif pending:
-            sub.answers[pending.pop(0)] = why
-        return ""
-
-    def _finish_stage(self, sub, event, stage, pending, bounds, line):
-        if stage[0] == "cell":
-            if event["status"] == "error":
-                sub.notes.append(f"cell {stage[1] + 1} raised {event.get('error', '')}")
-            return
-        name = stage[1]
-        if event["status"] != "done" or name not in pending:
-            return
-        pending.remove(name)
-        if len(line) > wire.line_bound(bounds[name]):
-            sub.answers[name] = "sent back more data than its trials allow"
-            return
-        if not event.get("defined"):
-            sub.answers[name] = None
-            return
-        try:
-            answers = wire.decode(event.get("answers"), bounds[name], raised=Raised)
-        except (wire.WireError, ValueError, TypeError) as error:
-            sub.answers[name] = f"sent back an answer that is not plain data ({error})"
-            return
-        trials = len(self.trials[(sub.chapter, name)])
-        if not isinstance(answers, list) or len(answers) != trials:
-            sub.answers[name] = "did not return one answer per trial"
-        else:
-            sub.answers[name] = answers
+        stop = attempt.settle(events, breach, status, skip, skipped, self.config.budget)
+        if stop == attempt.NO_SANDBOX:
+            log(f"error: {sub.path}: {events.walls_failed}")
+        return stop
 
     # --- the whole run ------------------------------------------------------------------------
 
@@ -598,35 +486,6 @@ def _last_line(path):
     except OSError:
         return "(no output)"
     return lines[-1][:300] if lines else "(no output)"
-
-
-def _stage(event):
-    if "cell" in event:
-        return ("cell", event["cell"])
-    if "exercise" in event:
-        return ("exercise", event["exercise"])
-    return None
-
-
-def _event(line):
-    """A well-formed event, or None."""
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(event, dict):
-        return None
-    status = event.get("status")
-    if "walls" in event:
-        return event
-    if "cell" in event:
-        ok = (type(event["cell"]) is int and status in ("start", "ok", "error")
-              and isinstance(event.get("error", ""), str))
-    elif "exercise" in event:
-        ok = isinstance(event["exercise"], str) and status in ("start", "done")
-    else:
-        ok = list(event) == ["finished"] and event["finished"] is True
-    return event if ok else None
 
 
 def _case_paths(cases):

@@ -1,0 +1,302 @@
+"""One attempt at a submission: one child runs the notebook's cells and answers its exercises.
+
+:class:`rnnbook.grading.run.Run` grades a submission's group of exercises (by hand, or with
+TensorFlow) in as many attempts as it takes: a child that crashes or goes over a limit is
+started again without the cell or exercise that did it. An attempt goes through these stages,
+each testable on its own (tests/test_attempt.py):
+
+1. :func:`job` and :func:`plan`: what the child is sent (the cells, which to skip, each
+   exercise's trials, its environment, folder and walls) and the order of the stages it must
+   announce (the cells, then the exercises). Pure.
+2. :class:`Child`: the child forked on a zygote (:mod:`.procs`), its events pipe, its memory.
+3. :class:`Events`: what the child said so far, fed one chunk (or line) at a time: which stage
+   of the plan is open and until when, which exercises flooded the pipe, why the walls failed.
+   A stage only moves forward through the plan; the end of a stage goes to :func:`finish_stage`.
+4. :func:`over_limits`: memory (resident + scratch), the submission's budget, the open stage's
+   time limit: why the child must be stopped, or None. Pure.
+5. :func:`settle`: from the events, the breach and the exit status, what the attempt gave
+   (answers, exercises still pending, cells to skip next time) and whether to stop the group.
+6. :func:`finish_stage`: the end of one cell (its error, as a note) or one exercise (its
+   answers, decoded within their bound). Pure.
+
+:func:`watch` is the loop that ties 2, 3 and 4 together. Every sentence here ends up in a
+student's feedback: change one and the reports change.
+"""
+import json
+import os
+import select
+import time
+
+from rnnbook.checking import Raised
+from rnnbook.grading import procs, walls, wire
+
+BUDGET = "budget"  # the breach that stops the whole submission, not one stage
+NO_SANDBOX = "was not run: the grader could not build its sandbox"
+FLOODED = "sent back more data than its trials allow"
+NO_ANSWER = "sent back no answer (the notebook's code got in the way of the grader's)"
+
+
+# --- 1. the job ----------------------------------------------------------------------------
+
+
+def job(sub, pending, skip, trials, env, workdir, drop=None, scratch_mb=None, walls_spec=None):
+    """What the child is sent: ``sub``'s cells (but ``skip``), each exercise of ``pending``
+    with its ``trials`` (``{name: [trial]}``), ``env``, its working folder, the uid to drop
+    to (no walls, as root), the scratch pool's size and the walls (None: none)."""
+    return {"chapter": sub.chapter, "cells": sub.cells, "skip": sorted(skip),
+            "exercises": [{"name": n, "trials": trials[n]} for n in pending],
+            "env": env, "workdir": str(workdir), "drop_to": drop,
+            "scratch_mb": scratch_mb, "walls": walls_spec}
+
+
+def plan(cells, skip, pending):
+    """The stages the child announces, in order: ``("cell", index)`` for each of ``cells``
+    cells not in ``skip``, then ``("exercise", name)`` for each of ``pending``."""
+    return ([("cell", i) for i in range(cells) if i not in skip]
+            + [("exercise", n) for n in pending])
+
+
+def time_limit(limits, stage):
+    """The seconds ``stage`` may take (before the first cell starts: a cell's)."""
+    return limits.timeout if stage and stage[0] == "exercise" else limits.cell_timeout
+
+
+def make_workdir(workdir, drop=None):
+    """Without walls: the child's working folder, its own (``drop``'s, as root)."""
+    workdir.mkdir()
+    os.chmod(workdir, 0o700)
+    if drop is not None:
+        os.chown(workdir, drop, drop)
+
+
+# --- 2. the child --------------------------------------------------------------------------
+
+
+class Child:
+    """A child forked on ``zygote`` for ``job``: its events pipe, its keeper (the child and
+    everything it starts are below it) and, behind the walls, the meter of its scratch pool."""
+
+    def __init__(self, zygote, job, walled):
+        payload = json.dumps(wire.encode(job)).encode()
+        self.zygote = zygote
+        self.meter = procs.Meter() if walled else None
+        self.pipe, w = os.pipe()
+        try:
+            self.token, self.keeper = zygote.spawn(payload, w, self.meter and self.meter.fd)
+        except BaseException:
+            os.close(self.pipe)
+            if self.meter:
+                self.meter.close()
+            raise
+        finally:
+            os.close(w)
+
+    def read(self, timeout=0.05):
+        """What the child wrote since (b"" once it closed the pipe), or None: nothing yet."""
+        ready, _, _ = select.select([self.pipe], [], [], timeout)
+        return os.read(self.pipe, 1 << 16) if ready else None
+
+    def memory(self):
+        """``(rss, scratch)``: MB resident below the keeper, MB in the scratch pool."""
+        rss = procs.rss_mb(procs.descendants(self.keeper))
+        return rss, self.meter.mb() if self.meter else 0.0
+
+    def end(self):
+        """Kill whatever is left of the child; its exit status (None: it never ended)."""
+        try:
+            procs.kill_below(self.keeper)
+            os.close(self.pipe)
+            status = self.zygote.wait(self.token, 10)
+            if status is None:
+                procs.kill(self.keeper)
+                status = self.zygote.wait(self.token, 10)
+            return status
+        finally:
+            if self.meter:
+                self.meter.close()
+
+
+# --- 3. the events -------------------------------------------------------------------------
+
+
+class Events:
+    """What the child said so far. ``stage`` is the last stage of ``plan`` that started (None:
+    none yet), ``open`` whether it has not ended, ``deadline`` when its time is up (by
+    ``clock``); ``flooded`` the exercises that sent a line too long while open;
+    ``walls_failed`` why the child could not build its walls (its first event said so).
+    A stage's end is finished by :func:`finish_stage`, into ``sub`` and ``pending``."""
+
+    def __init__(self, sub, plan, pending, bounds, counts, limits, clock=time.monotonic):
+        self.sub, self.plan, self.pending = sub, plan, pending
+        self.bounds, self.counts, self.limits, self.clock = bounds, counts, limits, clock
+        self.position = {stage: k for k, stage in enumerate(plan)}
+        self.reader = wire.LineReader(max(wire.line_bound(b) for b in bounds.values()))
+        self.at, self.open, self.first = -1, False, True
+        self.deadline = clock() + limits.cell_timeout  # until the first cell starts
+        self.flooded, self.walls_failed = set(), ""
+
+    @property
+    def stage(self):
+        return self.plan[self.at] if self.at >= 0 else None
+
+    def feed(self, chunk):
+        """Bytes from the pipe: whole lines are read as events; a line too long is dropped
+        (and, while an exercise is open, that exercise flooded)."""
+        lines = self.reader.feed(chunk)
+        if self.reader.dropped and self.open and self.stage[0] == "exercise":
+            self.flooded.add(self.stage[1])  # a line too long while it answered
+        self.reader.dropped = False
+        for line in lines:
+            self.line(line)
+
+    def line(self, line):
+        """One line (bytes, no newline): a stage later in the plan starts, or the open stage
+        ends; anything else (malformed, out of order, repeated) changes nothing."""
+        event = parse_event(line)
+        if event is None:
+            return
+        if self.first and "walls" in event:
+            self.walls_failed = str(event.get("why", ""))[:300]
+        self.first = False
+        stage = event_stage(event)
+        if event.get("status") == "start" and self.position.get(stage, -1) > self.at:
+            self.at, self.open = self.position[stage], True
+            self.deadline = self.clock() + time_limit(self.limits, stage)
+        elif self.open and stage == self.stage:
+            finish_stage(self.sub, event, stage, self.pending, self.bounds, self.counts, line)
+            self.open = stage[0] == "exercise" and stage[1] in self.pending
+
+
+def event_stage(event):
+    """The stage an event is about: ``("cell", index)``, ``("exercise", name)`` or None."""
+    if "cell" in event:
+        return ("cell", event["cell"])
+    if "exercise" in event:
+        return ("exercise", event["exercise"])
+    return None
+
+
+def parse_event(line):
+    """A well-formed event, or None."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    status = event.get("status")
+    if "walls" in event:
+        return event
+    if "cell" in event:
+        ok = (type(event["cell"]) is int and status in ("start", "ok", "error")
+              and isinstance(event.get("error", ""), str))
+    elif "exercise" in event:
+        ok = isinstance(event["exercise"], str) and status in ("start", "done")
+    else:
+        ok = list(event) == ["finished"] and event["finished"] is True
+    return event if ok else None
+
+
+# --- 4. the limits -------------------------------------------------------------------------
+
+
+def over_limits(limits, rss, scratch, now, budget_deadline, stage_deadline, stage):
+    """Why the child must stop (memory first, then the submission's budget: :data:`BUDGET`,
+    then ``stage``'s time limit), or None. MB and seconds of one clock."""
+    if rss + scratch > limits.memory:
+        return f"went over the memory limit of {limits.memory} MB" + (
+            f" ({scratch:.0f} MB of it in scratch files)" if scratch >= 1 else "")
+    if now > budget_deadline:
+        return BUDGET
+    if now > stage_deadline:
+        return f"went over the time limit of {time_limit(limits, stage):g} s"
+    return None
+
+
+def watch(child, events, limits, sub, clock=time.monotonic):
+    """Feed ``events`` what ``child`` writes until it closes its pipe (None) or breaks a limit
+    (the breach, see :func:`over_limits`). Keeps ``sub.peak_mb``."""
+    last_rss = 0.0
+    while True:
+        chunk = child.read()
+        if chunk == b"":
+            return None
+        if chunk:
+            events.feed(chunk)
+        rss_now, scratch = child.memory()
+        rss, last_rss = min(rss_now, last_rss), rss_now  # two readings in a row
+        sub.peak_mb = max(sub.peak_mb, rss + scratch)
+        breach = over_limits(limits, rss, scratch, clock(), sub.deadline, events.deadline,
+                             events.stage)
+        if breach:
+            return breach
+
+
+# --- 5. settling ---------------------------------------------------------------------------
+
+
+def settle(events, breach, status, skip, skipped, budget):
+    """What the attempt gave, once the child ended with ``status`` after ``breach``: answers
+    into ``events.sub.answers`` (each one leaves ``events.pending``), the cell that killed the
+    child into ``skip`` (its note into ``skipped``). Returns why the group must stop (walls,
+    budget: every exercise still pending gets it), or ""."""
+    sub, pending = events.sub, events.pending
+    if events.walls_failed and status == walls.FAILED:
+        return NO_SANDBOX
+    stage = events.stage
+    if breach == BUDGET:
+        if stage and stage[0] == "exercise" and stage[1] in pending:
+            sub.answers[stage[1]] = (f"went over the submission's time budget of "
+                                     f"{budget:g} s")
+            pending.remove(stage[1])
+        return f"was not run: the submission's time budget of {budget:g} s ran out"
+    why = breach or (procs.ended(status) if status != 0 else "")
+    for name in events.flooded & set(pending):
+        sub.answers[name] = FLOODED
+        pending.remove(name)
+    if not why:
+        for name in list(pending):
+            sub.answers[name] = NO_ANSWER
+            pending.remove(name)
+        return ""
+    if stage and stage[0] == "exercise" and stage[1] in pending:
+        sub.answers[stage[1]] = why
+        pending.remove(stage[1])
+    elif stage and stage[0] == "cell":  # the last cell that started (whatever it said since)
+        skip.add(stage[1])
+        skipped.append(f"cell {stage[1] + 1} {why}; it was skipped")
+    elif pending:
+        sub.answers[pending.pop(0)] = why
+    return ""
+
+
+# --- 6. one stage's end --------------------------------------------------------------------
+
+
+def finish_stage(sub, event, stage, pending, bounds, counts, line):
+    """The end of ``stage``: a cell's error becomes a note; an exercise's answers (``line``,
+    parsed as ``event``) are checked against its bound (``bounds``: array bytes) and its
+    number of trials (``counts``) and decoded into ``sub.answers``; it leaves ``pending``."""
+    if stage[0] == "cell":
+        if event["status"] == "error":
+            sub.notes.append(f"cell {stage[1] + 1} raised {event.get('error', '')}")
+        return
+    name = stage[1]
+    if event["status"] != "done" or name not in pending:
+        return
+    pending.remove(name)
+    if len(line) > wire.line_bound(bounds[name]):
+        sub.answers[name] = FLOODED
+        return
+    if not event.get("defined"):
+        sub.answers[name] = None
+        return
+    try:
+        answers = wire.decode(event.get("answers"), bounds[name], raised=Raised)
+    except (wire.WireError, ValueError, TypeError) as error:
+        sub.answers[name] = f"sent back an answer that is not plain data ({error})"
+        return
+    if not isinstance(answers, list) or len(answers) != counts[name]:
+        sub.answers[name] = "did not return one answer per trial"
+    else:
+        sub.answers[name] = answers
