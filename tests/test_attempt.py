@@ -11,9 +11,9 @@ import time
 import numpy as np
 import pytest
 
-from rnnbook.checking import Raised
 from rnnbook.grading import attempt, config, procs, run, walls, wire
 from rnnbook.grading.results import Submission
+from rnnbook.plaindata import Raised
 
 LIMITS = config.Config(timeout=8, cell_timeout=20, budget=30, memory=1200)
 NO_ANSWER = "sent back no answer (the notebook's code got in the way of the grader's)"

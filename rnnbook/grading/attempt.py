@@ -27,8 +27,8 @@ import os
 import select
 import time
 
-from rnnbook.checking import Raised
 from rnnbook.grading import procs, walls, wire
+from rnnbook.plaindata import Raised
 
 BUDGET = "budget"  # the breach that stops the whole submission, not one stage
 NO_SANDBOX = "was not run: the grader could not build its sandbox"

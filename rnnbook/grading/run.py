@@ -36,7 +36,6 @@ from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
-from rnnbook.plaindata import Raised
 
 TIMINGS = "timings.csv"  # each submission's seconds and peak memory (not in the reports)
 
