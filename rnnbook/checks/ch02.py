@@ -32,6 +32,7 @@ import numpy as np
 from rnnbook import graphs
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.checks.common import names_split_0
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
@@ -210,12 +211,6 @@ def _name_with(case, t=None, k=None, op=SPLIT):
 
 SPLIT_0 = ("`split_0` does not exist: TensorFlow names the first op `split` and suffixes the "
            "repeats `split_1`, `split_2`, ..., so step 0 is `split` and step t is `split_t`.")
-
-
-def names_split_0(case, got):
-    """Whether ``got`` (a :class:`~rnnbook.checking.Raised`) is TensorFlow's error for a name
-    with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none."""
-    return case.get("t", 0) == 0 and "split_0" in got.message
 
 
 gate_tensor_name = Exercise(

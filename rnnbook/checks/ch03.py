@@ -21,26 +21,17 @@ peepholes on, ``forget_bias`` other than 1 (and than 0), both state forms, ``B =
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P``
 num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, c/g, o.
 """
-import collections
 import functools
 
 import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.checks.common import tf1_to_keras_weights
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
 AGREE = dict(rtol=1e-4, atol=1e-5)
-
-
-def _blocks(a, order, axis=-1):
-    """Reorder the four gate blocks of ``a`` along ``axis``: ``order`` lists old block indices."""
-    parts = np.split(a, 4, axis=axis)
-    return np.concatenate([parts[k] for k in order], axis=axis)
-
-
-TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, j, o (the same swap goes back)
 
 
 def _agree(name, got, want):
@@ -59,11 +50,6 @@ def _forget_bias(rng, kind):
     if kind == "default":
         return 1.0
     return round(float(rng.uniform(1.6, 2.8) if rng.random() < 0.5 else rng.uniform(-2.0, -0.6)), 2)
-
-
-#: a by-hand exercise gets a state with the fields of TF1's LSTMStateTuple (the grader's NumPy-only
-#: child cannot import TensorFlow's); an API exercise gets TensorFlow's own
-LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 
 
 def _tf_state_tuple(c, h):
@@ -483,11 +469,7 @@ def _sequence(rng, B, T, D, H):
 
 def _keras_from_tf1(case):
     """The oracle's own port (weights plumbing, proven against TF by :func:`_tf1_matches_keras`)."""
-    D, H = case["D"], case["H"]
-    kernel = _blocks(case["kernel"], TF1_TO_KERAS)
-    bias = _blocks(case["bias"], TF1_TO_KERAS).copy()
-    bias[H: 2 * H] += case["forget_bias"]
-    return kernel[:D], kernel[D:], bias
+    return tf1_to_keras_weights(case["kernel"], case["bias"], case["forget_bias"], case["D"])
 
 
 def _tf1_matches_keras(case, name, weights, state_is_tuple=True):

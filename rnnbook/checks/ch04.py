@@ -21,18 +21,14 @@ The expected answers come from TensorFlow (``oracle``) and, for the tests' 200-s
 the NumPy reference (``rnnbook/reference.py``, touched only inside functions: it does not ship
 to learners).
 """
-import collections
 import functools
 
 import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
+from rnnbook.checks.common import LSTMStateTuple
 from rnnbook.oracles import keras3, load_weights, quick_session, run_keras_lstm, run_tf1, tensorflow
-
-#: the by-hand exercises get states with the fields of TF1's ``LSTMStateTuple`` (a namedtuple
-#: (c, h)); NumPy only, so the grader's NumPy-only child can build it
-LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 
 
 def _flat(packed):

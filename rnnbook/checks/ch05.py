@@ -21,7 +21,7 @@ import numpy as np
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
-from rnnbook.checks.ch02 import names_split_0
+from rnnbook.checks.common import names_split_0, tf1_to_keras_weights
 from rnnbook.oracles import keras3, load_weights, quick_session, tensorflow
 
 # ---------------------------------------------------------------------------------------------
@@ -628,11 +628,6 @@ split_grad_by_name = Exercise(
 KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
 
 
-def _blocks(a, order, axis=-1):
-    parts = np.split(a, 4, axis=axis)
-    return np.concatenate([parts[k] for k in order], axis=axis)
-
-
 def _keras_case(rng, B, D, H, forget_bias):
     """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, c, o,
     forget_bias folded into the f block of the bias): the data the check loads."""
@@ -642,10 +637,9 @@ def _keras_case(rng, B, D, H, forget_bias):
             "tf1_kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H), i, j, f, o
             "tf1_bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
             "dh_new": normal(rng, B, H)}  # (B, H): dL/dh' (the cell's output)
-    kernel = _blocks(case["tf1_kernel"], (0, 2, 1, 3))  # -> i, f, j, o
-    bias = _blocks(case["tf1_bias"], (0, 2, 1, 3)).copy()
-    bias[H: 2 * H] += forget_bias
-    case.update(kernel=kernel[:D], recurrent_kernel=kernel[D:], bias=bias)
+    kernel, recurrent_kernel, bias = tf1_to_keras_weights(case["tf1_kernel"], case["tf1_bias"],
+                                                          forget_bias, D)
+    case.update(kernel=kernel, recurrent_kernel=recurrent_kernel, bias=bias)
     return case
 
 
