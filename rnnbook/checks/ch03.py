@@ -27,7 +27,13 @@ import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
-from rnnbook.checks.common import tf1_to_keras_weights
+from rnnbook.checks.common import (
+    forget_bias_hard_coded,
+    forget_bias_left_out,
+    keras_order,
+    parts_swapped,
+    tf1_to_keras_weights,
+)
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
@@ -180,6 +186,12 @@ def _needs(case, *options):
     return case
 
 
+def _needing(model, *options):
+    """The knob model ``model(case, **change)`` applying only where ``options`` are on
+    (:func:`_needs`)."""
+    return lambda case, **change: model(_needs(case, *options), **change)
+
+
 def _tf1_options(case):
     return {k: case[k] for k in ("use_peepholes", "cell_clip", "num_proj", "proj_clip",
                                  "forget_bias", "state_is_tuple") if k in case}
@@ -325,10 +337,10 @@ step_lstm_cell = Exercise(
             "num_proj, so cut at column num_units.",
             _out_halves,
         ),
-        Mistake(
+        parts_swapped(
             "c and m are swapped in what you return: the new state is (c, m), the cell state "
             "first.",
-            lambda c: _step_ref(c)[::-1],
+            _step_ref,
         ),
         Mistake(
             "the cell ran from a zero state: build its state from the given c and m "
@@ -388,25 +400,25 @@ lstm_cell_step = Exercise(
     reference=_step_ref,
     parts=("c", "m"),
     mistakes=(
-        Mistake(
+        parts_swapped(
             "c and m are swapped: LSTMCell's new state is LSTMStateTuple(c, m), the cell state "
             "(memory) first and the output m second.",
-            lambda c: _step_ref(c)[::-1],
+            _step_ref,
         ),
-        Mistake(
+        keras_order(
             "the gate blocks are in the wrong order: you split i, f, j, o (Keras' order); TF1 "
             "splits the pre-activation into i, j, f, o.",
-            lambda c: _step_ref(c, order=ref.KERAS),
+            _step_ref,
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "forget_bias is ignored: you add 1.0 whatever the argument says; add the "
             "forget_bias you are given, sigmoid(f + forget_bias + ...).",
-            lambda c: _step_ref(_needs(c, "forget_bias"), forget_bias=1.0),
+            _needing(_step_ref, "forget_bias"),
         ),
-        Mistake(
+        forget_bias_left_out(
             "forget_bias is missing: LSTMCell adds it to f at every step, "
             "sigmoid(f + forget_bias + ...).",
-            lambda c: _step_ref(c, forget_bias=0.0),
+            _step_ref,
         ),
         Mistake(
             "the output-gate peephole looks at the unclipped c: clip c first, then "
@@ -523,16 +535,19 @@ def _port_mistakes(answer, few=False):
     order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders them i, f, c, "
              "o, so swap the 2nd and 3rd column blocks of the kernel, the recurrent kernel and "
              "the bias.")
+    def ported(case, **change):
+        return answer(case, _ref_port(case, **change))
+
     mistakes = (
-        Mistake(
+        forget_bias_left_out(
             "forget_bias is not folded: TF1 adds forget_bias to f at every step, Keras 3 adds "
             "nothing, so add forget_bias to the f block of the Keras bias (bias[H:2H]).",
-            lambda c: answer(c, _ref_port(c, forget_bias=0.0)),
+            ported,
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "you folded 1.0, not the cell's forget_bias: add the forget_bias it was built with "
             "to the f block of the Keras bias.",
-            lambda c: answer(c, _ref_port(_needs(c, "forget_bias"), forget_bias=1.0)),
+            _needing(ported, "forget_bias"),
         ),
         Mistake(order, lambda c: answer(c, _port_unordered(c, 2)),
                 variants=(lambda c: answer(c, _port_unordered(c, 1)),)),

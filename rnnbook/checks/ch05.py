@@ -21,7 +21,7 @@ import numpy as np
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
-from rnnbook.checks.common import names_split_0, tf1_to_keras_weights
+from rnnbook.checks.common import forget_bias_hard_coded, names_split_0, tf1_to_keras_weights
 from rnnbook.oracles import keras3, load_weights, quick_session, tensorflow
 
 # ---------------------------------------------------------------------------------------------
@@ -477,10 +477,10 @@ lstm_step_backward = Exercise(
             "dh' * sigmoid(o) * (1 - tanh(c')^2) on top of the upstream dc'.",
             _lstm_ref("no c' from h'"),
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "the forget_bias argument is ignored: the forward pass adds the forget_bias given, "
             "sigmoid(f + forget_bias), and the backward pass must use the same gate.",
-            _lstm_ref(forget_bias=1.0),
+            lambda c, **change: _lstm_ref(**change)(c),
         ),
     ),
 )
