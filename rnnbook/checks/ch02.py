@@ -40,6 +40,8 @@ from rnnbook.checks.common import (
     names_split_0,
     not_carried,
     parts_swapped,
+    split_at_h,
+    w_and_u_swapped,
 )
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 
@@ -451,15 +453,15 @@ gate_weights = Exercise(
             "j, f, o, so j is columns [H:2H] and f is columns [2H:3H].",
             _blocks,
         ),
-        Mistake(
+        w_and_u_swapped(
             "W and U are swapped: the first D rows of the kernel multiply x (W), the last H "
             "rows multiply h (U).",
-            lambda c: (lambda W, U, b: (U, W, b))(*_blocks(c)),
+            _blocks,
         ),
-        Mistake(
+        split_at_h(
             "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
             "[x, h], so rows [:D] are W and rows [D:] are U (D = input_depth).",
-            lambda c: _blocks(c, at=c["H"]),
+            _blocks,
         ),
         Mistake(
             "forget_bias is not stored in the bias variable: the forget gate's bias is just "

@@ -21,7 +21,7 @@ import numpy as np
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
 from rnnbook.checking import Chapter, Exercise, Mistake, normal
-from rnnbook.checks.common import forget_bias_hard_coded, names_split_0, tf1_to_keras_weights
+from rnnbook.checks.common import forget_bias_hard_coded, keras_order, names_split_0, tf1_to_keras_weights
 from rnnbook.oracles import keras3, load_weights, quick_session, tensorflow
 
 # ---------------------------------------------------------------------------------------------
@@ -414,14 +414,19 @@ def _lstm_oracle(case):
     return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
 
 
-def _lstm_ref(slip=None, keras_order=False, **change):
+def _lstm_ref(slip=None, order=None, **change):
     def model(c):
-        order = ref.KERAS if keras_order else ref.TF1
         case = {**c, **change}
         return bwd.basic_lstm_step_backward(
             case["x"], case["c"], case["h"], case["kernel"], case["bias"], case["dc_new"],
-            case["dh_new"], case["forget_bias"], order=order, slip=slip)
+            case["dh_new"], case["forget_bias"], order=ref.TF1 if order is None else order,
+            slip=slip)
     return model
+
+
+def _lstm_with(case, **change):
+    """The knob model of 5.5: the reference on ``case`` with one argument changed."""
+    return _lstm_ref(**change)(case)
 
 
 def _keras_read(model):
@@ -469,8 +474,7 @@ lstm_step_backward = Exercise(
             "time, not a variable, so it gets none; return (dx, dc, dh, dkernel, dbias).",
             _with_forget_gradient,
         ),
-        Mistake(KERAS_ORDER, _lstm_ref(keras_order=True),
-                variants=(_keras_read(_lstm_ref()),)),
+        keras_order(KERAS_ORDER, _lstm_with, variants=(_keras_read(_lstm_ref()),)),
         Mistake(F_WITHOUT_BIAS, _lstm_ref("sigmoid' of f without forget_bias")),
         Mistake(
             "the path from h' back to c' is missing: h' = tanh(c') * sigmoid(o), so dc' gets "
@@ -480,7 +484,7 @@ lstm_step_backward = Exercise(
         forget_bias_hard_coded(
             "the forget_bias argument is ignored: the forward pass adds the forget_bias given, "
             "sigmoid(f + forget_bias), and the backward pass must use the same gate.",
-            lambda c, **change: _lstm_ref(**change)(c),
+            _lstm_with,
         ),
     ),
 )

@@ -70,9 +70,10 @@ def names_split_0(case, got):
 # Families of mistakes: ``model(case, **change)`` is the exercise's knob model (see above)
 
 
-def keras_order(sentence, model):
-    """The gate blocks read in Keras' order i, f, c, o where TF1's is i, j, f, o."""
-    return Mistake(sentence, lambda c: model(c, order=ref.KERAS))
+def keras_order(sentence, model, **options):
+    """The gate blocks read in Keras' order i, f, c, o where TF1's is i, j, f, o (``options``:
+    the Mistake's other fields, such as ``variants``)."""
+    return Mistake(sentence, lambda c: model(c, order=ref.KERAS), **options)
 
 
 def forget_bias_hard_coded(sentence, model):
@@ -88,6 +89,18 @@ def forget_bias_left_out(sentence, model):
 def forget_bias_twice(sentence, model):
     """``forget_bias`` added twice (once as if it were in the bias, once at run time)."""
     return Mistake(sentence, lambda c: model(c, forget_bias=2 * c["forget_bias"]))
+
+
+def split_at_h(sentence, model):
+    """The kernel split at row H instead of row D (input_depth), as if the cell concatenated
+    [h, x]: ``model(case, at=row)`` splits the kernel's rows at ``row``."""
+    return Mistake(sentence, lambda c: model(c, at=c["H"]))
+
+
+def w_and_u_swapped(sentence, model):
+    """W (the kernel's first D rows: they multiply x) and U (the last H rows: they multiply h)
+    returned the other way round: ``model(case)`` is the right ``(W, U, ...)``."""
+    return Mistake(sentence, lambda c: (lambda W, U, *rest: (U, W, *rest))(*model(c)))
 
 
 def not_carried(sentence, model):
