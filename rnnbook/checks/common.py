@@ -6,19 +6,21 @@ TensorFlow zygote keeps what an API exercise's ``call`` reaches. So they are Num
 touch :mod:`rnnbook.reference`, which does not ship to learners.
 
 A *family* of mistakes is one wrong idea that exercises of several chapters meet: the gate blocks
-read in Keras' order; ``forget_bias`` hard-coded as 1.0, left out or added twice; the two parts of
-an answer (c and h, c and m) swapped; the state not carried over time. Each factory makes that
-exercise's :class:`~rnnbook.checking.Mistake` from
+read in Keras' order; ``forget_bias`` hard-coded as 1.0, left out or added twice; the kernel
+split at row H, or W and U swapped; the two parts of a state (c and h, c and m) swapped; the
+state not carried over time. Each factory makes that exercise's
+:class:`~rnnbook.checking.Mistake` from
 
 - the exercise's own ``sentence`` (its words name the exercise's arguments and layout, so the
   sentences differ from chapter to chapter and are passed in), and
 - its *knob model* ``model(case, **change)``: the exercise's reference answer on ``case`` with one
   argument of the :mod:`rnnbook.reference` function it calls turned (``order=``,
-  ``forget_bias=``, ``carry=``). The family says which knob, and how far.
+  ``forget_bias=``, ``at=``, ``carry=``). The family says which knob, and how far.
 
 The factories touch the reference only inside the models they return (in the learner release
-it is a stub). Like the chapters' oracles and mistake models, nothing here but the case helpers
-survives in a grading child (:func:`rnnbook.grading.zygote.callers_only` cuts this module too).
+it is a stub). The grader's zygote cuts this module as it cuts a chapter's
+(:func:`rnnbook.grading.zygote.callers_only`): a grading child keeps only what an API
+exercise's ``call`` reaches (``LSTMStateTuple``), never a family or :func:`names_split_0`.
 """
 import collections
 
@@ -59,15 +61,16 @@ def tf1_to_keras_weights(kernel, bias, forget_bias, depth):
     return kernel[:depth], kernel[depth:], bias
 
 
+# ---------------------------------------------------------------------------------------------
+# Families of mistakes: ``model(case, **change)`` is the exercise's knob model (see above);
+# names_split_0 is the ``raises`` of the mistake "split_0" in Chapters 2 and 5
+
+
 def names_split_0(case, got):
     """Whether ``got`` (a :class:`~rnnbook.checking.Raised`) is TensorFlow's error for a name
     with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none
     (static_rnn names step 0's Split `split`, step t's `split_t`)."""
     return case.get("t", 0) == 0 and "split_0" in got.message
-
-
-# ---------------------------------------------------------------------------------------------
-# Families of mistakes: ``model(case, **change)`` is the exercise's knob model (see above)
 
 
 def keras_order(sentence, model, **options):
