@@ -19,6 +19,7 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
+from rnnbook.checks.common import split_at_h, w_and_u_swapped
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
 
@@ -97,7 +98,9 @@ def _split_oracle(case):
     return W, U
 
 
-def _split(c, at):
+def _split(c, at=None):
+    """``(W, U)``: the kernel's rows split at row ``at`` (D, input_depth, by default)."""
+    at = c["D"] if at is None else at
     return c["kernel"][:at], c["kernel"][at:]
 
 
@@ -112,15 +115,15 @@ split_kernel = Exercise(
     parts=("W", "U"),
     designs=({"shape": "D>H"}, {"shape": "D<H"}, {"shape": "D=H"}),
     mistakes=(
-        Mistake(
+        split_at_h(
             "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
             "[x, h], input first, so W is the first D rows (split at input_depth).",
-            lambda c: _split(c, c["H"]),
+            _split,
         ),
-        Mistake(
+        w_and_u_swapped(
             "W and U are swapped: the first D rows of the kernel multiply x, so they are W; the "
             "last H rows multiply h, so they are U.",
-            lambda c: _split(c, c["D"])[::-1],
+            _split,
         ),
         Mistake(
             "W and U are transposed: TF multiplies from the right (x @ W), so W is (D, H) and U "
@@ -376,6 +379,11 @@ def _weights_call(fn, c):
     return _arrays(_on_cell(cell, fn, c["D"]), 3)
 
 
+def _read_weights(c, at=None):
+    """``(W, U, b)`` with the kernel's rows split at row ``at`` (D by default)."""
+    return (*_split(c, at), c["bias"])
+
+
 read_cell_weights = Exercise(
     name="read_cell_weights",
     task="(W, U, b) as NumPy arrays: W (D, H) multiplies x, U (H, H) multiplies h, b (H,), read "
@@ -383,21 +391,21 @@ read_cell_weights = Exercise(
     make_case=_weights_case,
     call=_weights_call,
     oracle=lambda c: _cell_blocks(c["kernel"], c["bias"], c["D"], c["H"]),
-    reference=lambda c: (*_split(c, c["D"]), c["bias"]),
+    reference=_read_weights,
     parts=("W", "U", "b"),
     by_hand=False,
     designs=({"shape": "D>H", "built": True}, {"shape": "D=H", "built": True},
              {"shape": "D<H", "built": False}),
     mistakes=(
-        Mistake(
+        split_at_h(
             "you split the kernel at row H, as if the cell concatenated [h, x]: W is the first "
             "input_depth (D) rows of the kernel, U the rest.",
-            lambda c: (*_split(c, c["H"]), c["bias"]),
+            _read_weights,
         ),
-        Mistake(
+        w_and_u_swapped(
             "W and U are swapped: the kernel's first D rows multiply x (W), its last H rows "
             "multiply h (U).",
-            lambda c: (*_split(c, c["D"])[::-1], c["bias"]),
+            _read_weights,
         ),
         Mistake(
             "W and U are transposed: TF multiplies from the right, so W is (D, H) and U (H, H), "

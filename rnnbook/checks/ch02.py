@@ -31,6 +31,17 @@ import numpy as np
 
 from rnnbook import graphs
 from rnnbook import reference as ref
+from rnnbook.checks.common import (
+    forget_bias_hard_coded,
+    forget_bias_left_out,
+    forget_bias_twice,
+    keras_order,
+    names_split_0,
+    not_carried,
+    parts_swapped,
+    split_at_h,
+    w_and_u_swapped,
+)
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 
@@ -210,12 +221,6 @@ def _name_with(case, t=None, k=None, op=SPLIT):
 
 SPLIT_0 = ("`split_0` does not exist: TensorFlow names the first op `split` and suffixes the "
            "repeats `split_1`, `split_2`, ..., so step 0 is `split` and step t is `split_t`.")
-
-
-def names_split_0(case, got):
-    """Whether ``got`` (a :class:`~rnnbook.plaindata.Raised`) is TensorFlow's error for a name
-    with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none."""
-    return case.get("t", 0) == 0 and "split_0" in got.message
 
 
 gate_tensor_name = Exercise(
@@ -443,20 +448,20 @@ gate_weights = Exercise(
     parts=("W", "U", "b"),
     designs=(dict(D=2, H=3), dict(D=3, H=2), dict(D=1, H=4)),  # D != H: rows D and H differ
     mistakes=(
-        Mistake(
+        keras_order(
             "you used Keras' gate order (i, f, c, o): in TF1's kernel the column blocks are i, "
             "j, f, o, so j is columns [H:2H] and f is columns [2H:3H].",
-            lambda c: _blocks(c, ref.KERAS),
+            _blocks,
         ),
-        Mistake(
+        w_and_u_swapped(
             "W and U are swapped: the first D rows of the kernel multiply x (W), the last H "
             "rows multiply h (U).",
-            lambda c: (lambda W, U, b: (U, W, b))(*_blocks(c)),
+            _blocks,
         ),
-        Mistake(
+        split_at_h(
             "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
             "[x, h], so rows [:D] are W and rows [D:] are U (D = input_depth).",
-            lambda c: _blocks(c, at=c["H"]),
+            _blocks,
         ),
         Mistake(
             "forget_bias is not stored in the bias variable: the forget gate's bias is just "
@@ -549,10 +554,10 @@ gate_preactivations = Exercise(
             "Split op's output :2 is f alone; the cell adds forget_bias after the split.",
             lambda c: (lambda i, j, f, o: (i, j, f + c["forget_bias"], o))(*_preactivations(c)),
         ),
-        Mistake(
+        keras_order(
             "you read the Split outputs in Keras' gate order (i, f, c, o): TF1's are :0, :1, "
             ":2, :3 = i, j, f, o, so j is :1 and f is :2.",
-            lambda c: _preactivations(c, order=ref.KERAS),
+            _preactivations,
         ),
         Mistake(
             "you fetched the next step's Split op: step t's is `split_t` (step 0's is `split`), "
@@ -621,24 +626,24 @@ lstm_step = Exercise(
         dict(B=2, D=1, H=4, forget_bias=1.0),
     ),
     mistakes=(
-        Mistake(
+        keras_order(
             "you used Keras' gate order (i, f, c, o): TF1's BasicLSTMCell splits the kernel's "
             "columns into i, j, f, o.",
-            lambda c: _step(c, order=ref.KERAS),
+            _step,
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "forget_bias is hard-coded as 1.0: use the `forget_bias` argument, "
             "sigmoid(f + forget_bias) (1.0 is only its default).",
-            lambda c: _step(c, forget_bias=1.0),
+            _step,
         ),
-        Mistake(
+        forget_bias_left_out(
             "forget_bias is left out: BasicLSTMCell computes sigmoid(f + forget_bias), and "
             "forget_bias is not in the bias variable.",
-            lambda c: _step(c, forget_bias=0.0),
+            _step,
         ),
-        Mistake(
+        forget_bias_twice(
             "forget_bias is added twice: add it once, inside sigmoid(f + forget_bias).",
-            lambda c: _step(c, forget_bias=2 * c["forget_bias"]),
+            _step,
         ),
         Mistake(
             "forget_bias is outside the sigmoid: the forget gate is sigmoid(f + forget_bias), "
@@ -673,10 +678,8 @@ lstm_step = Exercise(
             "the bias is left out: add `bias` before splitting into i, j, f, o.",
             lambda c: _step(c, bias=np.zeros_like(c["bias"])),
         ),
-        Mistake(
-            "c' and h' are swapped: LSTMStateTuple is (c, h), cell state first.",
-            lambda c: _step(c)[::-1],
-        ),
+        parts_swapped("c' and h' are swapped: LSTMStateTuple is (c, h), cell state first.",
+                      _step),
     ),
 )
 
@@ -716,6 +719,11 @@ def _values(case, **change):
 
 def _activations_reference(case, **options):
     return _over_time(case, _values(case), **options)
+
+
+def _gate_values(case, **change):
+    """Every step's gate values with one argument of basic_lstm_activations changed."""
+    return _over_time(case, _values(case, **change))
 
 
 def _fb_outside(case):
@@ -764,21 +772,21 @@ gate_activations = Exercise(
             lambda c: _over_time(c, lambda x, cc, h: (lambda i, j, f, o: (f, j, i, o))(
                 *_values(c)(x, cc, h))),
         ),
-        Mistake(
+        keras_order(
             "you used Keras' gate order (i, f, c, o): the Split outputs are :0, :1, :2, :3 = i, "
             "j, f, o in TF1.",
-            lambda c: _over_time(c, _values(c, order=ref.KERAS)),
+            _gate_values,
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "forget_bias is hard-coded as 1.0: this graph's cell was built with another "
             "forget_bias; take the gate's value from the graph (or read the constant the Add "
             "after split:2 adds).",
-            lambda c: _over_time(c, _values(c, forget_bias=1.0)),
+            _gate_values,
         ),
-        Mistake(
+        forget_bias_left_out(
             "forget_bias is left out: the forget gate's value is sigmoid(f + forget_bias), the "
             "Sigmoid after the Add that follows split:2.",
-            lambda c: _over_time(c, _values(c, forget_bias=0.0)),
+            _gate_values,
         ),
         Mistake(
             "forget_bias is outside the sigmoid: the forget gate is sigmoid(f + forget_bias), "
@@ -801,10 +809,10 @@ gate_activations = Exercise(
             lambda c: _activations_reference(c, start=1),
         ),
         Mistake(SPLIT_0, _split_0_every_step, raises=names_split_0),
-        Mistake(
+        not_carried(
             "the state is not carried: each step's gates depend on the h from the step before, "
             "so update (c, h) after every step (or fetch the graph's own gate tensors).",
-            lambda c: _activations_reference(c, carry=False),
+            _activations_reference,
         ),
     ),
 )

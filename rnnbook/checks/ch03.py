@@ -21,26 +21,23 @@ peepholes on, ``forget_bias`` other than 1 (and than 0), both state forms, ``B =
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P``
 num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, c/g, o.
 """
-import collections
 import functools
 
 import numpy as np
 
 from rnnbook import reference as ref
+from rnnbook.checks.common import (
+    forget_bias_hard_coded,
+    forget_bias_left_out,
+    keras_order,
+    parts_swapped,
+    tf1_to_keras_weights,
+)
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
 AGREE = dict(rtol=1e-4, atol=1e-5)
-
-
-def _blocks(a, order, axis=-1):
-    """Reorder the four gate blocks of ``a`` along ``axis``: ``order`` lists old block indices."""
-    parts = np.split(a, 4, axis=axis)
-    return np.concatenate([parts[k] for k in order], axis=axis)
-
-
-TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, j, o (the same swap goes back)
 
 
 def _agree(name, got, want):
@@ -59,11 +56,6 @@ def _forget_bias(rng, kind):
     if kind == "default":
         return 1.0
     return round(float(rng.uniform(1.6, 2.8) if rng.random() < 0.5 else rng.uniform(-2.0, -0.6)), 2)
-
-
-#: a by-hand exercise gets a state with the fields of TF1's LSTMStateTuple (the grader's NumPy-only
-#: child cannot import TensorFlow's); an API exercise gets TensorFlow's own
-LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 
 
 def _tf_state_tuple(c, h):
@@ -192,6 +184,12 @@ def _needs(case, *options):
     if missing:
         raise ValueError(f"does not apply without {', '.join(missing)}")
     return case
+
+
+def _needing(model, *options):
+    """The knob model ``model(case, **change)`` applying only where ``options`` are on
+    (:func:`_needs`)."""
+    return lambda case, **change: model(_needs(case, *options), **change)
 
 
 def _tf1_options(case):
@@ -339,10 +337,10 @@ step_lstm_cell = Exercise(
             "num_proj, so cut at column num_units.",
             _out_halves,
         ),
-        Mistake(
+        parts_swapped(
             "c and m are swapped in what you return: the new state is (c, m), the cell state "
             "first.",
-            lambda c: _step_ref(c)[::-1],
+            _step_ref,
         ),
         Mistake(
             "the cell ran from a zero state: build its state from the given c and m "
@@ -402,25 +400,25 @@ lstm_cell_step = Exercise(
     reference=_step_ref,
     parts=("c", "m"),
     mistakes=(
-        Mistake(
+        parts_swapped(
             "c and m are swapped: LSTMCell's new state is LSTMStateTuple(c, m), the cell state "
             "(memory) first and the output m second.",
-            lambda c: _step_ref(c)[::-1],
+            _step_ref,
         ),
-        Mistake(
+        keras_order(
             "the gate blocks are in the wrong order: you split i, f, j, o (Keras' order); TF1 "
             "splits the pre-activation into i, j, f, o.",
-            lambda c: _step_ref(c, order=ref.KERAS),
+            _step_ref,
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "forget_bias is ignored: you add 1.0 whatever the argument says; add the "
             "forget_bias you are given, sigmoid(f + forget_bias + ...).",
-            lambda c: _step_ref(_needs(c, "forget_bias"), forget_bias=1.0),
+            _needing(_step_ref, "forget_bias"),
         ),
-        Mistake(
+        forget_bias_left_out(
             "forget_bias is missing: LSTMCell adds it to f at every step, "
             "sigmoid(f + forget_bias + ...).",
-            lambda c: _step_ref(c, forget_bias=0.0),
+            _step_ref,
         ),
         Mistake(
             "the output-gate peephole looks at the unclipped c: clip c first, then "
@@ -483,11 +481,7 @@ def _sequence(rng, B, T, D, H):
 
 def _keras_from_tf1(case):
     """The oracle's own port (weights plumbing, proven against TF by :func:`_tf1_matches_keras`)."""
-    D, H = case["D"], case["H"]
-    kernel = _blocks(case["kernel"], TF1_TO_KERAS)
-    bias = _blocks(case["bias"], TF1_TO_KERAS).copy()
-    bias[H: 2 * H] += case["forget_bias"]
-    return kernel[:D], kernel[D:], bias
+    return tf1_to_keras_weights(case["kernel"], case["bias"], case["forget_bias"], case["D"])
 
 
 def _tf1_matches_keras(case, name, weights, state_is_tuple=True):
@@ -541,16 +535,19 @@ def _port_mistakes(answer, few=False):
     order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders them i, f, c, "
              "o, so swap the 2nd and 3rd column blocks of the kernel, the recurrent kernel and "
              "the bias.")
+    def ported(case, **change):
+        return answer(case, _ref_port(case, **change))
+
     mistakes = (
-        Mistake(
+        forget_bias_left_out(
             "forget_bias is not folded: TF1 adds forget_bias to f at every step, Keras 3 adds "
             "nothing, so add forget_bias to the f block of the Keras bias (bias[H:2H]).",
-            lambda c: answer(c, _ref_port(c, forget_bias=0.0)),
+            ported,
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "you folded 1.0, not the cell's forget_bias: add the forget_bias it was built with "
             "to the f block of the Keras bias.",
-            lambda c: answer(c, _ref_port(_needs(c, "forget_bias"), forget_bias=1.0)),
+            _needing(ported, "forget_bias"),
         ),
         Mistake(order, lambda c: answer(c, _port_unordered(c, 2)),
                 variants=(lambda c: answer(c, _port_unordered(c, 1)),)),

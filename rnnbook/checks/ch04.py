@@ -21,18 +21,14 @@ The expected answers come from TensorFlow (``oracle``) and, for the tests' 200-s
 the NumPy reference (``rnnbook/reference.py``, touched only inside functions: it does not ship
 to learners).
 """
-import collections
 import functools
 
 import numpy as np
 
 from rnnbook import reference as ref
+from rnnbook.checks.common import LSTMStateTuple, forget_bias_left_out, keras_order, not_carried
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, load_weights, quick_session, run_keras_lstm, run_tf1, tensorflow
-
-#: the by-hand exercises get states with the fields of TF1's ``LSTMStateTuple`` (a namedtuple
-#: (c, h)); NumPy only, so the grader's NumPy-only child can build it
-LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 
 
 def _flat(packed):
@@ -424,15 +420,15 @@ stacked_step = Exercise(
             "the output is the first layer's h: return the TOP layer's new h.",
             lambda c: _stacked(c, output_layer=0),
         ),
-        Mistake(
+        forget_bias_left_out(
             "forget_bias is missing: BasicLSTMCell adds forget_bias=1.0 to f at run time, "
             "sigmoid(f + 1.0).",
-            lambda c: _stacked(c, forget_bias=0.0),
+            _stacked,
         ),
-        Mistake(
+        keras_order(
             "the gate blocks are in Keras' order: TF1's BasicLSTMCell splits [x, h] @ kernel + "
             "bias into i, j, f, o.",
-            lambda c: _stacked(c, order=ref.KERAS),
+            _stacked,
         ),
     ),
 )
@@ -917,10 +913,10 @@ serve_at_batch_1 = Exercise(
             "that row's h and c into the batch-1 layer's states.",
             lambda c: _served(c, state=(0 * c["served_h"], 0 * c["served_c"])),
         ),
-        Mistake(
+        not_carried(
             "the state is not carried from step to step: set the copied state once, before the "
             "first step, and let the stateful layer carry it.",
-            lambda c: _served(c, carry=False),
+            _served,
         ),
         Mistake(
             "h and c are swapped when copied: layer.states is [h, c] in both layers.",

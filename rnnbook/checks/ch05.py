@@ -20,7 +20,7 @@ import numpy as np
 
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
-from rnnbook.checks.ch02 import names_split_0
+from rnnbook.checks.common import forget_bias_hard_coded, keras_order, names_split_0, tf1_to_keras_weights
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, load_weights, quick_session, tensorflow
 
@@ -414,14 +414,19 @@ def _lstm_oracle(case):
     return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
 
 
-def _lstm_ref(slip=None, keras_order=False, **change):
+def _lstm_ref(slip=None, order=None, **change):
     def model(c):
-        order = ref.KERAS if keras_order else ref.TF1
         case = {**c, **change}
         return bwd.basic_lstm_step_backward(
             case["x"], case["c"], case["h"], case["kernel"], case["bias"], case["dc_new"],
-            case["dh_new"], case["forget_bias"], order=order, slip=slip)
+            case["dh_new"], case["forget_bias"], order=ref.TF1 if order is None else order,
+            slip=slip)
     return model
+
+
+def _lstm_with(case, **change):
+    """The knob model of 5.5: the reference on ``case`` with one argument changed."""
+    return _lstm_ref(**change)(case)
 
 
 def _keras_read(model):
@@ -469,18 +474,17 @@ lstm_step_backward = Exercise(
             "time, not a variable, so it gets none; return (dx, dc, dh, dkernel, dbias).",
             _with_forget_gradient,
         ),
-        Mistake(KERAS_ORDER, _lstm_ref(keras_order=True),
-                variants=(_keras_read(_lstm_ref()),)),
+        keras_order(KERAS_ORDER, _lstm_with, variants=(_keras_read(_lstm_ref()),)),
         Mistake(F_WITHOUT_BIAS, _lstm_ref("sigmoid' of f without forget_bias")),
         Mistake(
             "the path from h' back to c' is missing: h' = tanh(c') * sigmoid(o), so dc' gets "
             "dh' * sigmoid(o) * (1 - tanh(c')^2) on top of the upstream dc'.",
             _lstm_ref("no c' from h'"),
         ),
-        Mistake(
+        forget_bias_hard_coded(
             "the forget_bias argument is ignored: the forward pass adds the forget_bias given, "
             "sigmoid(f + forget_bias), and the backward pass must use the same gate.",
-            _lstm_ref(forget_bias=1.0),
+            _lstm_with,
         ),
     ),
 )
@@ -628,11 +632,6 @@ split_grad_by_name = Exercise(
 KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
 
 
-def _blocks(a, order, axis=-1):
-    parts = np.split(a, 4, axis=axis)
-    return np.concatenate([parts[k] for k in order], axis=axis)
-
-
 def _keras_case(rng, B, D, H, forget_bias):
     """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, c, o,
     forget_bias folded into the f block of the bias): the data the check loads."""
@@ -642,10 +641,9 @@ def _keras_case(rng, B, D, H, forget_bias):
             "tf1_kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H), i, j, f, o
             "tf1_bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
             "dh_new": normal(rng, B, H)}  # (B, H): dL/dh' (the cell's output)
-    kernel = _blocks(case["tf1_kernel"], (0, 2, 1, 3))  # -> i, f, j, o
-    bias = _blocks(case["tf1_bias"], (0, 2, 1, 3)).copy()
-    bias[H: 2 * H] += forget_bias
-    case.update(kernel=kernel[:D], recurrent_kernel=kernel[D:], bias=bias)
+    kernel, recurrent_kernel, bias = tf1_to_keras_weights(case["tf1_kernel"], case["tf1_bias"],
+                                                          forget_bias, D)
+    case.update(kernel=kernel, recurrent_kernel=recurrent_kernel, bias=bias)
     return case
 
 

@@ -1,0 +1,117 @@
+"""What several chapters' checks share: case helpers and families of mistakes.
+
+Case helpers (:data:`LSTMStateTuple`, :func:`reorder_blocks`, :func:`tf1_to_keras_weights`) run
+on the learner's side too: a notebook's ``check`` makes its cases there, and the grader's
+TensorFlow zygote keeps what an API exercise's ``call`` reaches. So they are NumPy only and never
+touch :mod:`rnnbook.reference`, which does not ship to learners.
+
+A *family* of mistakes is one wrong idea that exercises of several chapters meet: the gate blocks
+read in Keras' order; ``forget_bias`` hard-coded as 1.0, left out or added twice; the kernel
+split at row H, or W and U swapped; the two parts of a state (c and h, c and m) swapped; the
+state not carried over time. Each factory makes that exercise's
+:class:`~rnnbook.exercise.Mistake` from
+
+- the exercise's own ``sentence`` (its words name the exercise's arguments and layout, so the
+  sentences differ from chapter to chapter and are passed in), and
+- its *knob model* ``model(case, **change)``: the exercise's reference answer on ``case`` with one
+  argument of the :mod:`rnnbook.reference` function it calls turned (``order=``,
+  ``forget_bias=``, ``at=``, ``carry=``). The family says which knob, and how far.
+
+The factories touch the reference only inside the models they return (in the learner release
+it is a stub). The grader's zygote cuts this module as it cuts a chapter's
+(:func:`rnnbook.grading.zygote.callers_only`): a grading child keeps only what an API
+exercise's ``call`` reaches (``LSTMStateTuple``), never a family or :func:`names_split_0`.
+"""
+import collections
+
+import numpy as np
+
+from rnnbook import reference as ref  # instructor-side: use only inside function bodies
+from rnnbook.exercise import Mistake
+
+# ---------------------------------------------------------------------------------------------
+# Case helpers (learner side: NumPy only)
+
+#: a by-hand exercise gets a state with the fields of TF1's LSTMStateTuple (a namedtuple (c, h)):
+#: the grader's NumPy-only child cannot import TensorFlow's; an API exercise gets TensorFlow's own
+LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
+
+TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, j, o (the same swap goes back)
+
+
+def reorder_blocks(a, order, axis=-1):
+    """Reorder the four gate blocks of ``a`` along ``axis``: ``order`` lists old block indices
+    (:data:`TF1_TO_KERAS`). The learner side's :func:`rnnbook.reference.reorder`."""
+    parts = np.split(a, 4, axis=axis)
+    return np.concatenate([parts[k] for k in order], axis=axis)
+
+
+def tf1_to_keras_weights(kernel, bias, forget_bias, depth):
+    """Keras 3 LSTM weights ``(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,))`` that
+    compute what a TF1 BasicLSTMCell / LSTMCell with ``kernel`` (D + H, 4H), ``bias`` and
+    ``forget_bias`` computes: blocks i, j, f, o reordered to i, f, c, o, forget_bias folded into
+    the f block of the bias, the kernel split at row ``depth`` (D).
+
+    The learner side's :func:`rnnbook.reference.keras_from_tf1`: cases are made with it (on the
+    learner's side), and oracles use it (proven against TensorFlow where they do)."""
+    H = kernel.shape[1] // 4
+    kernel = reorder_blocks(kernel, TF1_TO_KERAS)
+    bias = reorder_blocks(bias, TF1_TO_KERAS).copy()
+    bias[H: 2 * H] += forget_bias
+    return kernel[:depth], kernel[depth:], bias
+
+
+# ---------------------------------------------------------------------------------------------
+# Families of mistakes: ``model(case, **change)`` is the exercise's knob model (see above);
+# names_split_0 is the ``raises`` of the mistake "split_0" in Chapters 2 and 5
+
+
+def names_split_0(case, got):
+    """Whether ``got`` (a :class:`~rnnbook.plaindata.Raised`) is TensorFlow's error for a name
+    with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none
+    (static_rnn names step 0's Split `split`, step t's `split_t`)."""
+    return case.get("t", 0) == 0 and "split_0" in got.message
+
+
+def keras_order(sentence, model, **options):
+    """The gate blocks read in Keras' order i, f, c, o where TF1's is i, j, f, o (``options``:
+    the Mistake's other fields, such as ``variants``)."""
+    return Mistake(sentence, lambda c: model(c, order=ref.KERAS), **options)
+
+
+def forget_bias_hard_coded(sentence, model):
+    """``forget_bias`` taken as its default 1.0 whatever the cell was built with."""
+    return Mistake(sentence, lambda c: model(c, forget_bias=1.0))
+
+
+def forget_bias_left_out(sentence, model):
+    """``forget_bias`` left out (TF1 adds it at run time; it is not in the bias variable)."""
+    return Mistake(sentence, lambda c: model(c, forget_bias=0.0))
+
+
+def forget_bias_twice(sentence, model):
+    """``forget_bias`` added twice (once as if it were in the bias, once at run time)."""
+    return Mistake(sentence, lambda c: model(c, forget_bias=2 * c["forget_bias"]))
+
+
+def split_at_h(sentence, model):
+    """The kernel split at row H instead of row D (input_depth), as if the cell concatenated
+    [h, x]: ``model(case, at=row)`` splits the kernel's rows at ``row``."""
+    return Mistake(sentence, lambda c: model(c, at=c["H"]))
+
+
+def w_and_u_swapped(sentence, model):
+    """W (the kernel's first D rows: they multiply x) and U (the last H rows: they multiply h)
+    returned the other way round: ``model(case)`` is the right ``(W, U, ...)``."""
+    return Mistake(sentence, lambda c: (lambda W, U, *rest: (U, W, *rest))(*model(c)))
+
+
+def not_carried(sentence, model):
+    """The state not carried over time: every step starts from the initial state."""
+    return Mistake(sentence, lambda c: model(c, carry=False))
+
+
+def parts_swapped(sentence, model):
+    """The two parts of a pair answer, (c, h) or (c, m), returned the other way round:
+    ``model(case)`` is the right pair."""
+    return Mistake(sentence, lambda c: model(c)[::-1])

@@ -1,0 +1,68 @@
+"""rnnbook/checks/common.py: what the chapters' checks share.
+
+Its case helpers run on the learner's side, where rnnbook.reference is a stub, so they keep a
+NumPy copy of a reference function (the TF1 -> Keras port): held here to the reference. Its
+mistake families are held by the sweeps (tests/test_sweep.py) and the fingerprint of every
+check; the grader's zygote cuts the module like a chapter's (tests/test_isolation.py).
+"""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from rnnbook import checks
+from rnnbook import reference as ref
+from rnnbook.checks import common
+from rnnbook.plaindata import Raised
+
+
+@pytest.mark.parametrize("D,H,forget_bias", [(3, 2, 1.0), (1, 4, -0.7), (2, 3, 2.35)])
+def test_learner_side_port_is_the_references(D, H, forget_bias):
+    rng = np.random.default_rng(D * 10 + H)
+    kernel = rng.standard_normal((D + H, 4 * H)).astype(np.float32)
+    bias = rng.standard_normal(4 * H).astype(np.float32)
+    got = common.tf1_to_keras_weights(kernel, bias, forget_bias, D)
+    want = ref.keras_from_tf1(kernel, bias, forget_bias, D)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and np.array_equal(g, w)
+    assert np.array_equal(common.reorder_blocks(common.reorder_blocks(
+        kernel, common.TF1_TO_KERAS), common.TF1_TO_KERAS), kernel)  # the swap goes back
+
+
+def test_names_split_0_only_on_step_0():
+    error = Raised("KeyError", "The name 'rnn/basic_lstm_cell/split_0:0' refers to a Tensor "
+                   "which does not exist.")
+    assert common.names_split_0({"t": 0}, error)
+    assert common.names_split_0({}, error)  # a case of every step
+    assert not common.names_split_0({"t": 2}, error)
+    assert not common.names_split_0({"t": 0}, Raised("KeyError", "no such tensor 'split:0'"))
+
+
+CASES_WITHOUT_REFERENCE = """
+import sys, types
+stub = open(sys.argv[1] + '/rnnbook/grading/templates/learner-stub.py').read()
+for name in ('reference', 'backward'):
+    module = types.ModuleType('rnnbook.' + name)
+    exec(stub, module.__dict__)
+    sys.modules['rnnbook.' + name] = module
+from rnnbook import checks
+made = 0
+for stem in checks.CHAPTERS:
+    chapter = checks.load(stem)
+    for ex in chapter.exercises:
+        made += len(chapter.cases(ex.name, 5))
+print(made)
+"""
+
+
+def test_every_case_is_made_without_the_reference():
+    """The learner release has a stub for rnnbook.reference and rnnbook.backward, and makes
+    every trial's case on the learner's side: no case helper (common's included) may need them."""
+    ran = subprocess.run([sys.executable, "-c", CASES_WITHOUT_REFERENCE, str(ROOT)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    total = sum(len(checks.load(stem)[ex.name].designs) or checks.load(stem)[ex.name].trials
+                for stem in checks.CHAPTERS for ex in checks.load(stem).exercises)
+    assert int(ran.stdout.split()[-1]) == total
