@@ -534,7 +534,7 @@ def test_the_bibliography_page_describes_the_citations_as_they_render(tmp_path):
     assert f'"{rendered.strip()}"' in (ROOT / "book" / "bibliography.md").read_text()
 
 
-def test_instructors_page_states_prerequisites_times_and_the_course_edition():
+def test_instructors_page_states_prerequisites_and_the_course_edition():
     text = (ROOT / "book" / "instructors.md").read_text()
     rows = [line for line in text.splitlines() if re.match(r"\| \d\. ", line)]
     assert len(rows) == len(STEMS)
@@ -545,9 +545,7 @@ def test_instructors_page_states_prerequisites_times_and_the_course_edition():
         previous = number - 1  # every chapter builds on the one before it, and what it needs
         assert (f"Chapter {previous}" in needed and number <= 3) or \
             f"Chapters 1-{previous}" in needed, (number, needed)
-    costs = re.findall(r"one more Chapter 1\s+submission costs ([\d.]+ to [\d.]+ s|[^,.(]+)",
-                       text)
-    assert len(costs) >= 2 and len(set(costs)) == 1, costs  # one figure, said once or more
+    # its measured figures: tests/test_docs.py (CHANGELOG's latest bench, stated once)
     assert "make book EDITION=course" in text
     assert "EDITION=course" in (ROOT / "Makefile").read_text()
 

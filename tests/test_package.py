@@ -153,8 +153,9 @@ def test_the_pins_are_inside_the_declared_ranges_and_the_ranges_admit_colab():
     assert ranges["tensorflow"] == ranges["tf-keras"]  # released in step
 
 
-def test_the_readme_states_the_supported_range():
-    text = (ROOT / "README.md").read_text()
+def test_the_intro_states_the_supported_range():
+    """Learners read it in the book's intro, *Versions* (the README links there)."""
+    text = (ROOT / "book" / "intro.md").read_text()
     spec = str(declared()["tensorflow"])  # e.g. "<2.22,>=2.19"
     low = re.search(r">=([\d.]+)", spec).group(1)
     high = re.search(r"<([\d.]+)", spec).group(1)
