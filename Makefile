@@ -36,7 +36,7 @@ help:
 	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>] [VISIBILITY=<v>]"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
-	@echo "make lint        ruff over the package and tests"
+	@echo "make lint        ruff over the package, tests, benchmarks and scripts"
 	@echo "make tensorboard serve book/logs/ (the chapters' graphs) on http://127.0.0.1:6006"
 	@echo "make clean       remove _build"
 
