@@ -21,6 +21,9 @@ JOBS ?= auto
 .PHONY: help venv book test exercise-check notebooks execute grade autograder release bench lint tensorboard clean
 
 help:
+	@echo "make venv        create .venv and install the package into it, editable (every"
+	@echo "                 target does it first; it reinstalls when requirements.txt or"
+	@echo "                 pyproject.toml is newer than .venv/.installed)"
 	@echo "make book        build the HTML book into _build/html (strict, offline)"
 	@echo "                 EDITION=course: without solutions, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
@@ -33,8 +36,9 @@ help:
 	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>] [VISIBILITY=<v>]"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
-	@echo "make lint        ruff over the package and tests"
+	@echo "make lint        ruff over the package, tests, benchmarks and scripts"
 	@echo "make tensorboard serve book/logs/ (the chapters' graphs) on http://127.0.0.1:6006"
+	@echo "make clean       remove _build"
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -n "$(PYTHON)" || { echo "make: need python3.11 (or python3) on PATH" >&2; exit 1; }

@@ -55,15 +55,27 @@ def test_exercise_names_are_unique_in_the_book():
 
 
 @pytest.mark.parametrize("stem", list(checks.CHAPTERS))
-def test_headers_and_checks_agree_on_kind(stem):
-    """The header's "by hand" / "API" (what the grader reads) is the check's ``by_hand``."""
+def test_headers_agree_with_checks(stem):
+    """The headers in solutions/ (what the grader reads) and the chapter's checks name the same
+    exercises in the same order (the checks number them by place), of the same kind ("by hand"
+    is the check's ``by_hand``) and with as many parts (the points are shared per part)."""
     cells = source.exercises(source.read(ROOT / "solutions" / f"{stem}.ipynb"))
     chapter = checks.load(stem)
-    assert [c.name for c in cells] == [ex.name for ex in chapter.exercises]
-    # the header's number is the exercise's place in the chapter (the checks number by place)
-    assert [c.number for c in cells] == [ex.number for ex in chapter.exercises]
+    where = f"solutions/{stem}.ipynb's headers and rnnbook/checks/ch{stem[:2]}.py's CHAPTER"
+    assert [(c.number, c.name) for c in cells] == [(ex.number, ex.name)
+                                                   for ex in chapter.exercises], (
+        f"{where} differ: each exercise needs a header cell and a check in CHAPTER, at the "
+        "same place (the K-th of CHAPTER is Exercise N.K)")
     for cell in cells:
-        assert cell.by_hand == chapter[cell.name].by_hand, cell.name
+        ex = chapter[cell.name]
+        assert cell.by_hand == ex.by_hand, (
+            f"exercise {cell.number} {cell.name}: the header says {cell.kind}, the check "
+            f"{ex.kind} (by_hand={ex.by_hand})")
+        fix = (f"write '{len(ex.parts)} parts, ' in the header" if len(ex.parts) > 1
+               else "take the parts out of the header")
+        assert cell.parts == max(len(ex.parts), 1), (
+            f"exercise {cell.number} {cell.name}: the header says {cell.parts} part(s), the "
+            f"check's parts are {ex.parts or '(one answer)'}: {fix}")
 
 
 def test_trials_are_keyed_by_name_not_position():

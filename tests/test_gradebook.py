@@ -244,17 +244,6 @@ def exercise_cells(stem):
     return source.exercises(source.read(root / "solutions" / f"{stem}.ipynb"))
 
 
-@pytest.mark.parametrize("stem", __import__("rnnbook.checks").checks.CHAPTERS)
-def test_every_header_states_the_parts_its_check_has(stem):
-    from rnnbook import checks
-
-    chapter = checks.load(stem)
-    for cell in exercise_cells(stem):
-        parts = chapter[cell.name].parts
-        assert cell.parts == max(len(parts), 1), (
-            f"exercise {cell.number}: the header says {cell.parts} parts, the check {parts}")
-
-
 def test_a_header_of_one_part_or_a_bad_header_is_refused():
     import nbformat
 

@@ -119,3 +119,13 @@ def test_focus_keeps_only_what_concerns_the_exercise():
     for other in ("split_kernel", "rnn_unroll", "02-lstm", "05-gradients"):
         assert not [i for i in ids if other in i], other
     assert not [i for i in ids if "render_with_collapsed_hints" in i]  # builds the book
+
+
+def test_help_lists_every_target():
+    """CONTRIBUTING.md sends maintainers to ``make help`` for the targets: it names each one."""
+    phony = next(line for line in (ROOT / "Makefile").read_text().splitlines()
+                 if line.startswith(".PHONY:"))
+    helped = make("help").stdout
+    missing = [t for t in phony.split(":", 1)[1].split()
+               if t != "help" and f"make {t} " not in helped]
+    assert not missing, f"make help does not list: {', '.join(missing)}"

@@ -41,14 +41,28 @@ def exercises():
     return [(stem, ex.name) for stem in CHAPTERS for ex in checks.load(stem).exercises]
 
 
+def answers_of(stem, name):
+    """``(RIGHT[name], WRONG[name])`` of the chapter's learners module; a missing entry fails
+    saying which file and dict to add it to."""
+    module = learners(stem)
+    where = f"tests/learners/ch{stem[:2]}.py"
+    assert len(module.RIGHT.get(name, ())) >= 2, (
+        f"{name}: {where} has {len(module.RIGHT.get(name, ()))} right answers in "
+        f"RIGHT[{name!r}]: write two or more, written differently (CONTRIBUTING.md, step 3)")
+    assert module.WRONG.get(name), (
+        f"{name}: {where} has no WRONG[{name!r}]: write the wrong answers a learner would, "
+        "each with the start of the mistake sentence the check must name (CONTRIBUTING.md, "
+        "step 3)")
+    return module.RIGHT[name], module.WRONG[name]
+
+
 @functools.cache
 def swept(stem, name):
     """``{"right": [...], "wrong": [...], "mistakes": [...]}``: per function (or mistake), the
     list of ``(seed, outcome)`` over every seed."""
     chapter = checks.load(stem)
     original = chapter[name]
-    module = learners(stem)
-    right, wrong = module.RIGHT[name], module.WRONG[name]
+    right, wrong = answers_of(stem, name)
     found = {"right": [[] for _ in right], "wrong": [[] for _ in wrong],
              "mistakes": [[] for _ in original.mistakes]}
     for seed in SEEDS:
@@ -80,11 +94,30 @@ def swept(stem, name):
 
 @pytest.mark.parametrize("stem,name", exercises())
 def test_every_exercise_has_learners_answers_and_a_reference(stem, name):
-    module = learners(stem)
     ex = checks.load(stem)[name]
-    assert ex.reference is not None, f"{name}: no NumPy reference for the sweep"
-    assert len(module.RIGHT.get(name, ())) >= 2, f"{name}: write right answers two ways or more"
-    assert module.WRONG.get(name), f"{name}: write the wrong answers a learner would"
+    assert ex.reference is not None, (
+        f"{name}: its Exercise in rnnbook/checks/ch{stem[:2]}.py has no `reference` (the NumPy "
+        "answer the sweep expects, from rnnbook.reference)")
+    answers_of(stem, name)
+
+
+def test_learners_expect_sentences_their_exercise_has():
+    """Every sentence start in ``WRONG`` (and Chapter 1's ``MORE_WRONG``) starts one of its own
+    exercise's mistake sentences. Book-wide and cheap, so ``make exercise-check`` of one
+    exercise runs it: a sentence changed there may be one that other exercises reuse (1.3's
+    step mistakes are 1.5's too), whose learners' answers then expect the old words."""
+    stale = []
+    for stem in CHAPTERS:
+        module, chapter = learners(stem), checks.load(stem)
+        for table in ("WRONG", "MORE_WRONG"):
+            for name, pairs in getattr(module, table, {}).items():
+                ex = chapter[name]
+                stale += [f"{table}[{name!r}] (Exercise {ex.number}): {fn.__name__} expects "
+                          f"{sentence!r}" for fn, sentence in pairs if sentence is not None
+                          and not any(m.sentence.startswith(sentence) for m in ex.mistakes)]
+    assert not stale, ("tests/learners expect mistakes no sentence of their exercise starts "
+                       "with (a sentence was changed: update the start there):\n"
+                       + "\n".join(stale))
 
 
 @pytest.mark.parametrize("stem,name", exercises())
@@ -101,7 +134,7 @@ def test_reference_agrees_with_tensorflow(stem, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("stem,name", exercises())
 def test_right_answers_pass_on_every_seed(stem, name):
-    for fn, outcomes in zip(learners(stem).RIGHT[name], swept(stem, name)["right"], strict=True):
+    for fn, outcomes in zip(answers_of(stem, name)[0], swept(stem, name)["right"], strict=True):
         for seed, outcome in outcomes:
             assert outcome.passed, f"right answer {fn.__name__}, seed {seed}:\n{outcome}"
 
@@ -109,7 +142,7 @@ def test_right_answers_pass_on_every_seed(stem, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("stem,name", exercises())
 def test_learners_mistakes_fail_on_every_seed_and_are_named(stem, name):
-    pairs = zip(learners(stem).WRONG[name], swept(stem, name)["wrong"], strict=True)
+    pairs = zip(answers_of(stem, name)[1], swept(stem, name)["wrong"], strict=True)
     unfair = []
     for (fn, sentence), outcomes in pairs:
         # the same wrong code earns the same points whichever seed Gradescope draws
@@ -137,6 +170,10 @@ def test_each_known_mistake_fails_on_every_seed(stem, name):
     mistakes = checks.load(stem)[name].mistakes
     for mistake, outcomes in zip(mistakes, swept(stem, name)["mistakes"], strict=True):
         for seed, outcome in outcomes:
-            assert not outcome.passed, f"{mistake.sentence!r} passes on seed {seed}"
+            assert not outcome.passed, (
+                f"{mistake.sentence!r} passes on seed {seed}: no trial tells its model from the "
+                "right answer (where the model raises, the sweep counts the right answer): "
+                "change the exercise's `designs`, give the mistake a `raises=` if its error "
+                "is what shows it, or drop it")
             assert outcome.mistake == mistake.sentence, (
                 f"seed {seed}: the model of {mistake.sentence!r} is named as:\n{outcome}")
