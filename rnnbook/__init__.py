@@ -3,16 +3,18 @@
 Modules, one job each:
 
 - :mod:`rnnbook.environment`  set-up call for every notebook (``rnnbook.setup()``)
-- :mod:`rnnbook.exercise`     the exercise model: Exercise, Mistake, Chapter (trials, ``check``)
-- :mod:`rnnbook.compare`      an answer against the expected one: the verdict, feedback, mistakes
-- :mod:`rnnbook.byhand`       calls the learner's function on a case; keeps by-hand exercises by hand
-- :mod:`rnnbook.memo`         the NumPy models' answers, each case answered once
+- :mod:`rnnbook.exercise`     the exercise model: Exercise, Mistake, Chapter (cases, ``check``)
+- :mod:`rnnbook.compare`      an answer against the expected one: the verdict, the mistake
+- :mod:`rnnbook.byhand`       calls the learner's function; keeps by-hand exercises by hand
+- :mod:`rnnbook.memo`         each reference or mistake model answers each case once
 - :mod:`rnnbook.plaindata`    answers as plain data (``to_plain``, ``Raised``), NumPy only
 - :mod:`rnnbook.oracles`      TensorFlow's real cells run with given weights (the checks' oracle)
-- :mod:`rnnbook.checks`       one module per chapter: its exercises and their checks
+- :mod:`rnnbook.checks`       one module per chapter (and ``common``): exercises and their checks
 - :mod:`rnnbook.reference`    the one NumPy reference of the cells (instructor side: not shipped)
+- :mod:`rnnbook.backward`     the one NumPy backward pass of the cells (instructor side too)
 - :mod:`rnnbook.record`       a self-learner's passed exercises, in ~/.rnnbook (``rnnbook.progress()``)
-- :mod:`rnnbook.plots`        figures that more than one chapter draws
+- :mod:`rnnbook.plots`        every figure of the book
+- :mod:`rnnbook.tasks`        Chapter 4's small training tasks
 - :mod:`rnnbook.graphs`       writing TF graphs for TensorBoard, reading them back, serving them
 - :mod:`rnnbook.source`       reads the one source: exercise headers, points, solution markers
 - :mod:`rnnbook.generate`     writes learner notebooks from ``solutions/`` (``make notebooks``)
