@@ -66,3 +66,24 @@ def test_every_case_is_made_without_the_reference():
     total = sum(len(checks.load(stem)[ex.name].designs) or checks.load(stem)[ex.name].trials
                 for stem in checks.CHAPTERS for ex in checks.load(stem).exercises)
     assert int(ran.stdout.split()[-1]) == total
+
+
+FAMILIES = [common.keras_order, common.forget_bias_hard_coded, common.forget_bias_left_out,
+            common.forget_bias_twice, common.split_at_h, common.w_and_u_swapped,
+            common.not_carried, common.parts_swapped]
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.__name__)
+def test_every_family_passes_variants_and_raises_on(family):
+    """A family member is written like any other mistake: its Mistake keeps the sentence and
+    the ``variants=`` and ``raises=`` it was given (CONTRIBUTING.md says so)."""
+    def variant(case):
+        return None
+
+    def raises(case, got):
+        return True
+
+    mistake = family("the sentence: what to change", lambda c, **change: (c, c),
+                     variants=(variant,), raises=raises)
+    assert mistake.sentence == "the sentence: what to change"
+    assert mistake.variants == (variant,) and mistake.raises is raises

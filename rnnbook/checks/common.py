@@ -17,6 +17,9 @@ state not carried over time. Each factory makes that exercise's
   argument of the :mod:`rnnbook.reference` function it calls turned (``order=``,
   ``forget_bias=``, ``at=``, ``carry=``). The family says which knob, and how far.
 
+Every factory passes its other keyword arguments on to the ``Mistake`` (``variants=``,
+``raises=``), so a family member is written like any other mistake.
+
 The factories touch the reference only inside the models they return (in the learner release
 it is a stub). The grader's zygote cuts this module as it cuts a chapter's
 (:func:`rnnbook.grading.zygote.callers_only`): a grading child keeps only what an API
@@ -79,39 +82,39 @@ def keras_order(sentence, model, **options):
     return Mistake(sentence, lambda c: model(c, order=ref.KERAS), **options)
 
 
-def forget_bias_hard_coded(sentence, model):
+def forget_bias_hard_coded(sentence, model, **options):
     """``forget_bias`` taken as its default 1.0 whatever the cell was built with."""
-    return Mistake(sentence, lambda c: model(c, forget_bias=1.0))
+    return Mistake(sentence, lambda c: model(c, forget_bias=1.0), **options)
 
 
-def forget_bias_left_out(sentence, model):
+def forget_bias_left_out(sentence, model, **options):
     """``forget_bias`` left out (TF1 adds it at run time; it is not in the bias variable)."""
-    return Mistake(sentence, lambda c: model(c, forget_bias=0.0))
+    return Mistake(sentence, lambda c: model(c, forget_bias=0.0), **options)
 
 
-def forget_bias_twice(sentence, model):
+def forget_bias_twice(sentence, model, **options):
     """``forget_bias`` added twice (once as if it were in the bias, once at run time)."""
-    return Mistake(sentence, lambda c: model(c, forget_bias=2 * c["forget_bias"]))
+    return Mistake(sentence, lambda c: model(c, forget_bias=2 * c["forget_bias"]), **options)
 
 
-def split_at_h(sentence, model):
+def split_at_h(sentence, model, **options):
     """The kernel split at row H instead of row D (input_depth), as if the cell concatenated
     [h, x]: ``model(case, at=row)`` splits the kernel's rows at ``row``."""
-    return Mistake(sentence, lambda c: model(c, at=c["H"]))
+    return Mistake(sentence, lambda c: model(c, at=c["H"]), **options)
 
 
-def w_and_u_swapped(sentence, model):
+def w_and_u_swapped(sentence, model, **options):
     """W (the kernel's first D rows: they multiply x) and U (the last H rows: they multiply h)
     returned the other way round: ``model(case)`` is the right ``(W, U, ...)``."""
-    return Mistake(sentence, lambda c: (lambda W, U, *rest: (U, W, *rest))(*model(c)))
+    return Mistake(sentence, lambda c: (lambda W, U, *rest: (U, W, *rest))(*model(c)), **options)
 
 
-def not_carried(sentence, model):
+def not_carried(sentence, model, **options):
     """The state not carried over time: every step starts from the initial state."""
-    return Mistake(sentence, lambda c: model(c, carry=False))
+    return Mistake(sentence, lambda c: model(c, carry=False), **options)
 
 
-def parts_swapped(sentence, model):
+def parts_swapped(sentence, model, **options):
     """The two parts of a pair answer, (c, h) or (c, m), returned the other way round:
     ``model(case)`` is the right pair."""
-    return Mistake(sentence, lambda c: model(c)[::-1])
+    return Mistake(sentence, lambda c: model(c)[::-1], **options)
