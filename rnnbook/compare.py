@@ -43,12 +43,26 @@ class Outcome:
         return max(len(self.exercise.parts), 1)
 
     @property
+    def parts_earned(self):
+        """How many parts earn their points: all when it passed, else the parts right on every
+        trial, never all of them."""
+        if self.passed:
+            return self.parts
+        return min(len(self.parts_right), self.parts - 1)
+
+    @property
     def share(self):
-        """The share of the points it earns: 1 when it passed; else the parts right on every
-        trial over all parts, never all of them (no wrong answer gets full marks)."""
+        """The share of the points it earns: 1 when it passed; else the weights of the parts
+        right on every trial over all the weights (:attr:`Exercise.part_weights`), never all of
+        them (no wrong answer gets full marks: without its lightest part at most)."""
         if self.passed:
             return 1.0
-        return min(len(self.parts_right), self.parts - 1) / self.parts
+        weights = self.exercise.part_weights
+        if not weights:
+            return 0.0
+        earned = sum(w for name, w in zip(self.exercise.parts, weights, strict=True)
+                     if name in self.parts_right)
+        return min(earned, sum(weights) - min(weights)) / sum(weights)
 
     def __str__(self):
         return self.message

@@ -23,12 +23,24 @@ from rnnbook import record
 from rnnbook.byhand import answer
 from rnnbook.compare import ATOL, RTOL, evaluate
 from rnnbook.memo import remembered
-from rnnbook.plaindata import Raised
+from rnnbook.plaindata import Raised, to_plain
 
 
 @dataclass(frozen=True)
 class Mistake:
-    """A known wrong answer: ``answer(case)`` computes what that mistake returns (with NumPy).
+    """A known wrong answer, and the sentence that names it.
+
+    What the mistake returns on a case is said in one of two ways:
+
+    - ``answer(case)`` computes it with NumPy from the case alone (a transposed block, the
+      columns split instead of the rows), needing no model of the cell; or
+    - ``perturb`` and ``after``: the mistake is the RIGHT answer with the case changed first
+      (``perturb(case)``, a new case: the gate blocks reordered, ``forget_bias`` set to 0) and/or
+      the right answer changed after (``after(case, right)``, ``right`` as plain data: the two
+      parts swapped, one step dropped). The right answer comes from the exercise's NumPy
+      reference where it is installed and from TensorFlow's oracle where it is not (the learner
+      release ships no reference), so the repository, the release and the grader name the same
+      mistakes; ``tests/test_sweep.py`` holds the two to each other on perturbed cases.
 
     ``variants`` are other ways to write the same mistake (each a function of the case, like
     ``answer``); the mistake is recognised when any of them matches. A model that raises does
@@ -40,13 +52,50 @@ class Mistake:
     """
 
     sentence: str  # what went wrong and what to change, one sentence
-    answer: Callable[[dict], Any]
+    answer: Callable[[dict], Any] | None = None
     variants: tuple = ()
     raises: Callable[[dict, Raised], bool] | None = None
+    perturb: Callable[[dict], dict] | None = None  # the case changed before the right answer
+    after: Callable[[dict, Any], Any] | None = None  # the right answer changed after
+
+    def __post_init__(self):
+        if self.answer is None and self.perturb is None and self.after is None:
+            raise ValueError(f"mistake {self.sentence[:40]!r}...: give answer= or "
+                             "perturb=/after=")
+        if self.answer is not None and (self.perturb or self.after):
+            raise ValueError(f"mistake {self.sentence[:40]!r}...: answer= OR perturb=/after=")
 
     @property
     def models(self):
         return (self.answer, *self.variants)
+
+    def bound(self, right):
+        """This mistake with its ``answer`` made from ``right`` (the exercise's right answer on
+        a case) when it is given by ``perturb``/``after``."""
+        if self.answer is not None:
+            return self
+        perturb = self.perturb or (lambda case: case)
+        after = self.after or (lambda case, value: value)
+
+        def answer(case):
+            return after(case, to_plain(right(perturb(case))))
+
+        return dataclasses.replace(self, answer=answer, perturb=None, after=None)
+
+
+def right_answer(ex):
+    """``ex``'s right answer on a case: the NumPy reference where it is installed (fast: the
+    sweeps ask it thousands of times), TensorFlow's oracle where it is not (the learner
+    release's ``rnnbook.reference`` is a stub that raises ImportError)."""
+    def right(case):
+        if ex.reference is not None:
+            try:
+                return ex.reference(case)
+            except ImportError:
+                pass
+        return ex.oracle(case)
+
+    return right
 
 
 @dataclass
@@ -63,6 +112,9 @@ class Exercise:
     reference: Callable[[dict], Any] | None = None
     mistakes: tuple = ()  # Mistake, ...
     parts: tuple = ()  # names of the parts of a tuple answer, e.g. ("outputs", "final state")
+    #: how the points are split between the parts (one number a part; equal when empty):
+    #: weigh the quantity the exercise is about so that a wrong one earns at most half
+    weights: tuple = ()
     trials: int = 5
     rtol: float = RTOL
     atol: float = ATOL
@@ -75,6 +127,14 @@ class Exercise:
     def __post_init__(self):
         if self.designs:
             self.trials = len(self.designs)
+        if self.weights and len(self.weights) != len(self.parts):
+            raise ValueError(f"exercise {self.name}: {len(self.weights)} weights for "
+                             f"{len(self.parts)} parts")
+
+    @property
+    def part_weights(self):
+        """One weight a part (all 1 when the exercise sets none); () for a single answer."""
+        return tuple(self.weights) or (1,) * len(self.parts)
 
     @property
     def title(self):
@@ -98,9 +158,8 @@ class Chapter:
             ex.number = f"{self.number}.{k}"
             if ex.reference is not None:
                 ex.reference = remembered(ex.reference)
-            ex.mistakes = tuple(dataclasses.replace(m, answer=remembered(m.answer),
-                                                    variants=tuple(map(remembered, m.variants)))
-                                for m in ex.mistakes)
+            right = right_answer(ex)
+            ex.mistakes = tuple(_remembered(m.bound(right)) for m in ex.mistakes)
 
     def __getitem__(self, name):
         for ex in self.exercises:
@@ -142,6 +201,11 @@ class Chapter:
         if outcome.passed:
             record.record(self.stem, ex.number, ex.name)
         return outcome
+
+
+def _remembered(mistake):
+    return dataclasses.replace(mistake, answer=remembered(mistake.answer),
+                               variants=tuple(map(remembered, mistake.variants)))
 
 
 def normal(rng, *shape, scale=1.0):

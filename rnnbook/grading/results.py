@@ -96,10 +96,17 @@ def points_for(outcome, points):
 
 def score_line(outcome, earned, points):
     """The line of feedback that says how the points were given (an answer of parts)."""
-    share = points / outcome.parts
-    return (f"Score: {round(outcome.share * outcome.parts)} of {outcome.parts} parts right on "
-            f"every trial, {share:.3g} point{'s' * (share != 1)} a part: {earned:g} of "
-            f"{points} point{'s' * (points != 1)}.")
+    weights = outcome.exercise.part_weights
+    right = outcome.parts_earned
+    if len(set(weights)) == 1:
+        share = points / outcome.parts
+        return (f"Score: {right} of {outcome.parts} parts right on every trial, {share:.3g} "
+                f"point{'s' * (share != 1)} a part: {earned:g} of {points} "
+                f"point{'s' * (points != 1)}.")
+    split = ", ".join(f"{name} {points * w / sum(weights):.3g}"
+                      for name, w in zip(outcome.exercise.parts, weights, strict=True))
+    return (f"Score: {right} of {outcome.parts} parts right on every trial; the points are "
+            f"split by part ({split}): {earned:g} of {points} point{'s' * (points != 1)}.")
 
 
 def graded(sub, table, seed, oracle, isolation, visibility="visible"):
@@ -119,7 +126,7 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
                       "max_score": cell.points, "output": output, "visibility": visibility,
                       "extra_data": {"kind": cell.kind, "mistake": outcome.mistake,
                                      "parts": outcome.parts,
-                                     "parts_right": round(outcome.share * outcome.parts)}})
+                                     "parts_right": outcome.parts_earned}})
     notes = "".join(f"\nNote: {n}" for n in sub.notes)
     return {
         "score": round(score, 2),
