@@ -35,8 +35,9 @@ if importlib.util.find_spec("rnnbook") is None:  # not installed in this kernel'
     import sys
 
     if "google.colab" not in sys.modules:  # never install over a copy of your own
-        raise ModuleNotFoundError('rnnbook is not installed: in your clone of the book, '
-                                  'run  pip install -e ".[jupyter]"  and restart the kernel')
+        raise ModuleNotFoundError('rnnbook is not installed: in your clone of the '
+                                  'book, run  pip install -e ".[jupyter]"  then '
+                                  'restart the kernel')
     %pip install --quiet "rnnbook @ git+{url}\""""
 #: The first line of the block, and its last one's start (where a block is found in a cell).
 SETUP_FIRST = SETUP_BLOCK.splitlines()[0].split("  #")[0]
