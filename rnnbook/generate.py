@@ -52,6 +52,17 @@ def repository_url(config=CONFIG):
     return yaml.safe_load(pathlib.Path(config).read_text())["repository"]["url"]
 
 
+def repository_from(value):
+    """A repository's URL from ``value``: a URL as it is, a GitHub ``owner/name`` as
+    ``https://github.com/owner/name``; raises :class:`source.SourceError` otherwise."""
+    value = value.strip().rstrip("/")
+    if "://" in value:
+        return value
+    if value.count("/") != 1 or not all(value.split("/")):
+        raise source.SourceError(f"{value!r}: give a repository's URL or a GitHub owner/name")
+    return f"https://github.com/{value}"
+
+
 def setup_block(url):
     """The install block of the set-up cell, installing from the repository at ``url``."""
     return SETUP_BLOCK.format(url=url)
