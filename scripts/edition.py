@@ -34,6 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 import course_edition  # noqa: E402
+
 from rnnbook import generate, source  # noqa: E402
 
 EDITIONS = ("self-study", "course")

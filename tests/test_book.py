@@ -19,6 +19,7 @@ import sys
 import nbformat
 import pytest
 import yaml
+
 from conftest import in_ci
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

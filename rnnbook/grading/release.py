@@ -22,8 +22,8 @@ import argparse
 import dataclasses
 import json
 import pathlib
-import shutil
 import re
+import shutil
 import stat
 import sys
 import tomllib
@@ -187,9 +187,9 @@ def main(argv=None):
                              "visible; after_due_date keeps the trials hidden until the deadline)")
     release = sub.add_parser("learners", help="the folder to give students")
     release.add_argument("--out", type=pathlib.Path, default=ROOT / "_build" / "release")
-    release.add_argument("--repository", help="the course's repository (URL or GitHub owner/name) the release is "
-                         "published in: the notebooks' Colab cells install from it (default: "
-                         "the book's, _config.yml's repository.url)")
+    release.add_argument("--repository", help="the course's repository (URL or GitHub "
+                         "owner/name) the release is published in: the notebooks' Colab "
+                         "cells install from it (default: _config.yml's repository.url)")
     args = parser.parse_args(argv)
     try:
         if args.what == "autograder":
