@@ -291,8 +291,12 @@ class Build:
     """One strict build: its exit status, its warning lines and its HTML folder."""
 
     def __init__(self, out):
+        env = {k: v for k, v in os.environ.items() if k != "RNNBOOK_REPOSITORY"}
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "edition.py"), "self-study",
+                        str(out)], check=True, capture_output=True, env=env)
         exe = pathlib.Path(sys.executable).parent / "jupyter-book"
         command = [str(exe if exe.exists() else shutil.which("jupyter-book")), "build", str(ROOT),
+                   "--config", str(out / "_config.yml"),
                    "--path-output", str(out), "-W", "-n", "--keep-going"]
         result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=900)
         self.returncode = result.returncode
