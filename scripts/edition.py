@@ -104,9 +104,10 @@ def write(edition, out, environ=None):
 
 
 #: A block of a page the course edition leaves out (the rest of the book shows it):
-#: ```{only} not course ... ``` at the start of a line. Cut from the source before it is parsed,
-#: so the references inside it (to the instructors' page) are never looked up.
-NOT_COURSE = re.compile(r"^```\{only\} not course\n.*?^```\n", re.MULTILINE | re.DOTALL)
+#: ```{only} not course ... ```, its fences alike indented. Cut from the source before it is
+#: parsed, so the references inside it (to the instructors' page) are never looked up. A
+#: ```{only} course``` block is Sphinx's own: the edition's name is a tag (`_tag`).
+NOT_COURSE = re.compile(r"^( *)```\{only\} not course\n.*?^\1```\n", re.MULTILINE | re.DOTALL)
 
 
 def edited(config, text):
@@ -136,10 +137,15 @@ def _sources(app, exception):
                 path.write_text(edited(app.config, text), encoding="utf-8")
 
 
+def _tag(app, conf):
+    app.tags.add(conf.rnnbook_edition.replace("-", "_"))
+
+
 def setup(app):
     app.add_config_value("rnnbook_edition", "self-study", "env")
     app.add_config_value("rnnbook_repository", "", "env")
     app.add_config_value("rnnbook_public", "", "env")
+    app.connect("config-inited", _tag)
     app.connect("source-read", _rewrite)
     app.connect("build-finished", _sources)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -126,8 +126,9 @@ def test_the_intro_names_the_configured_repository_where_it_says_how_to_install(
 def test_the_course_edition_cuts_its_blocks_and_renames_the_repository():
     conf = type("Config", (), dict(rnnbook_public=PUBLIC, rnnbook_repository=COURSE,
                                    rnnbook_edition="course"))
-    page = f"a {PUBLIC} b\n```{{only}} not course\nsee {{doc}}`instructors`\n```\nc\n"
-    assert edition.edited(conf, page) == f"a {COURSE} b\nc\n"
+    page = (f"a {PUBLIC} b\n```{{only}} not course\nsee {{doc}}`instructors`\n```\nc\n"
+            "1. item\n\n   ```{only} not course\n   Binder\n   ```\n   d\n")
+    assert edition.edited(conf, page) == f"a {COURSE} b\nc\n1. item\n\n   d\n"
     conf.rnnbook_edition = "self-study"
     assert "instructors" in edition.edited(conf, page)
 
@@ -182,9 +183,12 @@ def test_course_edition_points_only_to_the_course_and_has_no_instructors_page(co
         for button in ("mybinder.org", "colab.research.google.com"):
             assert button not in raw, f"{name} has a launch button ({button})"
         assert "For instructors" not in text and "instructors.html" not in raw, name
+        assert "Binder" not in text, f"{name} speaks of Binder, which the course has no button for"
     notebook = (html / "notebooks" / "01-basic-rnn-cell.html").read_text()
     assert f'href="{COURSE}"' in notebook  # the repository button
     setup = re.sub(r"<[^>]+>", "", notebook).replace("&quot;", '"')
     assert f'%pip install --quiet "rnnbook @ git+{COURSE}"' in setup  # the learner release
+    intro = (html / "book" / "intro.html").read_text()
+    assert "open a notebook from your course" in intro  # its {only} course block
     source_copy = (html / "_sources" / "notebooks" / "01-basic-rnn-cell.ipynb").read_text()
     assert f"git+{COURSE}" in source_copy  # what the page's download button gives
