@@ -20,6 +20,8 @@ import nbformat
 import pytest
 import yaml
 
+from conftest import in_ci
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-stateful-batching",
          "05-gradients-by-hand"]
@@ -289,8 +291,12 @@ class Build:
     """One strict build: its exit status, its warning lines and its HTML folder."""
 
     def __init__(self, out):
+        env = {k: v for k, v in os.environ.items() if k != "RNNBOOK_REPOSITORY"}
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "edition.py"), "self-study",
+                        str(out)], check=True, capture_output=True, env=env)
         exe = pathlib.Path(sys.executable).parent / "jupyter-book"
         command = [str(exe if exe.exists() else shutil.which("jupyter-book")), "build", str(ROOT),
+                   "--config", str(out / "_config.yml"),
                    "--path-output", str(out), "-W", "-n", "--keep-going"]
         result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=900)
         self.returncode = result.returncode
@@ -446,14 +452,29 @@ def too_wide(browser, page, scratch):
     return json.loads(html.unescape(found.group(1)))
 
 
+def need_browser(path, environ=None):
+    """``path``, or skip the calling test; under ``CI=true`` fail it (.ci/run installs one)."""
+    if path is not None:
+        return path
+    reason = ("no Chromium found (looked for $CHROMIUM, then " + ", ".join(BROWSERS)
+              + " on PATH): the rendered-width check needs a headless browser, "
+              "e.g. Debian's `apt-get install chromium`")
+    if in_ci(environ):
+        pytest.fail(reason + ", and CI=true: .ci/run installs it", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="module")
 def browser():
-    path = find_browser()
-    if path is None:
-        pytest.skip("no Chromium found (looked for $CHROMIUM, then " + ", ".join(BROWSERS)
-                    + " on PATH): the rendered-width check needs a headless browser, "
-                    "e.g. Debian's `apt-get install chromium`")
-    return path
+    return need_browser(find_browser())
+
+
+def test_without_chromium_ci_fails_and_elsewhere_it_skips():
+    assert need_browser("/usr/bin/chromium", {"CI": "true"}) == "/usr/bin/chromium"
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        need_browser(None, {"CI": "true"})
+    with pytest.raises(pytest.skip.Exception, match="no Chromium"):
+        need_browser(None, {})
 
 
 @pytest.mark.slow
