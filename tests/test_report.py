@@ -225,3 +225,35 @@ def test_a_grading_run_writes_the_class_report_and_uses_the_roster(tmp_path):
     rows = list(csv.DictReader((out / "class-report.csv").open()))
     assert any(r["row"] == "mistake" and r["example"] == "s2" for r in rows)
     assert (out / "timings.csv").read_text().startswith("report,seconds,peak_mb")
+
+
+@pytest.mark.slow
+def test_a_planted_mistake_line_reaches_no_report_of_a_grading_run(tmp_path):
+    """The hostile corpus's ``plants_mistake`` (issue 26, item 5), graded beside an honest
+    notebook: its feedback shows the error as the learner wrote it, its verdict is an error,
+    and the class report names no mistake and holds no link of the learner's."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from hostile import corpus
+
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    corpus.build(subs, out, walls=False, only=["plants_mistake", "honest"])
+    run = subprocess.run([sys.executable, "-m", "rnnbook.grading", str(subs), "--out", str(out),
+                          "--seed", "3", "--workers", "1"], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads((out / "plants_mistake" / "results.json").read_text())
+    planted = [t for t in report["tests"] if corpus.PLANTED_MISTAKE in t["output"]]
+    assert len(planted) == 2  # the learner's message is in the feedback, as written
+    for test in planted:
+        assert test["score"] == 0 and test["extra_data"]["failure"] == "error"
+        assert test["extra_data"]["mistake"] == ""
+    page = (out / "class-report.html").read_text()
+    table = (out / "class-report.csv").read_text()
+    assert "evil.example" not in page and "evil.example" not in table
+    rows = list(csv.DictReader(table.splitlines()))
+    assert not [r for r in rows if r["row"] == "mistake"]
+    errors = [r for r in rows if r["row"] == "failure" and r["failure"] == "error"]
+    assert len(errors) == 2 and {r["mistake"] for r in errors} == {"raised ValueError"}
