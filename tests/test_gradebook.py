@@ -344,3 +344,55 @@ def test_two_mistakes_in_two_parts_are_named_by_part():
     assert outcome.parts_right == ("dx", "dh") and outcome.share == 0.5
     assert outcome.mistake == transposed.sentence
     assert f"Likely mistake in dkernel: {transposed.sentence}" in outcome.message
+
+
+# --- what the class report shows of the roster and of a file it could not grade ------------
+
+
+def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    rows = subs("alice.ipynb", "bob.ipynb")
+    rows[1][1]["score"] = rows[1][1]["tests"][0]["score"] = 1.0
+    roster = reports.read_roster(roster_file(tmp_path, [
+        ["alice", "s1", "Alice Liddell", ""], ["bob", "s2", "=Bob", ""],
+        ["dan", "s4", "Dan Brown", "dan@example.org"]]))
+    write_run(out, rows, roster)
+    page, table_path = classreport.build([out], out)
+    found = list(csv.DictReader(table_path.open(newline="")))
+    people = {reports.csv_value(r["student"]): reports.csv_value(r["name"]) for r in found
+              if r["row"] == "submission"}
+    assert people == {"s1": "Alice Liddell", "s2": "=Bob"}
+    missing = [r for r in found if r["row"] == "missing"]
+    assert [(r["student"], r["name"]) for r in missing] == [("s4", "Dan Brown")]
+    html = page.read_text()
+    assert "<td>s1</td><td>Alice Liddell</td>" in html and "Missing (1)" in html
+    assert "1 on the roster handed nothing in: s4 (Dan Brown)" in html
+    assert "mean 1.50 of 2 over 2 graded" in html
+
+
+def test_a_broken_notebook_counts_in_its_chapter_and_its_feedback_shows_no_grader_path(
+        tmp_path):
+    from rnnbook.grading import run
+
+    broken = tmp_path / "deep" / "folder" / "carol.ipynb"
+    broken.parent.mkdir(parents=True)
+    broken.write_text('{"cells": 5, "secret": "raw json"}')
+    cells = run.exercise_cells()
+    sub = run.load_submission(reports.Submission(path=broken, name="carol"), STEM, cells)
+    assert sub.error and sub.chapter == STEM  # --chapter was given: it is still its chapter
+    report = reports.not_graded(sub, 7, cells[STEM])
+    assert report["extra_data"]["max_score"] == sum(c.points for c in cells[STEM])
+    reports.write(tmp_path, sub, report)
+    feedback = (tmp_path / "carol" / "feedback.md").read_text()
+    assert feedback.startswith(f"# Feedback: 0 / {report['extra_data']['max_score']} points")
+    shown = feedback + json.dumps(report)
+    assert str(tmp_path) not in shown and "raw json" not in shown and "object" not in shown
+    assert "carol.ipynb is not a valid notebook" in feedback
+    other = reports.Submission(path=broken, name="carol", error=f"{broken}: larger than 32 MB")
+    assert reports.why_not_graded(other) == "carol.ipynb: larger than 32 MB"
+    crash = reports.Submission(path=broken, name="c", error="failed (OSError: /opt/grader/x.py)")
+    assert reports.why_not_graded(crash) == "failed (OSError: x.py)"
+    book = rows_by(reports.gradebook([(sub, report)], table()))
+    assert book["carol.ipynb"]["chapter"] == STEM
+    assert book["carol.ipynb"]["max"] == str(report["extra_data"]["max_score"])

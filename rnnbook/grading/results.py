@@ -176,14 +176,38 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
     }
 
 
-def not_graded(sub, seed):
-    return {"score": 0, "output": f"Not graded: {sub.error}", "tests": [],
-            "extra_data": {"seed": seed, "chapter": sub.chapter, "error": sub.error}}
+def not_graded(sub, seed, cells=None):
+    """The results object of a submission that could not be graded: 0 of its chapter's
+    points when the chapter is known (``cells``: its exercise cells), and why in words the
+    student can act on (:func:`why_not_graded`)."""
+    why = why_not_graded(sub)
+    extra = {"seed": seed, "chapter": sub.chapter, "error": why}
+    if cells:
+        extra["max_score"] = sum(cell.points for cell in cells)
+    return {"score": 0, "output": f"Not graded: {why}", "tests": [], "extra_data": extra}
+
+
+#: an absolute path in an error (the grader's, or the submission's on the grader's machine)
+_ABSOLUTE = re.compile(r"(?<![\w.~])/(?:[^\s/:'\"(),]+/)+([^\s/:'\"(),]+)")
+UNREADABLE = ("(it could not be read as one): open it in Jupyter or Colab, save it, and hand "
+              "in the .ipynb file again")
+
+
+def why_not_graded(sub):
+    """``sub.error`` as its student reads it: the file by its name (no path of the grader's
+    machine), and for a file that is not a notebook, what to do instead of the parser's words
+    and the file's raw content. The gradebook and the grader's log keep the full error."""
+    text = sub.error.replace(str(sub.path), sub.path.name)
+    if "not a valid notebook" in text:
+        return f"{sub.path.name} is not a valid notebook {UNREADABLE}"
+    return _ABSOLUTE.sub(r"\1", text)
 
 
 def feedback_markdown(report):
     extra = report.get("extra_data", {})
-    lines = [f"# Feedback: {report['score']:g} / {extra.get('max_score', 0)} points", "",
+    top = extra.get("max_score")
+    lines = [f"# Feedback: {report['score']:g} / {top} points" if top is not None else
+             "# Feedback: not graded", "",
              report["output"], ""]
     for test in report["tests"]:
         lines += [f"## {test['name']}: {test['score']:g} / {test['max_score']}", "", "```",
