@@ -396,3 +396,63 @@ def test_a_broken_notebook_counts_in_its_chapter_and_its_feedback_shows_no_grade
     book = rows_by(reports.gradebook([(sub, report)], table()))
     assert book["carol.ipynb"]["chapter"] == STEM
     assert book["carol.ipynb"]["max"] == str(report["extra_data"]["max_score"])
+
+
+# --- where an error points: the function that raised, the learner's cell numbers ------------
+
+CELL = ("import numpy as np\n"  # a learner's cell: rnn_unroll calls rnn_step, which raises
+        "def rnn_step(x):\n"
+        "    y = np.ones(2)\n"
+        "    return y @ np.ones(3)\n"
+        "def rnn_unroll(x):\n"
+        "    return [rnn_step(x)]\n"
+        "def rnn_alone(x):\n"
+        "    return np.ones(2) @ np.ones(3)\n")
+
+
+def raised_by(child, name):
+    """The exception ``name`` raises, caught as a check catches it (from rnnbook's code), its
+    cell compiled as the grader's child compiles it."""
+    space = {}
+    exec(child.compiled(CELL, 7), space)  # noqa: S102
+    check = {}
+    exec(compile("def call(fn):\n    try:\n        fn(1)\n    except Exception as e:\n"  # noqa: S102
+                 "        return e\n", "rnnbook/checks/fake.py", "exec"), check)
+    return check["call"](space[name])
+
+
+def test_an_error_in_a_called_function_names_that_function_in_both_verdicts(monkeypatch):
+    """Exercise 1.5 failing because rnn_step raised says "in rnn_step", the notebook's check
+    (rnnbook.byhand) and the grader's child alike; a function that raised itself is not named
+    again."""
+    import importlib
+    import sys
+
+    from rnnbook import byhand, plaindata
+
+    monkeypatch.setitem(sys.modules, "rnnbook_plaindata", plaindata)  # as the zygote does
+    child = importlib.import_module("rnnbook.grading.child")
+    error = raised_by(child, "rnn_unroll")
+    notebook = byhand.raised(error)
+    assert notebook.where == "line 4 in rnn_step: return y @ np.ones(3)"
+    assert child.raised(error)["__raised__"][2] == notebook.where
+    alone = raised_by(child, "rnn_alone")
+    assert byhand.raised(alone).where == "line 8: return np.ones(2) @ np.ones(3)"
+    assert child.raised(alone)["__raised__"][2] == byhand.raised(alone).where
+
+
+def test_cell_numbers_count_every_cell_as_the_learner_sees_them(tmp_path):
+    import nbformat
+
+    from rnnbook.grading import attempt, run
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("text"), nbformat.v4.new_code_cell("1 / 0")])
+    nbformat.write(nb, str(tmp_path / "n.ipynb"))
+    sub = run.load_submission(reports.Submission(path=tmp_path / "n.ipynb", name="n"), STEM,
+                              run.exercise_cells())
+    assert sub.cells[3].strip() == "1 / 0" and sub.cells[0] == sub.cells[2] == ""
+    attempt.finish_stage(sub, {"status": "error", "error": "ZeroDivisionError: x"},
+                         ("cell", 3), [], {}, {}, "")
+    assert sub.notes == ["cell 4 raised ZeroDivisionError: x"]  # the 4th cell in Jupyter

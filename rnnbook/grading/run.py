@@ -179,7 +179,8 @@ def load_submission(sub, forced, cells):
     except (GradeError, OSError) as error:
         sub.error = f"{sub.path}: {error}"
     else:
-        sub.cells = [plain_python(c.source) for c in nb.cells if c.cell_type == "code"]
+        # every cell keeps its place (markdown as ""), so "cell 7" is the learner's 7th cell
+        sub.cells = [plain_python(c.source) if c.cell_type == "code" else "" for c in nb.cells]
     return sub
 
 
