@@ -238,6 +238,7 @@ def chapter_figure(rows, chapter):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     rows = [r for r in rows if r["chapter"] == chapter]
     top = commonest(rows)
@@ -261,7 +262,9 @@ def chapter_figure(rows, chapter):
         right.barh(names, sure, color="#e76f51", label="named")
         right.barh(names, [n for _, _, n in top][::-1], left=sure, color="white",
                    edgecolor="#e76f51", hatch="//", label="likely (explains some trials)")
-        right.legend(fontsize=9, loc="lower right")
+        right.legend(fontsize=9, ncol=2, loc="upper center",
+                     bbox_to_anchor=(0.5, -0.12 - 0.6 / len(top)))
+        right.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         right.set_xlabel("submissions", fontsize=10)
     else:
         right.text(0.5, 0.5, "no mistakes named", ha="center", va="center", fontsize=10)
@@ -427,11 +430,14 @@ def write_html(rows, subs, path, left_out=(), missing=()):
                 f"<td class=n>{_fmt(r['discrimination']) or 'n/a'}</td><td>{named}</td>"
                 f"<td>{others}</td></tr>")
         parts.append("</table>")
-    parts.append("<h2>Submissions</h2><table><tr><th>student</th><th>name</th><th>chapter</th>"
-                 "<th>score</th><th>seconds</th><th>peak MB</th><th>not graded</th></tr>")
+    named = any(s.name for s in subs)  # a roster gave names
+    parts.append(f"<h2>Submissions</h2><table><tr><th>student</th>{'<th>name</th>' * named}"
+                 "<th>chapter</th><th>score</th><th>seconds</th><th>peak MB</th>"
+                 "<th>not graded</th></tr>")
     for s in subs:
         score = "not graded" if s.error else _fmt(s.score, 2)
-        parts.append(f"<tr><td>{e(s.student)}</td><td>{e(s.name)}</td><td>{e(s.chapter)}</td>"
+        name = f"<td>{e(s.name)}</td>" if named else ""
+        parts.append(f"<tr><td>{e(s.student)}</td>{name}<td>{e(s.chapter)}</td>"
                      f"<td class=n>{score} / {_fmt(s.max_score, 0)}</td>"
                      f"<td class=n>{_fmt(s.seconds, 1)}</td><td class=n>{_fmt(s.peak_mb, 0)}</td>"
                      f"<td>{e(s.error)}</td></tr>")
