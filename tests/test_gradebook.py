@@ -456,3 +456,27 @@ def test_cell_numbers_count_every_cell_as_the_learner_sees_them(tmp_path):
     attempt.finish_stage(sub, {"status": "error", "error": "ZeroDivisionError: x"},
                          ("cell", 3), [], {}, {}, "")
     assert sub.notes == ["cell 4 raised ZeroDivisionError: x"]  # the 4th cell in Jupyter
+
+
+def test_a_hedged_diagnosis_is_recorded_as_hedged():
+    """The mistake explains one failing trial of three: the verdict keeps the hedge (the class
+    report counts it as likely); on every trial, it is sure."""
+    from rnnbook import checks
+    from rnnbook.plaindata import to_plain
+
+    stem, name = "01-basic-rnn-cell", "rnn_step"
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    cell = next(c for c in exercise_cells(stem) if c.name == name)
+    cases = chapter.cases(name, 2)
+    expected = [to_plain(ex.reference(case)) for case in cases]
+    slip = ex.mistakes[0].models[0]
+    for hits, hedge in ((1, f"it explains 1 of the {len(cases)} failing trials"), (len(cases), "")):
+        sub = reports.Submission(path=pathlib.Path("s.ipynb"), name="s", chapter=stem)
+        sub.answers[name] = [to_plain(slip(case)) if k < hits else want + 1
+                             for k, (case, want) in enumerate(zip(cases, expected, strict=True))]
+        test = reports.graded(sub, [(cell, ex)], 2, {name: (cases, expected)}, "t")["tests"][0]
+        extra = test["extra_data"]
+        assert (extra["failure"], extra["mistake"], extra["hedge"]) == (
+            "mistake", ex.mistakes[0].sentence, hedge)
+        assert classreport.mistake_of(test) == ("mistake", ex.mistakes[0].sentence, bool(hedge))
