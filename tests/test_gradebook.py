@@ -354,6 +354,7 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
     out.mkdir()
     rows = subs("alice.ipynb", "bob.ipynb")
     rows[1][1]["score"] = rows[1][1]["tests"][0]["score"] = 1.0
+    rows[1][1]["tests"][0]["extra_data"] = {"failure": "mistake", "mistake": "W is U"}
     roster = reports.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "Alice Liddell", ""], ["bob", "s2", "=Bob", ""],
         ["dan", "s4", "Dan Brown", "dan@example.org"]]))
@@ -368,6 +369,8 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
     html = page.read_text()
     assert "<td>s1</td><td>Alice Liddell</td>" in html and "Missing (1)" in html
     assert "1 on the roster handed nothing in: s4 (Dan Brown)" in html
+    assert "e.g. s2 (=Bob)" in html  # an example by id and name; the CSV's by id
+    assert [reports.csv_value(r["example"]) for r in found if r["row"] == "mistake"] == ["s2"]
     assert "mean 1.50 of 2 over 2 graded" in html
 
 

@@ -221,9 +221,13 @@ def test_a_grading_run_writes_the_class_report_and_uses_the_roster(tmp_path):
     assert step["score"] == 0 and step["visibility"] == "after_due_date"
     assert step["extra_data"]["mistake"].startswith("you concatenated [h, x]")
     page = (out / "class-report.html").read_text()
-    assert "you concatenated [h, x]" in page and "s2" in page
+    assert "you concatenated [h, x]" in page and "e.g. s2 (Ben)" in page
+    assert "<td>s1</td><td>Ann</td>" in page and "Missing (1)" in page
     rows = list(csv.DictReader((out / "class-report.csv").open()))
     assert any(r["row"] == "mistake" and r["example"] == "s2" for r in rows)
+    assert [(r["student"], r["name"]) for r in rows if r["row"] == "missing"] == [("s4", "Dan")]
+    stubs = [r for r in rows if r["row"] == "exercise"]
+    assert all(float(r["not_attempted"]) > 0 for r in stubs)  # cat handed in the stubs
     assert (out / "timings.csv").read_text().startswith("report,seconds,peak_mb")
 
 

@@ -206,7 +206,7 @@ def exercise_table(subs):
                 (likely if r.hedged else sure)[r.label] += 1
             elif r.failure:
                 others[(r.failure, r.label)] += 1
-            examples.setdefault((r.failure, r.label), who(s.student, s.name))
+            examples.setdefault((r.failure, r.label), s.student)
         absent = sum(r.failure == "not attempted" for _, r in pairs)
         named = sorted(sure | likely, key=lambda m: (-sure[m] - likely[m], -sure[m], m))
         rows.append({
@@ -403,6 +403,7 @@ img{max-width:100%}.note{color:#555}"""
 def write_html(rows, subs, path, left_out=(), missing=()):
     """``class-report.html``: one self-contained page (no script, no remote resource)."""
     e = html.escape
+    names = collections.defaultdict(str, {s.student: s.name for s in subs})
     chapters = sorted({r["chapter"] for r in rows})
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Class report</title>"
              f"<style>{STYLE}</style></head><body><h1>Class report</h1>",
@@ -417,9 +418,9 @@ def write_html(rows, subs, path, left_out=(), missing=()):
                      "<th>errors, limits and other failures</th></tr>")
         for r in (r for r in rows if r["chapter"] == chapter):
             named = "<br>".join(
-                f"{e(m)} (<b>{n}</b>{f' + {k} likely' if k else ''}, e.g. {e(x)})"
+                f"{e(m)} (<b>{n}</b>{f' + {k} likely' if k else ''}, e.g. {e(who(x, names[x]))})"
                 for m, n, k, x in r["mistakes"])
-            others = "<br>".join(f"{e(label)} (<b>{n}</b>, e.g. {e(x)})"
+            others = "<br>".join(f"{e(label)} (<b>{n}</b>, e.g. {e(who(x, names[x]))})"
                                  for _, label, n, x in r["others"])
             parts.append(
                 f"<tr><td>{e(r['exercise'])}</td><td class=n>{r['submissions']}</td>"
