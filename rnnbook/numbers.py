@@ -23,13 +23,12 @@ def rounded(value):
 
 
 def glue(**values):
-    """Glue every ``name=value`` for the prose (``{glue:text}`name:.2f```); return the values,
-    rounded, so a cell can also assert on what its prose will say."""
+    """Glue every ``name=value`` for the prose (``{glue:text}`name:.2f```). Returns None, so
+    that a cell may end with the call and show nothing."""
     kept = {name: rounded(value) for name, value in values.items()}
     try:
         from myst_nb import glue as myst_glue
     except ImportError:  # no book build here: nothing to insert into
-        return kept
+        return
     for name, value in kept.items():
         myst_glue(name, value, display=False)
-    return kept

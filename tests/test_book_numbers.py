@@ -37,7 +37,8 @@ REFERENCES = re.compile(
     r"|\b(?:19|20)\d\d\b"
     r"|^#+\s+\d+\.",  # a chapter's title, "# 2. LSTM gates"
     re.MULTILINE)
-NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
+#: a number; not a power's base ("$10^{x}$" states no 10)
+NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w^])")
 GLUE = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::[^`]*)?`")
 NOT_PROSE = [
     re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL),  # fenced blocks, directives
