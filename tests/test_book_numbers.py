@@ -25,8 +25,8 @@ from tests.conftest import ROOT
 
 CHAPTERS = sorted((ROOT / "book").glob("0[0-9]-*.ipynb"))
 
-#: numbers any page may state: 0 and 1 (bounds, "one"), the values a gate takes with no
-#: input (sigma(0) = 0.5), and the book's fixed sizes that no code cell of a page spells out
+#: numbers any page may state: 0, 1 and 2 (bounds, first steps, "the two halves") and the
+#: value a gate takes with no input, sigma(0) = 0.5
 CONSTANTS = {"0", "1", "0.5", "2"}
 
 #: references, not results: "Chapter 4", "Exercise 5.4", "Exercises 2", "TensorFlow 1.2",
