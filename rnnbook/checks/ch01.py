@@ -16,6 +16,8 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 ``D == H``; blocks transposed or laid side by side keep their shape only when ``D == H``),
 ``B = 1``, ``T >= 2``, a nonzero bias and a nonzero initial state everywhere.
 """
+import re
+
 import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
@@ -401,6 +403,20 @@ def _on_cell(cell, fn, *args):
             error.__traceback__) from None
 
 
+def _raising_unbuilt(error, message):
+    """A mistake that shows only as the check's ``error`` on a trial whose cell was never
+    called (right elsewhere)."""
+    def perturb(c):
+        if not c["built"]:
+            raise error(message)
+        return c
+    return perturb
+
+
+def _raised(error, words):
+    return lambda case, got: got.kind == error.__name__ and words in got.message
+
+
 def _weights_case(rng, shape, built):
     case = _sizes(rng, shape)
     del case["B"]
@@ -438,6 +454,13 @@ read_cell_weights = Exercise(
     designs=({"shape": "D>H", "built": True}, {"shape": "D=H", "built": True},
              {"shape": "D<H", "built": False}),
     mistakes=(
+        Mistake(
+            "the cell was read before it had variables: a TF1 cell creates its kernel and bias "
+            "on its first call; build it first when `cell.variables` is empty (call it once, "
+            "or `cell.build((None, input_depth))`).",
+            perturb=_raising_unbuilt(NoVariablesYet, NOT_BUILT),
+            raises=_raised(NoVariablesYet, NOT_BUILT),
+        ),
         split_at_h(
             "you split the kernel at row H, as if the cell concatenated [h, x]: W is the first "
             "input_depth (D) rows of the kernel, U the rest.",
@@ -500,6 +523,14 @@ def _outputs_of_steps_alone(c, right):
     return [outputs, outputs[:, -1], *right[2:]]
 
 
+def _bias_outside_run(c):
+    """The case on which the real cell runs g_t = h_t - b for the run h_t = tanh(x_t W +
+    h_(t-1) U) + b (the bias added after tanh at every step): g_t = tanh(x_t W + g_(t-1) U +
+    b U), from g_0 = h0 - b."""
+    U = c["kernel"][c["D"]:]
+    return {**c, "bias": c["bias"] @ U, "h0": c["h0"] - c["bias"]}  # (H,), (B, H)
+
+
 def _sequence_mistakes():
     """The mistakes of running the cell over time, by key: ``(sentence, options)`` of a
     ``Mistake``; the right answer is a list ``[outputs, final_state, ...]``."""
@@ -542,9 +573,11 @@ rnn_unroll = Exercise(
              {"shape": "D=H", "T": 2}),
     mistakes=(
         *(Mistake(sentence, **options) for sentence, options in _sequence_mistakes().values()),
-        # the two mistakes of a single step that the chapter's own text does not rule out
+        # the mistakes of a single step that the chapter's own text does not rule out
         # (Exercise 1.3 names all of them; fewer models keep the 200-seed sweep fast)
         *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h0")[:2]),
+        Mistake(_step_mistakes("h0")[3][0], perturb=_bias_outside_run,
+                after=lambda c, right: _each(right, lambda v: v + c["bias"])),
     ),
 )
 
@@ -567,6 +600,36 @@ def _port_case(rng, shape, B=None, T=2, built=False):
     return case
 
 
+STILL_UNBUILT = "still has no variables after your function ran"
+TWICE = "building a cell that was built already makes a new kernel and bias"
+
+
+def _raising_built(error, message):
+    """A mistake that shows only as the check's ``error`` on a trial whose cell was built."""
+    def perturb(c):
+        if c["built"]:
+            raise error(message)
+        return c
+    return perturb
+
+
+def _side_by_side(c):
+    """Keras' kernel (D, H) and recurrent_kernel (H, H) side by side: NumPy raises where
+    D != H (and the cell refuses the (H, 2H) kernel where D == H)."""
+    if c["D"] != c["H"]:
+        raise ValueError("all the input array dimensions except for the concatenation axis "
+                         f"must match exactly, but along dimension 0, the array at index 0 "
+                         f"has size {c['D']} and the array at index 1 has size {c['H']}")
+    raise ValueError("a (H, 2H) kernel does not fit the cell's (2H, H) variable")
+
+
+def _rows_differ(case, got):
+    """NumPy's error for stacking side by side a (D, H) and an (H, H) block, D != H."""
+    found = re.search(r"index 0 has size (\d+) and the array at index 1 has size (\d+)",
+                      got.message)
+    return bool(found) and (int(found[1]), int(found[2])) == (case["D"], case["H"])
+
+
 def _port_call(fn, c):
     if c["built"]:
         cell = _built_cell(c["D"], c["H"], c["old_kernel"], c["old_bias"])
@@ -577,14 +640,12 @@ def _port_call(fn, c):
         return None
     if not cell.variables:
         raise NoVariablesYet(
-            "the cell you were given still has no variables after your function ran: load the "
-            "weights into THAT cell (it creates its variables on its first call), not into a "
-            "cell of your own")
+            f"the cell you were given {STILL_UNBUILT}: load the weights into THAT cell (it "
+            "creates its variables on its first call), not into a cell of your own")
     if len(cell.variables) != 2:
         raise BuiltTwice(
-            f"the cell now has {len(cell.variables)} variables: building a cell that was built "
-            "already makes a new kernel and bias, and the cell computes with the newest. Build "
-            "it only when `cell.variables` is empty")
+            f"the cell now has {len(cell.variables)} variables: {TWICE}, and the cell "
+            "computes with the newest. Build it only when `cell.variables` is empty")
     h_new, _ = cell(c["x"], c["h"])  # what the loaded cell computes on new inputs
     parts = _arrays(result, 2)
     parts = list(parts) if isinstance(parts, (tuple, list)) else [parts]
@@ -649,6 +710,22 @@ run_keras_weights = Exercise(
     # only shape where W and U loaded transposed fit the kernel)
     designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D=H", "T": 2, "built": True}),
     mistakes=(
+        Mistake(
+            "the weights went into a cell of your own: load them into the cell you were given "
+            "(build it first if `cell.variables` is empty), and run that one.",
+            perturb=_raising_unbuilt(NoVariablesYet, STILL_UNBUILT),
+            raises=_raised(NoVariablesYet, STILL_UNBUILT),
+        ),
+        Mistake(
+            "the cell was built again: building a built cell makes a second kernel and bias, "
+            "and it computes with the newest; build it only when `cell.variables` is empty.",
+            perturb=_raising_built(BuiltTwice, TWICE), raises=_raised(BuiltTwice, TWICE),
+        ),
+        Mistake(
+            "the blocks are side by side (hstack): the cell's kernel is (D + H, H), Keras' "
+            "kernel (W) stacked on top of its recurrent_kernel (U) along axis 0.",
+            perturb=_side_by_side, raises=_rows_differ,
+        ),
         Mistake(
             "the cell's kernel has W and U swapped: BasicRNNCell concatenates [x, h], so Keras' "
             "kernel (W) goes in the first D rows and its recurrent_kernel (U) below.",

@@ -222,6 +222,21 @@ SPLIT_0 = ("`split_0` does not exist: TensorFlow names the first op `split` and 
            "repeats `split_1`, `split_2`, ..., so step 0 is `split` and step t is `split_t`.")
 
 
+NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's words
+OP_FETCHED = "session.run of an OP name"  # _no_missing_parts's words
+
+
+def _raising(message):
+    """A mistake that shows only as an error: raise it (where the learner's code raises)."""
+    def perturb(case):
+        raise ValueError(message)
+    return perturb
+
+
+def _says(message):
+    return lambda case, got: message in got.message
+
+
 SPLIT_1 = ("step 1's op is `split_1`: only step 0's has no suffix (`split`), so every t > 0 "
            "names `split_t`; check the condition that adds the suffix (t > 0, not t > 1).")
 
@@ -595,6 +610,16 @@ gate_preactivations = Exercise(
         ),
         Mistake(SPLIT_1, perturb=_at_step(lambda c: 0 if c["t"] == 1 else c["t"])),
         Mistake(SPLIT_0, perturb=_split_0, raises=names_split_0),
+        Mistake(
+            "the placeholder 'x:0' is not fed: the gates depend on the inputs, so pass "
+            "feed_dict={'x:0': inputs} to session.run (the question's `.eval()` failure).",
+            perturb=_raising(NOT_FED), raises=_says(NOT_FED),
+        ),
+        Mistake(
+            "you fetched the Split OP, and session.run of an op returns None: fetch its output "
+            "tensors, 'op_name:k'.",
+            perturb=_raising(OP_FETCHED), raises=_says(OP_FETCHED),
+        ),
     ),
 )
 

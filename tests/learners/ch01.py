@@ -488,7 +488,7 @@ WRONG = {
         (step_uses_tensorflow, None),
     ],
     "read_cell_weights": [
-        (read_never_builds, None),
+        (read_never_builds, "the cell was read before it had variables"),
         (read_h_first, "you split the kernel at row H"),
     ],
     "rnn_unroll": [
@@ -501,7 +501,7 @@ WRONG = {
         (unroll_final_first, "the final state is the first step's h"),
         (unroll_sigmoid, "sigmoid is used instead of tanh"),
         (unroll_h_first, "you concatenated [h, x]"),
-        (unroll_bias_after, None),  # named by Exercise 1.3, not here
+        (unroll_bias_after, "the bias is added after tanh"),
     ],
     "run_keras_weights": [
         (port_zero_state, "h0 is ignored"),
@@ -528,8 +528,8 @@ MORE_WRONG = {
         (port_skips_first_step, "the loop skips step 0"),
         (port_stops_early, "the loop stops before the last step"),
         (port_not_carried, "the state is not carried"),
-        (port_into_own_cell, None),
-        (port_hstack, None),
-        (port_builds_always, None),
+        (port_into_own_cell, "the weights went into a cell of your own"),
+        (port_hstack, "the blocks are side by side"),
+        (port_builds_always, "the cell was built again"),
     ],
 }

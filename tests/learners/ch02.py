@@ -619,8 +619,8 @@ WRONG = {
         (pre_always_step_0, "you fetched step 0's Split op"),
         (pre_suffix_from_two, "step 1's op is `split_1`"),
         (pre_split_0, "`split_0` does not exist"),  # raises at t = 0, named
-        (pre_no_feed, None),  # raises: you must feed a value for placeholder 'x'
-        (pre_op_name, None),  # raises: a part is None (session.run of an op name)
+        (pre_no_feed, "the placeholder 'x:0' is not fed"),  # raises: named by its error
+        (pre_op_name, "you fetched the Split OP"),  # raises: a part is None (session.run of an op name)
     ],
     "lstm_step": [
         (step_keras, "you used Keras' gate order"),
