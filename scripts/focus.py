@@ -7,10 +7,14 @@
 
 ``check`` runs, in one pytest run, only what concerns that exercise (or that notebook's
 exercises): its checks both ways and its 200-seed sweep (tests/test_checks.py,
-tests/test_sweep.py), the chapter's own tests that name it (tests/test_chNN*.py), the learner
-copy and book/mistakes.md in sync with solutions/ (tests/test_generate.py), the learner notebook
-run in a kernel (tests/test_notebooks.py), the 88-character lines (tests/test_book.py), and nbval
-over ``solutions/<stem>.ipynb``. The selection is ``--focus`` in tests/conftest.py. ``execute``
+tests/test_sweep.py), the NumPy reference and backward passes against TensorFlow
+(tests/test_reference.py, tests/test_backward.py), the chapter's own tests that name it
+(tests/test_chNN*.py), the learner copy and book/mistakes.md in sync with solutions/
+(tests/test_generate.py), the learner notebook run in a kernel (tests/test_notebooks.py), the
+counts its pages state (tests/test_counts.py), the 88-character lines (tests/test_book.py), and
+nbval over ``solutions/<stem>.ipynb``: every test CONTRIBUTING.md's step 6 names
+(tests/test_makefile.py holds the two to each other). The selection is ``--focus`` in
+tests/conftest.py. ``execute``
 re-runs ``book/<stem>.ipynb`` and ``solutions/<stem>.ipynb`` (without ``--stem``: every
 chapter notebook of both) and stores their outputs, with nothing volatile (``NBCONVERT``).
 
@@ -26,8 +30,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS, BOOK = ROOT / "solutions", ROOT / "book"
 #: the test files ``check`` runs (the conftest's --focus keeps what concerns the exercise)
-TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_generate.py",
-         "tests/test_notebooks.py", "tests/test_book.py")
+TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_reference.py",
+         "tests/test_backward.py", "tests/test_generate.py", "tests/test_notebooks.py",
+         "tests/test_counts.py", "tests/test_book.py")
 NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
 #: nbconvert's run of ``execute``, the one place its options are written. A run stores only what
 #: changed: no ``metadata.execution`` timestamps in each cell (``record_timing``), and printed

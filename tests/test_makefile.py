@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -175,3 +176,16 @@ def test_executing_twice_gives_the_same_bytes(tmp_path):
     assert not [c for c in cells if "execution" in c["metadata"]]
     streams = [o["name"] for o in cells[1]["outputs"]]
     assert streams == ["stdout", "stderr"], cells[1]["outputs"]
+
+
+def test_exercise_check_runs_every_test_the_checklist_names():
+    """CONTRIBUTING.md's step 6 lists what ``make exercise-check`` runs: the same files as
+    focus.TESTS (and the chapter's own tests), so a test added to one is added to the other."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    step = text[text.index("### 6. Test it"):text.index("Every test file named in this list")]
+    named = set(re.findall(r"`(tests/test_\w+\.py)`", step))
+    assert named == set(focus.TESTS), f"CONTRIBUTING.md step 6 names {sorted(named)}; " \
+                                      f"scripts/focus.py's TESTS: {sorted(focus.TESTS)}"
+    assert "tests/test_chNN*.py" in step and "nbval" in step
+    command = focus.check_command(STEM, "rnn_step", "0")
+    assert [t for t in focus.TESTS if t not in command] == []
