@@ -162,7 +162,9 @@ def test_executing_twice_gives_the_same_bytes(tmp_path):
               "print('warn', file=sys.stderr)")
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# t"), nbformat.v4.new_code_cell(chunks),
-        nbformat.v4.new_code_cell("6 * 7")])
+        nbformat.v4.new_code_cell("6 * 7"),
+        nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\n"
+                                  "plt.show()")])  # a figure: its PNG the same bytes too
     path = tmp_path / "t.ipynb"
     nbformat.write(notebook, path)
     command = [str(BIN / "jupyter"), *focus.NBCONVERT, str(path)]
@@ -176,6 +178,7 @@ def test_executing_twice_gives_the_same_bytes(tmp_path):
     assert not [c for c in cells if "execution" in c["metadata"]]
     streams = [o["name"] for o in cells[1]["outputs"]]
     assert streams == ["stdout", "stderr"], cells[1]["outputs"]
+    assert "image/png" in cells[3]["outputs"][-1]["data"]
 
 
 def test_exercise_check_runs_every_test_the_checklist_names():
