@@ -70,7 +70,7 @@ PAGES = {"solutions/{}.ipynb, its first markdown cell": summary,
          "book/{}.ipynb, its '## Exercises' section": chapter_exercises}
 
 
-@pytest.mark.parametrize("where", PAGES)
+@pytest.mark.parametrize("where", PAGES, ids=["solutions", "chapter"])
 @pytest.mark.parametrize("stem", list(checks.CHAPTERS))
 def test_a_chapters_summary_states_its_exercise_table(stem, where):
     page, text, counts = where.format(stem), PAGES[where](stem), table(stem)
