@@ -80,14 +80,22 @@ def test_a_chapters_summary_states_its_exercise_table(stem, where):
     for what, count, words in claims:
         assert count == counts[what], f"{page} says '{words}': the chapter has " \
                                       f"{counts[what]} ({what}, from its headers)"
-    numbers = [cell.number for cell in counts["cells"]]
-    kinds = {cell.number: cell.kind for cell in counts["cells"]}
+    assert ranges_wrong(text, counts["cells"]) == [], page
+
+
+def ranges_wrong(text, cells):
+    """What is wrong with each "Exercises 4.1 to 4.5 are by hand" in ``text``."""
+    numbers, kinds = [cell.number for cell in cells], {cell.number: cell.kind for cell in cells}
+    wrong = []
     for m in RANGE.finditer(" ".join(text.split())):
-        assert m["first"] in kinds and m["last"] in kinds, \
-            f"{page} says '{m[0]}': the chapter's exercises are {', '.join(numbers)}"
+        if m["first"] not in kinds or m["last"] not in kinds:
+            wrong.append(f"'{m[0]}': the exercises are {', '.join(numbers)}")
+            continue
         inside = numbers[numbers.index(m["first"]):numbers.index(m["last"]) + 1]
-        wrong = [n for n in inside if kinds[n] != m["kind"]]
-        assert inside and not wrong, f"{page} says '{m[0]}': not so for {', '.join(wrong)}"
+        other = [n for n in inside if kinds[n] != m["kind"]]
+        if not inside or other:
+            wrong.append(f"'{m[0]}': not so for {', '.join(other) or 'an empty range'}")
+    return wrong
 
 
 def test_the_instructors_page_counts_every_exercise():
@@ -110,3 +118,14 @@ def test_the_counts_are_read_as_written():
     assert stated("Eight exercises, two of them on TensorFlow's and Keras' own APIs") == [
         ("exercises", 8, "Eight exercises"), ("API", 2, "two of them on TensorFlow's and "
                                                         "Keras' own API")]
+
+
+def test_a_wrong_range_is_seen():
+    cells = [source.ExerciseCell(f"4.{k}", f"f{k}", 1, k, "by hand" if k <= 5 else "API")
+             for k in range(1, 9)]  # a made-up chapter: 4.1 to 4.5 by hand, then API
+    said = "Exercises 4.1 to 4.5 are **by hand**. Exercises 4.6 to 4.8 are **API**."
+    assert ranges_wrong(said, cells) == []
+    assert ranges_wrong("Exercises 4.1 to 4.6 are **by hand**", cells) == [
+        "'Exercises 4.1 to 4.6 are **by hand': not so for 4.6"]
+    assert ranges_wrong("Exercises 4.6 to 4.9 are **API**", cells)[0].startswith(
+        "'Exercises 4.6 to 4.9 are **API': the exercises are 4.1, ")
