@@ -88,6 +88,7 @@ def test_the_targets_run_focus_and_execute_runs_every_notebook_without_stem():
     assert "scripts/focus.py check --exercise \"$EXERCISE\" --stem \"$STEM\"" in ran.stdout
     ran = make("-n", "execute", f"STEM={STEM}")
     assert "scripts/focus.py execute --stem \"$STEM\"" in ran.stdout
+    assert ran.stdout == make("-n", "execute").stdout  # without STEM: the same command
     every = focus.execute_command("")
     assert every[1:len(focus.NBCONVERT) + 1] == list(focus.NBCONVERT)
     assert every[len(focus.NBCONVERT) + 1:] == sorted(
