@@ -79,12 +79,9 @@ exercise-check: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python -m rnnbook.generate
 
+# Without STEM, every chapter notebook; nbconvert's options are scripts/focus.py's NBCONVERT.
 execute: $(STAMP)
-ifeq ($(strip $(STEM)),)
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace book/[0-9]*.ipynb solutions/*.ipynb
-else
 	@$(BIN)/python scripts/focus.py execute --stem "$$STEM"
-endif
 
 grade: $(STAMP)
 	$(BIN)/python -m rnnbook.grading $(SUBMISSIONS) --out $(OUT)

@@ -3,14 +3,20 @@
     python scripts/focus.py check --exercise 1.7      # make exercise-check EXERCISE=1.7
     python scripts/focus.py check --stem 01-basic-rnn-cell   # make exercise-check STEM=...
     python scripts/focus.py execute --stem 01-basic-rnn-cell # make execute STEM=...
+    python scripts/focus.py execute                          # make execute (every notebook)
 
 ``check`` runs, in one pytest run, only what concerns that exercise (or that notebook's
 exercises): its checks both ways and its 200-seed sweep (tests/test_checks.py,
-tests/test_sweep.py), the chapter's own tests that name it (tests/test_chNN*.py), the learner
-copy and book/mistakes.md in sync with solutions/ (tests/test_generate.py), the learner notebook
-run in a kernel (tests/test_notebooks.py), the 88-character lines (tests/test_book.py), and nbval
-over ``solutions/<stem>.ipynb``. The selection is ``--focus`` in tests/conftest.py. ``execute``
-re-runs ``book/<stem>.ipynb`` and ``solutions/<stem>.ipynb`` and stores their outputs.
+tests/test_sweep.py), the NumPy reference and backward passes against TensorFlow
+(tests/test_reference.py, tests/test_backward.py), the chapter's own tests that name it
+(tests/test_chNN*.py), the learner copy and book/mistakes.md in sync with solutions/
+(tests/test_generate.py), the learner notebook run in a kernel (tests/test_notebooks.py), the
+counts its pages state (tests/test_counts.py), the 88-character lines (tests/test_book.py), and
+nbval over ``solutions/<stem>.ipynb``: every test CONTRIBUTING.md's step 6 names
+(tests/test_makefile.py holds the two to each other). The selection is ``--focus`` in
+tests/conftest.py. ``execute``
+re-runs ``book/<stem>.ipynb`` and ``solutions/<stem>.ipynb`` (without ``--stem``: every
+chapter notebook of both) and stores their outputs, with nothing volatile (``NBCONVERT``).
 
 An exercise is found from its header in ``solutions/NN-*.ipynb`` (read by rnnbook.source, the
 authority on the header's format). A bad value gets one line and exit status 2.
@@ -24,9 +30,17 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS, BOOK = ROOT / "solutions", ROOT / "book"
 #: the test files ``check`` runs (the conftest's --focus keeps what concerns the exercise)
-TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_generate.py",
-         "tests/test_notebooks.py", "tests/test_book.py")
+TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_reference.py",
+         "tests/test_backward.py", "tests/test_generate.py", "tests/test_notebooks.py",
+         "tests/test_counts.py", "tests/test_book.py")
 NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
+#: nbconvert's run of ``execute``, the one place its options are written. A run stores only what
+#: changed: no ``metadata.execution`` timestamps in each cell (``record_timing``), and printed
+#: output that the kernel flushed in chunks as one stream output (CoalesceStreamsPreprocessor,
+#: run after the execution; nbclient's own ``coalesce_streams`` cannot be configured).
+NBCONVERT = ("nbconvert", "--to", "notebook", "--execute", "--inplace",
+             "--ExecutePreprocessor.record_timing=False",
+             "--Exporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor")
 
 
 class Refused(Exception):
@@ -92,11 +106,13 @@ def check_command(stem, function, jobs="0", python=sys.executable):
 
 
 def execute_command(stem, python=sys.executable):
-    """nbconvert over the book's and the solutions' copies of ``stem`` (those that exist)."""
-    pages = [str(p.relative_to(ROOT)) for p in (BOOK / f"{stem}.ipynb", SOLUTIONS / f"{stem}.ipynb")
-             if p.exists()]
+    """nbconvert over the book's and the solutions' copies of ``stem`` (those that exist), or
+    of every chapter notebook when ``stem`` is empty: book/ first, then solutions/."""
+    pattern = f"{stem}.ipynb" if stem else "[0-9]*.ipynb"
+    pages = [str(p.relative_to(ROOT)) for folder in (BOOK, SOLUTIONS)
+             for p in sorted(folder.glob(pattern))]
     jupyter = pathlib.Path(python).with_name("jupyter")
-    return [str(jupyter), "nbconvert", "--to", "notebook", "--execute", "--inplace", *pages]
+    return [str(jupyter), *NBCONVERT, *pages]
 
 
 def main(argv=None):
@@ -111,8 +127,9 @@ def main(argv=None):
         if args.action == "execute":
             if args.exercise:
                 raise Refused("make execute takes STEM=<notebook stem>, not EXERCISE")
-            stem, function = stem_of(args.stem.strip()), ""
-            command = execute_command(stem)
+            stem, function = args.stem.strip(), ""
+            command = execute_command(stem_of(stem) if stem else "")
+            stem = stem or "every chapter notebook"
         else:
             stem, function = target(args.exercise, args.stem)
             if not re.fullmatch(r"auto|\d+", args.jobs):

@@ -3,6 +3,7 @@ functions and modules imported by name (``importlib.import_module("rnnbook.check
 A lazy import is no excuse for an arrow that runs back up: a chapter's ``check`` writes the
 learner's record, so the record cannot ask the chapters for their exercises itself."""
 import ast
+import sys
 
 from conftest import ROOT
 
@@ -111,3 +112,78 @@ def test_the_check_is_layered():
     found = graph()
     assert {name: found[name] for name in CHECK_LAYERS} == CHECK_LAYERS
     assert "rnnbook.checking" not in found and "rnnbook.plain" not in found  # no shim left
+
+
+# --- The zygote and the child: loaded by path in another process, so no import shows them ---
+# procs.py starts ``python -I [-S] zygote.py``; the zygote loads wire.py, walls.py, child.py,
+# plaindata.py and environment.py by path as ``rnnbook_<name>``. The NumPy zygote's import path
+# is the standard library and NumPy: none of that may import rnnbook at module level, and
+# neither may reach the grader, the chapters' checks or the instructor's side.
+GRADING = PACKAGE / "grading"
+STDLIB = frozenset(sys.stdlib_module_names)
+#: what each file may import at module level and inside functions (beyond the standard library)
+BY_PATH = {
+    "zygote.py": (set(), {"rnnbook.environment", "rnnbook.exercise",
+                          "rnnbook.checks", "rnnbook.oracles", "rnnbook.plaindata"}),
+    # the TensorFlow child's answer goes through byhand.answer; the NumPy child's never does
+    "child.py": ({"rnnbook_plaindata"}, {"rnnbook_wire", "rnnbook.byhand"}),
+}
+#: the files the zygote loads by path, by the name the child and the zygote import them by
+LOADED = {"rnnbook_plaindata": PACKAGE / "plaindata.py", "rnnbook_wire": GRADING / "wire.py",
+          "rnnbook_walls": GRADING / "walls.py", "rnnbook_child": GRADING / "child.py",
+          "rnnbook_environment": PACKAGE / "environment.py"}
+
+
+def imported(tree):
+    """``(module level, inside functions)``: the module names ``tree`` imports."""
+    top, inner, known = set(), set(), modules()
+
+    def visit(node, nested):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import):
+                (inner if nested else top).update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and not child.level:
+                (inner if nested else top).update(  # a module of the package by its name
+                    f"{child.module}.{a.name}" if f"{child.module}.{a.name}" in known
+                    else child.module for a in child.names)
+            visit(child, nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    visit(tree, False)
+    return top, inner
+
+
+def beyond(names, allowed, also=()):
+    """The names that are neither the standard library's nor ``allowed`` (nor ``also``)."""
+    return sorted(n for n in names
+                  if n.split(".")[0] not in STDLIB and n not in allowed and n not in also)
+
+
+def test_the_zygote_and_the_child_import_only_what_their_layer_allows():
+    for name, (top_ok, inner_ok) in BY_PATH.items():
+        top, inner = imported(ast.parse((GRADING / name).read_text()))
+        assert beyond(top, top_ok) == [], f"rnnbook/grading/{name} imports at module level " \
+            f"{beyond(top, top_ok)}: it runs under python -I -S with the standard library only"
+        assert beyond(inner, top_ok, inner_ok) == [], \
+            f"rnnbook/grading/{name} imports {beyond(inner, top_ok, inner_ok)}: its layer " \
+            f"allows the standard library and {sorted(top_ok | inner_ok)}"
+
+
+def test_what_the_zygote_loads_by_path_needs_only_numpy():
+    source = (GRADING / "zygote.py").read_text()
+    for name in ("wire", "walls", "child"):
+        assert f'"{name}"' in source, f"zygote.py no longer loads {name}.py: update LOADED"
+    for name, path in LOADED.items():
+        top, _ = imported(ast.parse(path.read_text()))
+        assert beyond(top, {"numpy"} | set(LOADED)) == [], \
+            f"{path.relative_to(ROOT)} (loaded by path as {name}) imports " \
+            f"{beyond(top, {'numpy'} | set(LOADED))} at module level: the NumPy zygote has " \
+            "only the standard library and NumPy"
+
+
+def test_the_import_finder_sees_a_forbidden_import():
+    tree = ast.parse("import os\nfrom rnnbook.grading import run\n"
+                     "def f():\n    import rnnbook.reference\n")
+    top, inner = imported(tree)
+    assert (top, inner) == ({"os", "rnnbook.grading.run"}, {"rnnbook.reference"})
+    assert beyond(top, *BY_PATH["child.py"]) == ["rnnbook.grading.run"]
+    assert beyond(inner, *BY_PATH["child.py"]) == ["rnnbook.reference"]

@@ -17,4 +17,11 @@ Modules, one job each:
 - :mod:`.cli`         ``python -m rnnbook.grading``
 - :mod:`.gradescope`  Gradescope's ``run_autograder``
 - :mod:`.release`     ``make autograder`` and ``make release``; templates in ``templates/``
+
+No import shows the zygote and the child: :mod:`.procs` starts ``python -I [-S] zygote.py`` in
+a process of its own, and the zygote loads ``child.py``, ``wire.py``, ``walls.py``,
+``../plaindata.py`` and ``../environment.py`` by path, as ``rnnbook_child``, ``rnnbook_wire``,
+... (the NumPy-only zygote cannot import ``rnnbook``). So at module level they import the
+standard library only (the child also ``rnnbook_plaindata``), and never the grader, the checks
+or the instructor's side; ``tests/test_imports.py`` holds them to it (``BY_PATH``, ``LOADED``).
 """
