@@ -19,7 +19,7 @@ Every design below exists to make a known mistake show on every seed: ``P != H``
 an even ``H + P`` (a halves split neither raises nor passes), clips small enough to bite,
 peepholes on, ``forget_bias`` other than 1 (and than 0), both state forms, ``B = 1``, ``D != H``.
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P``
-num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, c/g, o.
+num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, g, o (Keras names g "c").
 """
 import functools
 
@@ -681,7 +681,7 @@ def _torch_case(rng, D, H):
 def _torch_oracle(case):
     """PyTorch's documented layout (PyTorch is not installed here): it computes ``W x`` with W
     (4H, D) and two biases, Keras ``x @ kernel`` with kernel (D, 4H) and one; both order the gates
-    i, f, c/g, o. tests/test_reference.py runs the real Keras 3 LSTM with these weights against
+    i, f, g, o. tests/test_reference.py runs the real Keras 3 LSTM with these weights against
     PyTorch's documented step."""
     return case["weight_ih"].T, case["weight_hh"].T, case["bias_ih"] + case["bias_hh"]
 
@@ -714,6 +714,7 @@ keras_from_pytorch = Exercise(
     oracle=_torch_oracle,
     reference=_torch_ref,
     parts=("kernel", "recurrent_kernel", "bias"),
+    weights=(1, 1, 2),  # the two biases summed: half the points
     mistakes=(
         Mistake(
             "the PyTorch weights are not transposed: PyTorch stores (4H, D) and computes W x; "
@@ -774,14 +775,14 @@ def _port_oracle(case):
 
 keras_from_tf1 = Exercise(
     name="keras_from_tf1",
-    task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM, gates i, "
-         "f, c, o",
+    task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
     make_case=_port_case,
     designs=PORT_DESIGNS,
     call=lambda fn, c: fn(c["kernel"], c["bias"], c["forget_bias"], c["D"]),
     oracle=_port_oracle,
     reference=_ref_port,
     parts=("kernel", "recurrent_kernel", "bias"),
+    weights=(1, 1, 2),  # forget_bias folded into the right block: half the points
     mistakes=_port_mistakes("keras_from_tf1"),
 )
 
@@ -810,6 +811,9 @@ MOVE_DESIGNS = (
 )
 
 MOVE_PARTS = ("kernel", "recurrent_kernel", "bias", "h", "c")
+#: the state handed over in Keras' order is half the points (h and c swapped earns at most 1/2),
+#: the bias with its fold counts twice a kernel
+MOVE_WEIGHTS = (1, 1, 2, 2, 2)
 
 
 def _move_call(fn, case):
@@ -832,7 +836,7 @@ def _move_call(fn, case):
         return [*weights, *initial_state]
     except (TypeError, ValueError):
         raise TypeError("return (weights, initial_state): weights = [kernel, recurrent_kernel, "
-                        "bias] and initial_state = [h, c]") from None
+                        "bias] and initial_state, a list of two (B, H) arrays") from None
 
 
 def _move_oracle(case):
@@ -849,8 +853,7 @@ def _with_state(case, weights, state=None):
 port_to_keras = Exercise(
     name="port_to_keras",
     task="(weights, initial_state): weights = [kernel (D, 4H), recurrent_kernel (H, 4H), bias "
-         "(4H,)] for Keras 3's LSTM and initial_state = [h, c], so that it continues the TF1 "
-         "cell from its state",
+         "(4H,)] and initial_state, the list of two (B, H) arrays Keras 3's LSTM takes",
     make_case=_move_case,
     designs=MOVE_DESIGNS,
     call=_move_call,
@@ -858,6 +861,7 @@ port_to_keras = Exercise(
     reference=lambda c: _with_state(c, _ref_port(c)),
     by_hand=False,
     parts=MOVE_PARTS,
+    weights=MOVE_WEIGHTS,
     mistakes=(
         Mistake(
             "h and c are swapped in initial_state: TF1 keeps (c, h), c first (the concatenated "

@@ -259,15 +259,20 @@ def _units_axis(case):
 
 
 def _mask_on_units(case, got):
-    """NumPy's IndexError for a (B,) mask on the units axis (axis 3, of length H != B)."""
-    return (case["B"] != case["H"] and got.kind == "IndexError"
-            and "boolean index did not match indexed array along axis 3; size of axis is "
-            f"{case['H']} " in got.message)
+    """NumPy's error for a (B,) mask on the units axis (axis 3, of length H != B): the
+    IndexError of ``state[..., ended]``, or the ValueError of ``np.where(ended, 0, state)``."""
+    B, H = case["B"], case["H"]
+    shape = "(" + ",".join(map(str, case["state"].shape)) + ")"
+    return B != H and (
+        got.kind == "IndexError" and "boolean index did not match indexed array along axis "
+        f"3; size of axis is {H} " in got.message
+        or got.kind == "ValueError" and "could not be broadcast" in got.message
+        and f"({B},)" in got.message.replace(" ", "") and shape in got.message.replace(" ", ""))
 
 reset_ended = Exercise(
     name="reset_ended",
-    task="the packed state (L, 2, B, H) with c and h of every row whose sequence ended set to "
-    "zero, in every layer, and the other rows unchanged",
+    task="a new packed state (L, 2, B, H) (the given one unchanged): the rows whose sequence "
+    "ended set to zero, the others as they were",
     make_case=_reset_case,
     designs=RESET_DESIGNS,
     call=lambda fn, c: fn(c["state"], c["ended"]),
@@ -346,6 +351,26 @@ def _per_row_trim(c):
     return rows.reshape(B, n, S).transpose(1, 0, 2)
 
 
+TAIL_KEPT = ("the tail is not dropped: keep only the first n_batches * batch_size * steps "
+             "values of the series, then cut them into rows and batches.")
+
+
+def _tail_kept(case, right):
+    """after=: reshaping the whole series is right without a tail; with one NumPy raises the
+    error ``_reshapes_the_tail`` recognises."""
+    size = len(case["series"])
+    if size == np.asarray(right).size:
+        return right
+    raise ValueError(f"cannot reshape array of size {size} into shape")
+
+
+def _reshapes_the_tail(case, got):
+    """NumPy's ValueError for a reshape of the whole series, tail included."""
+    size = len(case["series"])
+    return (got.kind == "ValueError" and size % (case["batch_size"] * case["steps"]) != 0
+            and f"cannot reshape array of size {size} into shape" in got.message)
+
+
 stateful_batches = Exercise(
     name="stateful_batches",
     task="an array (n_batches, batch_size, steps), n_batches = len(series) // (batch_size * "
@@ -369,6 +394,7 @@ stateful_batches = Exercise(
             "answer[k] is the k-th batch.",
             lambda c: row_continuous(**c).transpose(1, 0, 2),
         ),
+        Mistake(TAIL_KEPT, after=_tail_kept, raises=_reshapes_the_tail),
         Mistake(
             "each row is len(series) // batch_size long with its own tail dropped: drop the tail "
             "of the whole series first (keep n_batches * batch_size * steps values), then cut it "
@@ -623,13 +649,34 @@ def _asks_empty_chunk(case, got):
     return case["T"] % case["chunk"] == 0 and "steps per call, not 0" in got.message
 
 
+TUPLE_FINAL = ("the final state is the session's tuple of LSTMStateTuple(c, h): pack it into "
+               "one array (L, 2, B, H), as Exercise 4.1 does.")
+NOT_ONE_ARRAY = "final_state is a tuple or list, not one array (L, 2, B, H)"
+
+
+def _stream_call(fn, case):
+    """Run the learner's function with the trial's run_chunk; the final state is part of the
+    answer as one packed array (its type too): a tuple or list of per-layer states (what the
+    session returns) is refused, though it holds the same numbers."""
+    result = fn(make_run_chunk(case), case["inputs"], case["state"], case["chunk"])
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        if isinstance(result[1], (tuple, list)):
+            raise TypeError(NOT_ONE_ARRAY)
+    return result
+
+
+def _tuple_final(_case, _right):
+    """after=: the answer the call refuses (what a tuple final state gets)."""
+    raise TypeError(NOT_ONE_ARRAY)
+
+
 stream_in_chunks = Exercise(
     name="stream_in_chunks",
     task="(outputs, final_state): the top layer's h at every step (B, T, H) and the packed final "
-    "state (L, 2, B, H), from run_chunk calls of at most `chunk` steps, the state carried",
+    "state, one array (L, 2, B, H)",
     make_case=_stream_case,
     designs=STREAM_DESIGNS,
-    call=lambda fn, c: fn(make_run_chunk(c), c["inputs"], c["state"], c["chunk"]),
+    call=_stream_call,
     oracle=_stream_oracle,
     reference=_chunked,
     by_hand=False,
@@ -666,6 +713,8 @@ stream_in_chunks = Exercise(
             "start the chunks at range(0, T, chunk).",
             after=_empty_chunk, raises=_asks_empty_chunk,
         ),
+        Mistake(TUPLE_FINAL, after=_tuple_final,
+                raises=lambda _c, got: got.kind == "TypeError" and NOT_ONE_ARRAY in got.message),
     ),
 )
 
@@ -839,8 +888,7 @@ MASK_OVER_UNITS = ("the (B,) mask lines up with the units axis, not the rows: in
 
 drive_stateful = Exercise(
     name="drive_stateful",
-    task="the layer's outputs for every batch, stacked (n, B, S, H), with the rows where "
-    "starts[k] is True reset (h and c zero) before batch k and every other row carried",
+    task="the layer's outputs for every batch, stacked: one array (n, B, S, H)",
     make_case=_drive_case,
     designs=DRIVE_DESIGNS,
     call=_drive_call,
@@ -953,8 +1001,8 @@ def _every_step_from_row(case):
 
 serve_at_batch_1 = Exercise(
     name="serve_at_batch_1",
-    task="the outputs (T, H) of the trained model on `stream`, one step at a time at batch 1, "
-    "continuing row `row`'s state",
+    task="the outputs (T, H) of the trained model on `stream` at batch 1, continuing row "
+    "`row`'s stream",
     make_case=_serve_case,
     designs=SERVE_DESIGNS,
     call=_serve_call,
