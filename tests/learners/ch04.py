@@ -614,8 +614,9 @@ WRONG = {
         (reset_where_no_axes, "the mask indexes the units axis"),  # ValueError where B != H
         (reset_only_c, "only c is reset"),
         (reset_nothing, "the state is carried across a sequence boundary"),
-        (reset_skips_first_row, None),  # the boundaries: B = 1 ends row 0, the last row
-        (reset_skips_last_row, None),
+        # the boundaries: B = 1 ends row 0, the last row; an ended row keeps its state
+        (reset_skips_first_row, "the state is carried across a sequence boundary"),
+        (reset_skips_last_row, "the state is carried across a sequence boundary"),
     ],
     "stateful_batches": [
         (batches_contiguous, "the batches are laid out contiguously"),
