@@ -9,8 +9,11 @@ its ``forget_bias``, its state in either form) into what a Keras 3 ``LSTM`` need
 Oracles: TF1's real ``LSTMCell`` (:func:`rnnbook.oracles.run_tf1`) and Keras 3's real ``LSTM``
 (:func:`rnnbook.oracles.run_keras_lstm`); the ports are proven inside their oracles (the real Keras
 3 LSTM with the expected weights and state must reproduce the real TF1 cell on a random sequence,
-or the oracle raises). ``reference`` and the mistake models are :mod:`rnnbook.reference` with one
-thing changed; ``ref`` is touched only inside functions (it does not ship to learners).
+or the oracle raises). ``reference`` is :mod:`rnnbook.reference`, touched only inside functions
+(it does not ship to learners). Each mistake is the right answer on a changed case or changed
+after (``Mistake(perturb=, after=)``: the gate blocks reordered, ``forget_bias`` 0 or 1, a
+peephole fed through extra input columns, m read before the projection), so the learner release,
+which computes it with TensorFlow's oracle, names it too.
 
 API exercises (3.2, 3.6) get real TF objects that ``call`` builds from the plain-data case: one
 cached cell per shape, loaded with the trial's weights, so a trial costs milliseconds.

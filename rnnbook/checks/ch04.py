@@ -19,7 +19,9 @@ Graphs and layers are built once per designed shape and cached; each trial loads
 ``tf.function`` (same numbers, about 20 times faster than eager op by op).
 The expected answers come from TensorFlow (``oracle``) and, for the tests' 200-seed sweeps, from
 the NumPy reference (``rnnbook/reference.py``, touched only inside functions: it does not ship
-to learners).
+to learners). Each mistake is the right answer on a changed case or changed after
+(``Mistake(perturb=, after=)``), or several right answers put together (one per layer, chunk or
+step), so the learner release, which computes them with TensorFlow's oracle, names it too.
 """
 import functools
 
