@@ -121,7 +121,7 @@ split_state = Exercise(
     designs=({"proj": "wider"}, {"proj": "narrower"}, {"proj": None}),
     call=lambda fn, c: fn(c["state"], c["H"]),
     oracle=_split_oracle,
-    reference=lambda c: (c["state"][:, :c["H"]], c["state"][:, c["H"]:]),
+    reference=lambda c: ref.split_state(c["state"], c["H"]),
     parts=("c", "m"),
     mistakes=(
         Mistake(
@@ -132,7 +132,7 @@ split_state = Exercise(
         Mistake(
             "c and m are swapped: c is state[:, :num_units] (the first part) and m is "
             "state[:, num_units:]; return them as (c, m).",
-            lambda c: (c["state"][:, c["H"]:], c["state"][:, :c["H"]]),
+            after=_swapped_parts,
         ),
         Mistake(
             "you cut the state into two equal halves: with num_proj, c has num_units columns and "
@@ -142,7 +142,7 @@ split_state = Exercise(
         Mistake(
             "m got num_units columns: m is everything after c, which is num_proj columns when the "
             "cell projects (state[:, num_units:]).",
-            lambda c: (c["state"][:, :c["H"]], c["state"][:, c["H"]: 2 * c["H"]]),
+            after=lambda c, right: (right[0], c["state"][:, c["H"]: 2 * c["H"]]),
         ),
     ),
 )

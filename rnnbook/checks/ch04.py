@@ -213,13 +213,6 @@ def _reset_oracle(case):
             return session.run(new)
 
 
-def _zero_rows(state, rows):
-    """The packed ``state`` with c and h of ``rows`` set to zero, in every layer."""
-    out = np.array(state, copy=True)
-    out[:, :, rows] = 0.0
-    return out
-
-
 def _ended_rows(which):
     """perturb=: the case with ``ended`` changed by ``which(ended)``."""
     return lambda case: {**case, "ended": which(np.asarray(case["ended"]))}
@@ -279,7 +272,7 @@ reset_ended = Exercise(
     designs=RESET_DESIGNS,
     call=lambda fn, c: fn(c["state"], c["ended"]),
     oracle=_reset_oracle,
-    reference=lambda c: _zero_rows(c["state"], c["ended"]),
+    reference=lambda c: ref.reset_rows(c["state"], c["ended"]),
     mistakes=(
         Mistake(RESET_ALL, perturb=_ended_rows(np.ones_like)),
         Mistake(NOT_RESET, perturb=_ended_rows(np.zeros_like)),
