@@ -3,7 +3,7 @@ objects the API exercises hand to learners.
 
 The generic tests (solution passes, stub fails, every mistake named on 200 seeds) are in
 tests/test_checks.py and tests/test_sweep.py. Here: ``run_keras_lstm`` computes what Keras 3's
-LSTM documents (gate order i, f, c, o, state [h, c], chunks through one stateful layer); the port
+LSTM documents (gate order i, f, g, o, state [h, c], chunks through one stateful layer); the port
 oracles really prove their expected weights against the TF1 cell, so a wrong expectation raises
 instead of grading learners against it; the cells that 3.2 and 3.6 hand out carry the trial's
 weights, forget_bias and state form, also when one cached cell serves many trials.
