@@ -294,3 +294,15 @@ def pack(states):
 def unpack(packed):
     """The inverse of :func:`pack`: a tuple of ``(c, h)`` per layer."""
     return tuple((layer[0], layer[1]) for layer in packed)
+
+
+def reset_rows(packed, ended):
+    """A packed state ``(L, 2, B, H)`` with c and h of the rows where ``ended`` ``(B,)`` is True
+    set to zero (the cell's ``zero_state``) in every layer; a new array."""
+    return np.where(np.asarray(ended, bool)[None, None, :, None], 0.0, packed).astype(
+        np.asarray(packed).dtype)
+
+
+def split_state(state, num_units):
+    """LSTMCell's concatenated state ``[c, m]`` ``(B, H + P)`` as ``(c (B, H), m (B, P))``."""
+    return state[:, :num_units], state[:, num_units:]

@@ -11,6 +11,7 @@ from rnnbook.checks import ch04
 from rnnbook.compare import evaluate
 from rnnbook.oracles import keras3, tensorflow
 from tests.learners import ch04 as learners
+from tests.test_ch03 import assert_same_models, models_with_and_without_the_reference
 from tests.test_sweep import SEEDS
 
 CHAPTER = ch04.CHAPTER
@@ -57,7 +58,7 @@ def test_carrying_the_state_is_needed_in_every_design():
     """A run whose chunks all start from the given state differs from the right one."""
     for case in CHAPTER.cases("stream_in_chunks", 2):
         right, _ = ch04._stream_oracle(case)
-        restart, _ = ch04._chunked(case, between=lambda _k, _s, c=case: ref.unpack(c["state"]))
+        restart, _ = ch04._chunk_by_chunk(case, between=lambda _s, c=case: c["state"])
         assert np.abs(right - restart).max() > 1e-3
 
 
@@ -160,10 +161,7 @@ EXTRA_WRONG = [
     ("serve_at_batch_1", learners.serve_no_state, "the stream does not continue the trained"),
     ("serve_at_batch_1", learners.serve_copy_each_step, "the state is not carried from step"),
 ]
-EXTRA_RIGHT = [("stream_in_chunks", learners.stream_packed),
-               # the final state as the session returns it, a tuple of LSTMStateTuple(c, h):
-               # the same numbers as the packed (L, 2, B, H) array, so the same answer
-               ("stream_in_chunks", learners.stream_tuple_back)]
+EXTRA_RIGHT = [("stream_in_chunks", learners.stream_packed)]
 
 
 @pytest.mark.parametrize("name,fn,sentence", EXTRA_WRONG, ids=lambda v: getattr(v, "__name__",
@@ -230,3 +228,59 @@ def test_a_handed_over_layer_gives_the_same_numbers_eager_then_compiled():
         want, state = ref.unroll(step, x, state)
         np.testing.assert_allclose(np.asarray(layer(x)), want, rtol=1e-5, atol=1e-5)
     assert layer._compiled_call is not None
+
+
+# --- boundaries (issue 25): every exercise indexed by a layer, a batch, a chunk or a row ------
+
+
+def _chunks(T, chunk):
+    return [(a, min(a + chunk, T)) for a in range(0, T, chunk)]
+
+
+def test_designs_hold_a_first_a_second_and_a_last_that_differ():
+    """An answer that gets one position wrong (the first, the second or the last layer, batch,
+    chunk or row) fails on every seed: some designed trial has the three apart."""
+    for designs in (ch04.STATE_DESIGNS, ch04.RESET_DESIGNS, ch04.STACK_DESIGNS,
+                    ch04.STREAM_DESIGNS):  # layers 0, 1 and L - 1
+        assert any(d["L"] >= 3 for d in designs)
+        assert any(d["L"] == 1 for d in designs) or designs is ch04.STREAM_DESIGNS
+    # 4.5's three layers read the layer below (D == H), so a wrong second layer shows
+    assert any(d["L"] >= 3 and d["square"] for d in ch04.STACK_DESIGNS)
+    assert any(d["n"] >= 3 for d in ch04.BATCH_DESIGNS)  # batches 0, 1 and n - 1
+    assert any(len(d["starts"]) >= 3 for d in ch04.DRIVE_DESIGNS)
+    for d in ch04.STREAM_DESIGNS:  # chunks 0, 1 and the last one
+        assert len(_chunks(d["T"], d["chunk"])) >= 3
+    assert any(d["T"] % d["chunk"] for d in ch04.STREAM_DESIGNS)  # a last chunk shorter
+    # 4.8: a row neither the first nor the last, and a batch of one row (first and last)
+    assert any(0 < d["row"] < d["B"] - 1 for d in ch04.SERVE_DESIGNS)
+    assert any(d["B"] == 1 for d in ch04.SERVE_DESIGNS)
+
+
+def test_reset_designs_end_the_first_and_the_last_row():
+    """4.3: a one-row batch whose row ends (row 0 is the last row: a loop that skips the first
+    or the last row fails there) and batches of three or more rows where some rows end."""
+    assert any(d["B"] == 1 and d["ended"] == "all" for d in ch04.RESET_DESIGNS)
+    assert any(d["B"] >= 3 and d["ended"] == "some" for d in ch04.RESET_DESIGNS)
+
+
+@pytest.mark.parametrize("fn", [learners.stream_tuple_back])
+def test_a_final_state_left_as_the_sessions_tuple_is_refused_and_named(fn):
+    """4.6's type is part of its answer: the session's tuple of LSTMStateTuple holds the same
+    numbers as the packed array, and is not one array."""
+    result = outcome("stream_in_chunks", fn, 0)
+    assert not result.passed and result.share == 0
+    assert result.mistake.startswith("the final state is the session's tuple"), str(result)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 25: another helper makes every check notice a "
+                   "function that changes its arguments; remove this mark when it lands")
+def test_an_answer_that_changes_the_callers_array_fails():
+    result = outcome("reset_ended", learners.reset_in_place_no_copy, 0)
+    assert not result.passed
+
+
+@pytest.mark.parametrize("name", [ex.name for ex in CHAPTER.exercises])
+def test_mistake_models_are_the_same_from_the_oracle(monkeypatch, name):
+    """The learner release computes each mistake from TensorFlow's oracle (per layer, chunk or
+    step where one run cannot say it): the same answers as from the reference."""
+    assert_same_models(*models_with_and_without_the_reference(CHAPTER, name, monkeypatch))

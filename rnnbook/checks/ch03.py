@@ -9,8 +9,11 @@ its ``forget_bias``, its state in either form) into what a Keras 3 ``LSTM`` need
 Oracles: TF1's real ``LSTMCell`` (:func:`rnnbook.oracles.run_tf1`) and Keras 3's real ``LSTM``
 (:func:`rnnbook.oracles.run_keras_lstm`); the ports are proven inside their oracles (the real Keras
 3 LSTM with the expected weights and state must reproduce the real TF1 cell on a random sequence,
-or the oracle raises). ``reference`` and the mistake models are :mod:`rnnbook.reference` with one
-thing changed; ``ref`` is touched only inside functions (it does not ship to learners).
+or the oracle raises). ``reference`` is :mod:`rnnbook.reference`, touched only inside functions
+(it does not ship to learners). Each mistake is the right answer on a changed case or changed
+after (``Mistake(perturb=, after=)``: the gate blocks reordered, ``forget_bias`` 0 or 1, a
+peephole fed through extra input columns, m read before the projection), so the learner release,
+which computes it with TensorFlow's oracle, names it too.
 
 API exercises (3.2, 3.6) get real TF objects that ``call`` builds from the plain-data case: one
 cached cell per shape, loaded with the trial's weights, so a trial costs milliseconds.
@@ -19,22 +22,17 @@ Every design below exists to make a known mistake show on every seed: ``P != H``
 an even ``H + P`` (a halves split neither raises nor passes), clips small enough to bite,
 peepholes on, ``forget_bias`` other than 1 (and than 0), both state forms, ``B = 1``, ``D != H``.
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P``
-num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, c/g, o.
+num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, g, o (Keras names g "c").
 """
 import functools
 
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checks.common import (
-    forget_bias_hard_coded,
-    forget_bias_left_out,
-    keras_order,
-    parts_swapped,
-    tf1_to_keras_weights,
-)
-from rnnbook.exercise import Chapter, Exercise, Mistake, normal
+from rnnbook.checks.common import TF1_TO_KERAS, reorder_blocks, tf1_to_keras_weights
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
+from rnnbook.plaindata import to_plain
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
 AGREE = dict(rtol=1e-4, atol=1e-5)
@@ -60,6 +58,28 @@ def _forget_bias(rng, kind):
 
 def _tf_state_tuple(c, h):
     return tensorflow().compat.v1.nn.rnn_cell.LSTMStateTuple(c, h)
+
+
+def _right_on(name, perturb=None, after=None):
+    """A mistake model as a function of the case, for what ``Mistake(perturb=, after=)`` cannot
+    say (a variant; a change that needs a right answer first): exercise ``name``'s right answer
+    (the reference, or TensorFlow's oracle in the learner release) on ``perturb(case)``, then
+    ``after(case, right)``, as :meth:`rnnbook.exercise.Mistake.bound` computes it."""
+    def model(case):
+        right = to_plain(right_answer(CHAPTER[name])(perturb(case) if perturb else case))
+        return after(case, right) if after else right
+
+    return model
+
+
+def _swapped_parts(_case, right):
+    """after=: the two parts of a pair answer returned the other way round."""
+    return right[::-1]
+
+
+def _reordered(*weights):
+    """Each array's four gate blocks with the 2nd and 3rd swapped (TF1 <-> Keras order)."""
+    return tuple(reorder_blocks(np.asarray(w), TF1_TO_KERAS) for w in weights)
 
 
 # --- Exercise 3.1: split a concatenated state (by hand) --------------------------------------
@@ -101,7 +121,7 @@ split_state = Exercise(
     designs=({"proj": "wider"}, {"proj": "narrower"}, {"proj": None}),
     call=lambda fn, c: fn(c["state"], c["H"]),
     oracle=_split_oracle,
-    reference=lambda c: (c["state"][:, :c["H"]], c["state"][:, c["H"]:]),
+    reference=lambda c: ref.split_state(c["state"], c["H"]),
     parts=("c", "m"),
     mistakes=(
         Mistake(
@@ -112,7 +132,7 @@ split_state = Exercise(
         Mistake(
             "c and m are swapped: c is state[:, :num_units] (the first part) and m is "
             "state[:, num_units:]; return them as (c, m).",
-            lambda c: (c["state"][:, c["H"]:], c["state"][:, :c["H"]]),
+            after=_swapped_parts,
         ),
         Mistake(
             "you cut the state into two equal halves: with num_proj, c has num_units columns and "
@@ -122,7 +142,7 @@ split_state = Exercise(
         Mistake(
             "m got num_units columns: m is everything after c, which is num_proj columns when the "
             "cell projects (state[:, num_units:]).",
-            lambda c: (c["state"][:, :c["H"]], c["state"][:, c["H"]: 2 * c["H"]]),
+            after=lambda c, right: (right[0], c["state"][:, c["H"]: 2 * c["H"]]),
         ),
     ),
 )
@@ -281,33 +301,40 @@ def _run_call(fn, case):
 
 
 def _state_in_h_first(case):
-    """The cell run from [m, c] (concatenated) or LSTMStateTuple(m, c)."""
+    """The case changed so that the right cell runs from [m, c] (concatenated) or
+    LSTMStateTuple(m, c): what the learner's cell ran from."""
     if case["state_is_tuple"]:
         if case["m"].shape != case["c"].shape:
             raise ValueError("the cell refuses it: a shape error, not this mistake")
-        return _step_ref(case, c=case["m"], m=case["c"])
+        return {**case, "c": case["m"], "m": case["c"]}
     flat = np.concatenate([case["m"], case["c"]], axis=1)  # (B, P + H)
     H = case["H"]
-    return _step_ref(case, c=flat[:, :H], m=flat[:, H:])
+    return {**case, "c": flat[:, :H], "m": flat[:, H:]}
 
 
-def _out_as_h_first(case):
-    c, m = _step_ref(case)
+def _out_as_h_first(case, right):
+    c, m = right
     if case["state_is_tuple"]:
         return m, c
-    flat = np.concatenate([c, m], axis=1)
+    flat = np.concatenate([c, m], axis=1)  # (B, H + P)
     P = m.shape[1]
     return flat[:, P:], flat[:, :P]
 
 
-def _out_halves(case):
+def _out_halves(case, right):
     if case["state_is_tuple"]:
         raise ValueError("only for a concatenated state")
-    return tuple(np.split(np.concatenate(_step_ref(case), axis=1), 2, axis=1))
+    return tuple(np.split(np.concatenate(right, axis=1), 2, axis=1))
 
 
-def _zeros(case):
-    return _step_ref(case, c=np.zeros_like(case["c"]), m=np.zeros_like(case["m"]))
+def _out_whole(case, right):
+    if case["state_is_tuple"]:
+        raise ValueError("only for a concatenated state")
+    return np.concatenate(right, axis=1)  # (B, H + P): the cell's new state as it came
+
+
+def _zero_state(case):
+    return {**case, "c": np.zeros_like(case["c"]), "m": np.zeros_like(case["m"])}
 
 
 step_lstm_cell = Exercise(
@@ -325,27 +352,32 @@ step_lstm_cell = Exercise(
         Mistake(
             "the state went in h first, [m, c]: TF1's state is LSTMStateTuple(c, h), and "
             "state_is_tuple=False concatenates [c, m], c first.",
-            _state_in_h_first,
+            perturb=_state_in_h_first,
         ),
         Mistake(
             "you read the new state as [h, c], Keras' order: TF1's concatenated state is [c, m], "
             "so c is its first num_units columns and m the rest.",
-            _out_as_h_first,
+            after=_out_as_h_first,
         ),
         Mistake(
             "you cut the new state into two equal halves: c has num_units columns and m has "
             "num_proj, so cut at column num_units.",
-            _out_halves,
+            after=_out_halves,
         ),
-        parts_swapped(
+        Mistake(
+            "the new state is returned whole: with state_is_tuple=False the cell returns one "
+            "array [c, m]; take it apart into c (its first num_units columns) and m.",
+            after=_out_whole,
+        ),
+        Mistake(
             "c and m are swapped in what you return: the new state is (c, m), the cell state "
             "first.",
-            _step_ref,
+            after=_swapped_parts,
         ),
         Mistake(
             "the cell ran from a zero state: build its state from the given c and m "
             "(LSTMStateTuple(c, m), or [c, m] concatenated when the cell wants one array).",
-            _zeros,
+            perturb=_zero_state,
         ),
     ),
 )
@@ -359,8 +391,9 @@ STEP_DESIGNS = (
      "proj_clip": False, "forget_bias": "default"},
     # P < H with a proj_clip that bites on m's first column and spares its last one
     # (there any mistake shows in m, as in c: the same wrong code gets the same part credit
-    # on every seed), forget_bias other than 1 and 0
-    {"B": 4, "D": 1, "H": 3, "P": 2, "peepholes": False, "cell_clip": False,
+    # on every seed), forget_bias other than 1 and 0; peepholes without a cell_clip (a clip
+    # that bites on every value of c hides a peephole mistake in c: issue 25 found a seed)
+    {"B": 4, "D": 1, "H": 3, "P": 2, "peepholes": True, "cell_clip": False,
      "proj_clip": "spares some", "forget_bias": "other"},
     # every option at once, P > H
     {"B": 3, "D": 2, "H": 3, "P": 5, "peepholes": True, "cell_clip": True,
@@ -390,6 +423,59 @@ def _step_call(fn, case):
     return fn(case["x"], case["c"], case["m"], _weights_of(case), **options)
 
 
+def _keras_blocks(case):
+    """The case with the kernel's and bias' 2nd and 3rd gate blocks swapped: the right cell on it
+    reads the blocks as i, f, g, o (Keras' order) read the original ones."""
+    kernel, bias = _reordered(case["kernel"], case["bias"])
+    return {**case, "kernel": kernel, "bias": bias}
+
+
+def _o_peeps_at(case, seen):
+    """The case changed so that the real cell's output gate adds ``w_o_diag * seen`` ((B, H))
+    instead of ``w_o_diag * c'``: ``seen`` joins x as H more input columns whose kernel rows
+    are diag(w_o_diag) in the o block (zeros in i, j, f), and w_o_diag itself is 0."""
+    D, H = case["x"].shape[1], case["H"]
+    rows = np.zeros((H, 4 * H), np.float32)  # (H, 4H)
+    rows[:, 3 * H:] = np.diag(case["w_o_diag"])  # TF1's blocks i, j, f, o: o is the last
+    kernel = np.concatenate([case["kernel"][:D], rows, case["kernel"][D:]])  # (D + H + P, 4H)
+    x = np.concatenate([case["x"], np.asarray(seen, np.float32)], axis=1)  # (B, D + H)
+    return {**case, "x": x, "kernel": kernel, "w_o_diag": np.zeros_like(case["w_o_diag"])}
+
+
+def _unclipped_c(case):
+    """The new c before cell_clip: the right c of the case without cell_clip."""
+    return _right_on("lstm_cell_step")({**case, "cell_clip": None})[0]
+
+
+def _no_peepholes(case):
+    _needs(case, "peepholes")
+    return {**{k: v for k, v in case.items() if k not in PEEPHOLES}, "use_peepholes": False}
+
+
+def _unprojected(case):
+    """The case changed so that the real cell returns m BEFORE the projection (and its clip):
+    no num_proj; the previous m (B, P) joins x as P more input columns (its kernel rows stay
+    its own) and the cell's own previous m is (B, H) zeros, with H zero rows."""
+    H, B = case["H"], case["x"].shape[0]
+    new = {k: v for k, v in case.items() if k != "projection/kernel"}
+    new.update(num_proj=None, proj_clip=None, m=np.zeros((B, H), np.float32),
+               x=np.concatenate([case["x"], case["m"]], axis=1),  # (B, D + P)
+               kernel=np.concatenate([case["kernel"], np.zeros((H, 4 * H), np.float32)]))
+    return new
+
+
+def _clip(a, bound):
+    return a if bound is None else np.clip(a, -bound, bound)
+
+
+def _clip_m(case, right):
+    """after=: m clipped with cell_clip (the right m of the case without cell_clip); applies
+    where there is no projection (the clip would come before it)."""
+    if case["num_proj"] is not None:
+        raise ValueError("does not apply with a projection")
+    return right[0], _clip(right[1], case["cell_clip"])
+
+
 lstm_cell_step = Exercise(
     name="lstm_cell_step",
     task="(c, m), the new state: c (B, num_units), m (B, num_proj or num_units)",
@@ -400,70 +486,80 @@ lstm_cell_step = Exercise(
     reference=_step_ref,
     parts=("c", "m"),
     mistakes=(
-        parts_swapped(
+        Mistake(
             "c and m are swapped: LSTMCell's new state is LSTMStateTuple(c, m), the cell state "
             "(memory) first and the output m second.",
-            _step_ref,
+            after=_swapped_parts,
         ),
-        keras_order(
-            "the gate blocks are in the wrong order: you split i, f, j, o (Keras' order); TF1 "
+        Mistake(
+            "the gate blocks are in the wrong order: you split i, f, g, o (Keras' order); TF1 "
             "splits the pre-activation into i, j, f, o.",
-            _step_ref,
+            perturb=_keras_blocks,
         ),
-        forget_bias_hard_coded(
+        Mistake(
             "forget_bias is ignored: you add 1.0 whatever the argument says; add the "
             "forget_bias you are given, sigmoid(f + forget_bias + ...).",
-            _needing(_step_ref, "forget_bias"),
+            perturb=lambda c: {**_needs(c, "forget_bias"), "forget_bias": 1.0},
         ),
-        forget_bias_left_out(
+        Mistake(
             "forget_bias is missing: LSTMCell adds it to f at every step, "
             "sigmoid(f + forget_bias + ...).",
-            _step_ref,
+            perturb=lambda c: {**c, "forget_bias": 0.0},
         ),
         Mistake(
             "the output-gate peephole looks at the unclipped c: clip c first, then "
             "o + w_o_diag * c uses the clipped c, the same c that tanh sees.",
-            lambda c: _step_ref(_needs(c, "peepholes", "cell_clip"),
-                               slip="o peephole on unclipped c"),
+            perturb=lambda c: _o_peeps_at(_needs(c, "peepholes", "cell_clip"), _unclipped_c(c)),
         ),
         Mistake(
             "the output-gate peephole looks at the previous c: w_o_diag multiplies the NEW c "
             "(after clipping); only w_i_diag and w_f_diag use c_prev.",
-            lambda c: _step_ref(_needs(c, "peepholes"), slip="o peephole on old c"),
+            perturb=lambda c: _o_peeps_at(_needs(c, "peepholes"), c["c"]),
         ),
         Mistake(
             "the peepholes are left out: with use_peepholes, add w_i_diag * c_prev to i, "
             "w_f_diag * c_prev to f and w_o_diag * c (the new c) to o.",
-            lambda c: _step_ref(_needs(c, "peepholes"), w_i_diag=None, w_f_diag=None,
-                               w_o_diag=None),
+            perturb=_no_peepholes,
         ),
         Mistake(
             "cell_clip is applied to m: it clips the cell state c, before m is computed from it.",
-            lambda c: _step_ref(_needs(c, "cell_clip"), slip="cell_clip on m"),
+            perturb=lambda c: {**_needs(c, "cell_clip"), "cell_clip": None}, after=_clip_m,
+        ),
+        Mistake(
+            "m is computed from the unclipped c: clip the new c to [-cell_clip, cell_clip] "
+            "first, then compute m (and the output-gate peephole) from the clipped c.",
+            perturb=lambda c: {**_needs(c, "cell_clip"), "cell_clip": None},
+            after=lambda c, right: (np.clip(right[0], -c["cell_clip"], c["cell_clip"]),
+                                    right[1]),
         ),
         Mistake(
             "cell_clip is missing: clip the new c to [-cell_clip, cell_clip] before m is "
             "computed from it.",
-            lambda c: _step_ref(_needs(c, "cell_clip"), cell_clip=None),
+            perturb=lambda c: {**_needs(c, "cell_clip"), "cell_clip": None},
         ),
         Mistake(
             "proj_clip is applied before the projection: clip m AFTER m @ projection/kernel.",
-            lambda c: _step_ref(_needs(c, "proj_clip"), slip="proj_clip before projection"),
+            perturb=lambda c: _unprojected(_needs(c, "proj_clip")),
+            after=lambda c, right: (right[0], _clip(right[1], c["proj_clip"])
+                                    @ c["projection/kernel"]),
         ),
         Mistake(
             "proj_clip is missing: with num_proj and proj_clip, clip the projected m to "
             "[-proj_clip, proj_clip].",
-            lambda c: _step_ref(_needs(c, "proj_clip"), proj_clip=None),
+            perturb=lambda c: {**_needs(c, "proj_clip"), "proj_clip": None},
         ),
         Mistake(
             "the projection is applied to c: only m is projected (m @ projection/kernel); c "
             "keeps num_units columns.",
-            lambda c: _step_ref(_needs(c, "projection"), slip="project c"),
-            variants=(lambda c: _step_ref(_needs(c, "projection"), slip="project c and m"),),
+            perturb=lambda c: _unprojected(_needs(c, "projection")),
+            after=lambda c, right: (right[0] @ c["projection/kernel"],
+                                    _clip(right[1], c["proj_clip"])),
+            variants=(_right_on("lstm_cell_step", after=lambda c, right: (
+                right[0] @ _needs(c, "projection")["projection/kernel"], right[1])),),
         ),
         Mistake(
             "the projection is missing: with num_proj, m = m @ projection/kernel, (B, num_proj).",
-            lambda c: _step_ref(_needs(c, "projection"), projection=None),
+            perturb=lambda c: _unprojected(_needs(c, "projection")),
         ),
     ),
 )
@@ -506,69 +602,70 @@ def _ref_port(case, forget_bias=None):
     return ref.keras_from_tf1(case["kernel"], case["bias"], fb, case["D"])
 
 
-def _port_unordered(case, fold):
-    """The kernel split at row D, the gate blocks left in TF1's order, forget_bias added to block
-    ``fold`` of the bias (None: nowhere)."""
-    D, H = case["D"], case["H"]
-    bias = case["bias"].copy()
-    if fold is not None:
-        bias[fold * H: (fold + 1) * H] += case["forget_bias"]
-    return case["kernel"][:D], case["kernel"][D:], bias
+def _on_weights(change):
+    """after=: ``change(case, kernel, recurrent_kernel, bias)`` applied to the right answer's
+    three Keras weights (3.5's whole answer, 3.6's first three parts); the rest kept."""
+    return lambda case, right: [*change(case, *right[:3]), *right[3:]]
 
 
-def _port_fold(case, where):
-    """The right kernels; forget_bias folded into block ``where`` of the Keras bias, or
-    ``"all"`` of it."""
-    kernel, recurrent, bias = _ref_port(case, forget_bias=0.0)
-    bias = bias.copy()
-    if where == "all":
-        bias += case["forget_bias"]
-    else:
-        bias[where * case["H"]: (where + 1) * case["H"]] += case["forget_bias"]
-    return kernel, recurrent, bias
+def _fold_into(where):
+    """after= on the case without forget_bias: forget_bias added to block ``where`` of the
+    Keras bias, or to ``"all"`` of it."""
+    def change(case, kernel, recurrent, bias):
+        bias, fb, H = np.array(bias, copy=True), case["forget_bias"], case["H"]
+        if where == "all":
+            return kernel, recurrent, bias + fb
+        bias[where * H: (where + 1) * H] += fb
+        return kernel, recurrent, bias
+
+    return _on_weights(change)
 
 
-def _port_mistakes(answer, few=False):
-    """The weight-port mistakes of 3.5 and 3.6; ``answer(case, weights)`` makes the exercise's
-    whole answer from a (kernel, recurrent_kernel, bias) triple. ``few``: only the four that 3.6
-    names (3.5 drills the rest; fewer models keep 3.6's 200-seed sweep quick)."""
-    order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders them i, f, c, "
+def _unfolded(case):
+    return {**case, "forget_bias": 0.0}
+
+
+def _port_mistakes(name, few=False):
+    """The weight-port mistakes of 3.5 and 3.6 (exercise ``name``), each the right port on a
+    changed case (forget_bias 0 or 1, the TF1 gate blocks reordered) and/or changed after (the
+    Keras blocks put back in TF1's order, forget_bias added to a block). ``few``: only the four
+    that 3.6 names (3.5 drills the rest; fewer models keep 3.6's 200-seed sweep quick)."""
+    order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders them i, f, g, "
              "o, so swap the 2nd and 3rd column blocks of the kernel, the recurrent kernel and "
              "the bias.")
-    def ported(case, **change):
-        return answer(case, _ref_port(case, **change))
-
+    back_in_tf1_order = _on_weights(lambda _c, *weights: _reordered(*weights))
     mistakes = (
-        forget_bias_left_out(
+        Mistake(
             "forget_bias is not folded: TF1 adds forget_bias to f at every step, Keras 3 adds "
             "nothing, so add forget_bias to the f block of the Keras bias (bias[H:2H]).",
-            ported,
+            perturb=_unfolded,
         ),
-        forget_bias_hard_coded(
+        Mistake(
             "you folded 1.0, not the cell's forget_bias: add the forget_bias it was built with "
             "to the f block of the Keras bias.",
-            _needing(ported, "forget_bias"),
+            perturb=lambda c: {**_needs(c, "forget_bias"), "forget_bias": 1.0},
         ),
-        Mistake(order, lambda c: answer(c, _port_unordered(c, 2)),
-                variants=(lambda c: answer(c, _port_unordered(c, 1)),)),
+        # forget_bias folded into TF1's f block (the third), or into the second
+        Mistake(order, after=back_in_tf1_order,
+                variants=(_right_on(name, perturb=_keras_blocks),)),
         Mistake(
             "the kernel was only split: reorder the gate blocks from TF1's i, j, f, o to Keras' "
-            "i, f, c, o AND add forget_bias to the f block of the bias (bias[H:2H]).",
-            lambda c: answer(c, _port_unordered(c, None)),
+            "i, f, g, o AND add forget_bias to the f block of the bias (bias[H:2H]).",
+            perturb=_unfolded, after=back_in_tf1_order,
         ),
         Mistake(
             "forget_bias went into the wrong block: after reordering, Keras' f block is the "
             "second one, bias[H:2H], not the third.",
-            lambda c: answer(c, _port_fold(c, 2)),
+            perturb=_unfolded, after=_fold_into(2),
         ),
         Mistake(
             "forget_bias was added to the whole bias: it belongs to the f block only, bias[H:2H].",
-            lambda c: answer(c, _port_fold(c, "all")),
+            perturb=_unfolded, after=_fold_into("all"),
         ),
         Mistake(
             "kernel and recurrent_kernel are swapped: rows [:D] of the TF1 kernel multiply x "
             "(Keras' kernel), rows [D:] multiply h (Keras' recurrent_kernel).",
-            lambda c: answer(c, _ref_port(c)[1::-1] + _ref_port(c)[2:]),
+            after=_on_weights(lambda _c, kernel, recurrent, bias: (recurrent, kernel, bias)),
         ),
     )
     return tuple(mistakes[k] for k in (0, 1, 2, 6)) if few else mistakes
@@ -588,7 +685,7 @@ def _torch_case(rng, D, H):
 def _torch_oracle(case):
     """PyTorch's documented layout (PyTorch is not installed here): it computes ``W x`` with W
     (4H, D) and two biases, Keras ``x @ kernel`` with kernel (D, 4H) and one; both order the gates
-    i, f, c/g, o. tests/test_reference.py runs the real Keras 3 LSTM with these weights against
+    i, f, g, o. tests/test_reference.py runs the real Keras 3 LSTM with these weights against
     PyTorch's documented step."""
     return case["weight_ih"].T, case["weight_hh"].T, case["bias_ih"] + case["bias_hh"]
 
@@ -598,9 +695,17 @@ def _torch_ref(case):
                                   case["bias_hh"])
 
 
-def _torch_with(case, **change):
-    kernel, recurrent, bias = _torch_ref(case)
-    return change.get("kernel", kernel), change.get("recurrent", recurrent), change.get("bias", bias)
+def _torch_bias(case, name):
+    """The case with PyTorch's bias ``name`` zero: the right port of it keeps only the other."""
+    return {**case, name: np.zeros_like(case[name])}
+
+
+def _torch_with(**change):
+    """after=: parts of the right (kernel, recurrent_kernel, bias) replaced, each
+    ``change[part](case)`` from the case alone."""
+    names = ("kernel", "recurrent", "bias")
+    return lambda case, right: tuple(change[k](case) if k in change else v
+                                     for k, v in zip(names, right, strict=True))
 
 
 keras_from_pytorch = Exercise(
@@ -613,34 +718,36 @@ keras_from_pytorch = Exercise(
     oracle=_torch_oracle,
     reference=_torch_ref,
     parts=("kernel", "recurrent_kernel", "bias"),
+    weights=(1, 1, 2),  # the two biases summed: half the points
     mistakes=(
         Mistake(
             "the PyTorch weights are not transposed: PyTorch stores (4H, D) and computes W x; "
             "Keras stores (D, 4H) and computes x @ kernel, so use weight_ih.T and weight_hh.T.",
-            lambda c: _torch_with(c, kernel=c["weight_ih"], recurrent=c["weight_hh"]),
+            after=_torch_with(kernel=lambda c: c["weight_ih"], recurrent=lambda c: c["weight_hh"]),
         ),
         Mistake(
             "the PyTorch weights are reshaped, not transposed: reshape keeps the memory order "
             "and scrambles the gates; use weight_ih.T and weight_hh.T.",
-            lambda c: _torch_with(c, kernel=c["weight_ih"].reshape(c["D"], -1),
-                                  recurrent=c["weight_hh"].reshape(c["H"], -1)),
+            after=_torch_with(kernel=lambda c: c["weight_ih"].reshape(c["D"], -1),
+                              recurrent=lambda c: c["weight_hh"].reshape(c["H"], -1)),
         ),
         Mistake(
             "one of PyTorch's two biases is dropped: PyTorch adds bias_ih AND bias_hh, Keras has "
             "one bias, so use bias_ih + bias_hh.",
-            lambda c: _torch_with(c, bias=c["bias_ih"]),
-            variants=(lambda c: _torch_with(c, bias=c["bias_hh"]),),
+            perturb=lambda c: _torch_bias(c, "bias_hh"),
+            variants=(_right_on("keras_from_pytorch",
+                                perturb=lambda c: _torch_bias(c, "bias_ih")),),
         ),
         Mistake(
-            "the gate blocks were moved: PyTorch's i, f, g, o is already Keras' i, f, c, o, so "
+            "the gate blocks were moved: PyTorch's i, f, g, o is already Keras' i, f, g, o, so "
             "keep the blocks where they are (TF1's i, j, f, o is the odd one out).",
-            lambda c: tuple(ref.reorder(w, ref.KERAS, ref.TF1) for w in _torch_ref(c)),
+            after=lambda _c, right: _reordered(*right),
         ),
         Mistake(
             "a forget bias was added: PyTorch adds nothing to f at run time, so the Keras bias is "
             "just bias_ih + bias_hh.",
-            lambda c: _torch_with(c, bias=_torch_ref(c)[2]
-                                  + np.repeat(np.eye(4, dtype=np.float32)[1], c["H"])),
+            after=lambda c, right: (*right[:2], right[2] + np.repeat(
+                np.eye(4, dtype=np.float32)[1], c["H"])),
         ),
     ),
 )
@@ -672,15 +779,15 @@ def _port_oracle(case):
 
 keras_from_tf1 = Exercise(
     name="keras_from_tf1",
-    task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM, gates i, "
-         "f, c, o",
+    task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
     make_case=_port_case,
     designs=PORT_DESIGNS,
     call=lambda fn, c: fn(c["kernel"], c["bias"], c["forget_bias"], c["D"]),
     oracle=_port_oracle,
     reference=_ref_port,
     parts=("kernel", "recurrent_kernel", "bias"),
-    mistakes=_port_mistakes(lambda case, weights: weights),
+    weights=(1, 1, 2),  # forget_bias folded into the right block: half the points
+    mistakes=_port_mistakes("keras_from_tf1"),
 )
 
 
@@ -708,6 +815,9 @@ MOVE_DESIGNS = (
 )
 
 MOVE_PARTS = ("kernel", "recurrent_kernel", "bias", "h", "c")
+#: the state handed over in Keras' order is half the points (h and c swapped earns at most 1/2),
+#: the bias with its fold counts twice a kernel
+MOVE_WEIGHTS = (1, 1, 2, 2, 2)
 
 
 def _move_call(fn, case):
@@ -730,7 +840,7 @@ def _move_call(fn, case):
         return [*weights, *initial_state]
     except (TypeError, ValueError):
         raise TypeError("return (weights, initial_state): weights = [kernel, recurrent_kernel, "
-                        "bias] and initial_state = [h, c]") from None
+                        "bias] and initial_state, a list of two (B, H) arrays") from None
 
 
 def _move_oracle(case):
@@ -747,8 +857,7 @@ def _with_state(case, weights, state=None):
 port_to_keras = Exercise(
     name="port_to_keras",
     task="(weights, initial_state): weights = [kernel (D, 4H), recurrent_kernel (H, 4H), bias "
-         "(4H,)] for Keras 3's LSTM and initial_state = [h, c], so that it continues the TF1 "
-         "cell from its state",
+         "(4H,)] and initial_state, the list of two (B, H) arrays Keras 3's LSTM takes",
     make_case=_move_case,
     designs=MOVE_DESIGNS,
     call=_move_call,
@@ -756,14 +865,15 @@ port_to_keras = Exercise(
     reference=lambda c: _with_state(c, _ref_port(c)),
     by_hand=False,
     parts=MOVE_PARTS,
+    weights=MOVE_WEIGHTS,
     mistakes=(
         Mistake(
             "h and c are swapped in initial_state: TF1 keeps (c, h), c first (the concatenated "
             "state too), but Keras 3 takes initial_state=[h, c], h first, and accepts [c, h] "
             "silently.",
-            lambda c: _with_state(c, _ref_port(c), (c["c0"], c["h0"])),
+            after=lambda _c, right: [*right[:3], right[4], right[3]],
         ),
-        *_port_mistakes(_with_state, few=True),
+        *_port_mistakes("port_to_keras", few=True),
     ),
 )
 

@@ -19,16 +19,19 @@ Graphs and layers are built once per designed shape and cached; each trial loads
 ``tf.function`` (same numbers, about 20 times faster than eager op by op).
 The expected answers come from TensorFlow (``oracle``) and, for the tests' 200-seed sweeps, from
 the NumPy reference (``rnnbook/reference.py``, touched only inside functions: it does not ship
-to learners).
+to learners). Each mistake is the right answer on a changed case or changed after
+(``Mistake(perturb=, after=)``), or several right answers put together (one per layer, chunk or
+step), so the learner release, which computes them with TensorFlow's oracle, names it too.
 """
 import functools
 
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checks.common import LSTMStateTuple, forget_bias_left_out, keras_order, not_carried
-from rnnbook.exercise import Chapter, Exercise, Mistake, normal
+from rnnbook.checks.common import TF1_TO_KERAS, LSTMStateTuple, reorder_blocks
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import keras3, load_weights, quick_session, run_keras_lstm, run_tf1, tensorflow
+from rnnbook.plaindata import to_plain
 
 
 def _flat(packed):
@@ -43,9 +46,16 @@ def _tf_pack(final):
     return tf.stack([tf.stack([c, h]) for c, h in final]).numpy()
 
 
-def _swap(state):
-    """Each layer's (c, h) as (h, c): the state read or packed in the wrong order."""
-    return tuple((h, c) for c, h in state)
+def _right(name, case):
+    """Exercise ``name``'s right answer on ``case`` as plain data: the reference, or
+    TensorFlow's oracle in the learner release (:func:`rnnbook.exercise.right_answer`), for
+    mistake models that need it on several changed cases (one per layer, chunk or step)."""
+    return to_plain(right_answer(CHAPTER[name])(case))
+
+
+def _h_c_swapped(packed):
+    """A packed state (L, 2, B, H) with each layer's c and h the other way round."""
+    return np.asarray(packed)[:, ::-1]
 
 
 def _tf1_weights(kernels, biases):
@@ -112,6 +122,8 @@ pack_state = Exercise(
             "c and h are concatenated along the units axis (the state_is_tuple=False layout): "
             "stack them on a new axis instead.",
             lambda c: np.stack([np.concatenate([s[0], s[1]], axis=1) for s in c["packed"]]),
+            variants=(lambda c: np.stack([np.concatenate([s[1], s[0]], axis=1)
+                                          for s in c["packed"]]),),
         ),
     ),
 )
@@ -146,7 +158,7 @@ unpack_state = Exercise(
         Mistake(
             "c and h are swapped: index 0 on axis 1 is c and index 1 is h, the order of "
             "LSTMStateTuple(c, h).",
-            lambda c: _swap(ref.unpack(c["packed"])),
+            after=lambda _c, right: [pair[::-1] for pair in right],
         ),
         Mistake(
             "each layer's state is one (2, B, H) array: TF1 needs a pair (c, h) of two (B, H) "
@@ -155,7 +167,7 @@ unpack_state = Exercise(
         ),
         Mistake(
             "the layers are in reverse order: layer 0 (the one that reads the input) comes first.",
-            lambda c: ref.unpack(c["packed"][::-1]),
+            after=lambda _c, right: right[::-1],
         ),
     ),
 )
@@ -201,13 +213,23 @@ def _reset_oracle(case):
             return session.run(new)
 
 
-def _zero_rows(state, rows, which=(0, 1), layers=None):
-    """The packed ``state`` with c (0) and/or h (1) of ``rows`` set to zero, in ``layers``."""
-    out = np.array(state, copy=True)
-    for k in range(out.shape[0]) if layers is None else layers:
-        for s in which:
-            out[k, s][rows] = 0.0
-    return out
+def _ended_rows(which):
+    """perturb=: the case with ``ended`` changed by ``which(ended)``."""
+    return lambda case: {**case, "ended": which(np.asarray(case["ended"]))}
+
+
+def _kept(part=None, layers=slice(1, None)):
+    """after=: the given state kept in part ``part`` (0: c, 1: h) of every layer, or in
+    ``layers`` (both parts), the right answer elsewhere."""
+    def after(case, right):
+        out = np.array(right, copy=True)
+        if part is None:
+            out[layers] = case["state"][layers]
+        else:
+            out[:, part] = case["state"][:, part]
+        return out
+
+    return after
 
 
 RESET_ALL = ("every row is reset: only the rows where a sequence ended (or starts) begin from "
@@ -232,29 +254,34 @@ def _units_axis(case):
 
 
 def _mask_on_units(case, got):
-    """NumPy's IndexError for a (B,) mask on the units axis (axis 3, of length H != B)."""
-    return (case["B"] != case["H"] and got.kind == "IndexError"
-            and "boolean index did not match indexed array along axis 3; size of axis is "
-            f"{case['H']} " in got.message)
+    """NumPy's error for a (B,) mask on the units axis (axis 3, of length H != B): the
+    IndexError of ``state[..., ended]``, or the ValueError of ``np.where(ended, 0, state)``."""
+    B, H = case["B"], case["H"]
+    shape = "(" + ",".join(map(str, case["state"].shape)) + ")"
+    return B != H and (
+        got.kind == "IndexError" and "boolean index did not match indexed array along axis "
+        f"3; size of axis is {H} " in got.message
+        or got.kind == "ValueError" and "could not be broadcast" in got.message
+        and f"({B},)" in got.message.replace(" ", "") and shape in got.message.replace(" ", ""))
 
 reset_ended = Exercise(
     name="reset_ended",
-    task="the packed state (L, 2, B, H) with c and h of every row whose sequence ended set to "
-    "zero, in every layer, and the other rows unchanged",
+    task="a new packed state (L, 2, B, H) (the given one unchanged): the rows whose sequence "
+    "ended set to zero, the others as they were",
     make_case=_reset_case,
     designs=RESET_DESIGNS,
     call=lambda fn, c: fn(c["state"], c["ended"]),
     oracle=_reset_oracle,
-    reference=lambda c: _zero_rows(c["state"], c["ended"]),
+    reference=lambda c: ref.reset_rows(c["state"], c["ended"]),
     mistakes=(
-        Mistake(RESET_ALL, lambda c: np.zeros_like(c["state"])),
-        Mistake(NOT_RESET, lambda c: c["state"]),
-        Mistake(INVERTED, lambda c: _zero_rows(c["state"], ~c["ended"])),
-        Mistake(ONLY_H, lambda c: _zero_rows(c["state"], c["ended"], which=(1,))),
-        Mistake(ONLY_C, lambda c: _zero_rows(c["state"], c["ended"], which=(0,))),
+        Mistake(RESET_ALL, perturb=_ended_rows(np.ones_like)),
+        Mistake(NOT_RESET, perturb=_ended_rows(np.zeros_like)),
+        Mistake(INVERTED, perturb=_ended_rows(np.logical_not)),
+        Mistake(ONLY_H, after=_kept(part=0)),
+        Mistake(ONLY_C, after=_kept(part=1)),
         Mistake(
             "only the first layer is reset: every layer's c and h belong to the ended sequence.",
-            lambda c: _zero_rows(c["state"], c["ended"], layers=[0]),
+            after=_kept(),
         ),
         Mistake(UNITS_AXIS, _units_axis, raises=_mask_on_units),
     ),
@@ -319,6 +346,26 @@ def _per_row_trim(c):
     return rows.reshape(B, n, S).transpose(1, 0, 2)
 
 
+TAIL_KEPT = ("the tail is not dropped: keep only the first n_batches * batch_size * steps "
+             "values of the series, then cut them into rows and batches.")
+
+
+def _tail_kept(case, right):
+    """after=: reshaping the whole series is right without a tail; with one NumPy raises the
+    error ``_reshapes_the_tail`` recognises."""
+    size = len(case["series"])
+    if size == np.asarray(right).size:
+        return right
+    raise ValueError(f"cannot reshape array of size {size} into shape")
+
+
+def _reshapes_the_tail(case, got):
+    """NumPy's ValueError for a reshape of the whole series, tail included."""
+    size = len(case["series"])
+    return (got.kind == "ValueError" and size % (case["batch_size"] * case["steps"]) != 0
+            and f"cannot reshape array of size {size} into shape" in got.message)
+
+
 stateful_batches = Exercise(
     name="stateful_batches",
     task="an array (n_batches, batch_size, steps), n_batches = len(series) // (batch_size * "
@@ -342,6 +389,7 @@ stateful_batches = Exercise(
             "answer[k] is the k-th batch.",
             lambda c: row_continuous(**c).transpose(1, 0, 2),
         ),
+        Mistake(TAIL_KEPT, after=_tail_kept, raises=_reshapes_the_tail),
         Mistake(
             "each row is len(series) // batch_size long with its own tail dropped: drop the tail "
             "of the whole series first (keep n_batches * batch_size * steps values), then cut it "
@@ -380,17 +428,37 @@ def _stacked_oracle(case):
     return output, _tf_pack(final)
 
 
-def _stacked(case, state=None, output_layer=-1, reads_input=False, swap_out=False, **options):
-    """The reference stack on one step; the knobs make its mistakes: ``state`` read instead of
-    the case's, the output of layer ``output_layer``, every layer reading x (``reads_input``),
-    the new state packed as (h, c) (``swap_out``), ``options`` for every cell."""
-    steps = _steps(case, **options)
-    x = case["x"]
-    if reads_input:
-        steps = [steps[0]] + [lambda _below, s, step=step: step(x, s) for step in steps[1:]]
-    state = ref.unpack(case["state"]) if state is None else state
-    out, new = ref.stacked(steps, output_layer)(x, state)
-    return out, ref.pack(_swap(new) if swap_out else new)
+def _stacked(case):
+    """The reference stack on one step: ``(output, packed new state)``."""
+    out, new = ref.stacked(_steps(case))(case["x"], ref.unpack(case["state"]))
+    return out, ref.pack(new)
+
+
+def _every_layer(case, change):
+    """The case with ``change(kernel, bias) -> (kernel, bias)`` applied to every layer's."""
+    new = dict(case)
+    for k in range(case["L"]):
+        new[f"kernel{k}"], new[f"bias{k}"] = change(case[f"kernel{k}"], case[f"bias{k}"])
+    return new
+
+
+def _no_forget_bias(kernel, bias):
+    """BasicLSTMCell adds forget_bias = 1.0 to f: 1.0 less in the f block (TF1's third) of the
+    bias is the cell without it."""
+    bias = np.array(bias, copy=True)
+    H = len(bias) // 4
+    bias[2 * H: 3 * H] -= 1.0
+    return kernel, bias
+
+
+def _layers_read_x(case):
+    """Every layer reads x (where its kernel fits x: D == H, or one layer): each layer alone,
+    the right one-layer step on x from its own state, stacked."""
+    outs = [_right("stacked_step", {
+        "L": 1, "B": case["B"], "D": case["D"], "H": case["H"], "x": case["x"],
+        "state": case["state"][k: k + 1], "kernel0": case[f"kernel{k}"],
+        "bias0": case[f"bias{k}"]}) for k in range(case["L"])]
+    return outs[-1][0], np.concatenate([new for _, new in outs])
 
 
 stacked_step = Exercise(
@@ -407,28 +475,33 @@ stacked_step = Exercise(
         Mistake(
             "an upper layer reads the input x instead of the layer below: layer l > 0 reads "
             "the new h of layer l - 1.",
-            lambda c: _stacked(c, reads_input=True),
+            _layers_read_x,
         ),
         Mistake(
             "the state is read as [h, c] (Keras' order): in the packed state, state[l, 0] is c "
             "and state[l, 1] is h, as in LSTMStateTuple(c, h).",
-            lambda c: _stacked(c, state=_swap(ref.unpack(c["state"])), swap_out=True),
-            variants=(lambda c: _stacked(c, state=_swap(ref.unpack(c["state"]))),
-                      lambda c: _stacked(c, swap_out=True)),
+            perturb=lambda c: {**c, "state": _h_c_swapped(c["state"])},
+            after=lambda _c, right: [right[0], _h_c_swapped(right[1])],
+            variants=(
+                lambda c: _right("stacked_step", {**c, "state": _h_c_swapped(c["state"])}),
+                lambda c: (lambda right: [right[0], _h_c_swapped(right[1])])(
+                    _right("stacked_step", c)),
+            ),
         ),
         Mistake(
             "the output is the first layer's h: return the TOP layer's new h.",
-            lambda c: _stacked(c, output_layer=0),
+            after=lambda _c, right: [right[1][0, 1], right[1]],
         ),
-        forget_bias_left_out(
+        Mistake(
             "forget_bias is missing: BasicLSTMCell adds forget_bias=1.0 to f at run time, "
             "sigmoid(f + 1.0).",
-            _stacked,
+            perturb=lambda c: _every_layer(c, _no_forget_bias),
         ),
-        keras_order(
+        Mistake(
             "the gate blocks are in Keras' order: TF1's BasicLSTMCell splits [x, h] @ kernel + "
             "bias into i, j, f, o.",
-            _stacked,
+            perturb=lambda c: _every_layer(c, lambda kernel, bias: (
+                reorder_blocks(kernel, TF1_TO_KERAS), reorder_blocks(bias, TF1_TO_KERAS))),
         ),
     ),
 )
@@ -524,53 +597,81 @@ def _stream_oracle(case):
 
 
 #: the last case whose right chunked run was computed, and that run: the expected answer and
-#: several mistake models start from it (the sweeps diagnose thousands of answers)
+#: the sweeps' learners' answers start from it (the sweeps judge thousands of answers)
 _last_run = [None, None]
 
 
-def _chunked(case, between=None, stop=None, swap_final=False, zeros_first=False):
-    """The reference run chunk by chunk; ``between(k, state)`` changes the state handed to chunk
-    k; ``stop`` ends the sequence early; ``swap_final`` packs the final state as (h, c)."""
-    plain = between is None and stop is None and not zeros_first
-    if plain and _last_run[0] is case:
-        outputs, final = _last_run[1]
-        return outputs, ref.pack(_swap(final) if swap_final else final)
-    step = ref.stacked(_steps(case))
-    state = ref.unpack(np.zeros_like(case["state"]) if zeros_first else case["state"])
-    outputs, final = ref.run_in_chunks(step, case["inputs"][:, :stop], state, case["chunk"],
-                                       between)
-    if plain:
-        _last_run[:] = case, (outputs, final)  # the case is kept alive: `is` stays sound
-    return outputs, ref.pack(_swap(final) if swap_final else final)
+def _chunked(case):
+    """The reference run chunk by chunk: ``(outputs (B, T, H), packed final state)``."""
+    if _last_run[0] is not case:
+        step = ref.stacked(_steps(case))
+        outputs, final = ref.run_in_chunks(step, case["inputs"], ref.unpack(case["state"]),
+                                           case["chunk"])
+        _last_run[:] = case, (outputs, ref.pack(final))  # the case is kept alive: `is` is sound
+    return _last_run[1]
 
 
-def _zeros(_k, state):
-    return tuple((np.zeros_like(c), np.zeros_like(h)) for c, h in state)
+def _chunk_by_chunk(case, first=None, between=None, swap_final=False):
+    """Each chunk run alone (the right answer on a case of that chunk only), chunk 0 from
+    ``first`` (the given state by default), chunk k from ``between(final)`` of the chunk before
+    (that final state by default); ``swap_final``: the final state packed as (h, c)."""
+    state = case["state"] if first is None else first
+    T, chunk, outputs = case["T"], case["chunk"], []
+    for k, a in enumerate(range(0, T, chunk)):
+        if k and between is not None:
+            state = between(state)
+        b = min(a + chunk, T)
+        out, state = _right("stream_in_chunks", {**case, "inputs": case["inputs"][:, a:b],
+                                                 "T": b - a, "state": state})
+        outputs.append(out)
+    return np.concatenate(outputs, axis=1), _h_c_swapped(state) if swap_final else state
 
 
 def _dropped_tail(case):
-    return _chunked(case, stop=case["T"] // case["chunk"] * case["chunk"])
+    stop = case["T"] // case["chunk"] * case["chunk"]
+    return {**case, "inputs": case["inputs"][:, :stop], "T": stop}
 
 
-def _empty_chunk(case):
-    """T // chunk + 1 calls: right when chunk does not divide T; else the last call gets 0
-    steps, and run_chunk raises what ``_asks_empty_chunk`` recognises."""
+def _empty_chunk(case, right):
+    """after=: T // chunk + 1 calls are right when chunk does not divide T; else the last call
+    gets 0 steps, and run_chunk raises what ``_asks_empty_chunk`` recognises."""
     if case["T"] % case["chunk"] == 0:
         raise ValueError(f"run_chunk runs 1 to chunk={case['chunk']} time steps per call, not 0")
-    return _chunked(case)
+    return right
 
 
 def _asks_empty_chunk(case, got):
     return case["T"] % case["chunk"] == 0 and "steps per call, not 0" in got.message
 
 
+TUPLE_FINAL = ("the final state is the session's tuple of LSTMStateTuple(c, h): pack it into "
+               "one array (L, 2, B, H), as Exercise 4.1 does.")
+NOT_ONE_ARRAY = "final_state is a tuple or list, not one array (L, 2, B, H)"
+
+
+def _stream_call(fn, case):
+    """Run the learner's function with the trial's run_chunk; the final state is part of the
+    answer as one packed array (its type too): a tuple or list of per-layer states (what the
+    session returns) is refused, though it holds the same numbers."""
+    result = fn(make_run_chunk(case), case["inputs"], case["state"], case["chunk"])
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        if isinstance(result[1], (tuple, list)):
+            raise TypeError(NOT_ONE_ARRAY)
+    return result
+
+
+def _tuple_final(_case, _right):
+    """after=: the answer the call refuses (what a tuple final state gets)."""
+    raise TypeError(NOT_ONE_ARRAY)
+
+
 stream_in_chunks = Exercise(
     name="stream_in_chunks",
     task="(outputs, final_state): the top layer's h at every step (B, T, H) and the packed final "
-    "state (L, 2, B, H), from run_chunk calls of at most `chunk` steps, the state carried",
+    "state, one array (L, 2, B, H)",
     make_case=_stream_case,
     designs=STREAM_DESIGNS,
-    call=lambda fn, c: fn(make_run_chunk(c), c["inputs"], c["state"], c["chunk"]),
+    call=_stream_call,
     oracle=_stream_oracle,
     reference=_chunked,
     by_hand=False,
@@ -579,34 +680,36 @@ stream_in_chunks = Exercise(
         Mistake(
             "the state is not carried: every chunk after the first must start from the final "
             "state of the chunk before it (what run_chunk returned), not from zeros.",
-            lambda c: _chunked(c, between=_zeros),
-            variants=(lambda c: _chunked(c, between=_zeros, zeros_first=True),),
+            lambda c: _chunk_by_chunk(c, between=np.zeros_like),
+            variants=(lambda c: _chunk_by_chunk(c, np.zeros_like(c["state"]), np.zeros_like),),
         ),
         Mistake(
             "every chunk starts from the initial state: feed each chunk's final state into the "
             "next call instead of the `state` you were given.",
-            lambda c: _chunked(c, between=lambda _k, _s: ref.unpack(c["state"])),
+            lambda c: _chunk_by_chunk(c, between=lambda _s: c["state"]),
         ),
         Mistake(
             "c and h are swapped on the way back in: run_chunk returns LSTMStateTuple(c, h) per "
             "layer and the placeholder wants packed[l, 0] = c, packed[l, 1] = h.",
-            lambda c: _chunked(c, between=lambda _k, s: _swap(s), swap_final=True),
-            variants=(lambda c: _chunked(c, between=lambda _k, s: _swap(s)),),
+            lambda c: _chunk_by_chunk(c, between=_h_c_swapped, swap_final=True),
+            variants=(lambda c: _chunk_by_chunk(c, between=_h_c_swapped),),
         ),
         Mistake(
             "c and h are swapped in the final state you return: pack each layer as (c, h).",
-            lambda c: _chunked(c, swap_final=True),
+            after=lambda _c, right: [right[0], _h_c_swapped(right[1])],
         ),
         Mistake(
             "the last, shorter chunk is missing: T is not always a multiple of chunk, so run "
             "the remaining T % chunk steps too.",
-            _dropped_tail,
+            perturb=_dropped_tail,
         ),
         Mistake(
             "there is one chunk too many when chunk divides T: the last call gets 0 steps; "
             "start the chunks at range(0, T, chunk).",
-            _empty_chunk, raises=_asks_empty_chunk,
+            after=_empty_chunk, raises=_asks_empty_chunk,
         ),
+        Mistake(TUPLE_FINAL, after=_tuple_final,
+                raises=lambda _c, got: got.kind == "TypeError" and NOT_ONE_ARRAY in got.message),
     ),
 )
 
@@ -717,41 +820,52 @@ def _drive_call(fn, case):
     return fn(layer, list(case["batches"]), case["starts"])
 
 
-def _drive_oracle(case):
+def _drive_oracle(case, reset="hc"):
     """A plain Keras 3 LSTM called on each batch from the state carried by hand, rows that start
-    zeroed (h and c) before the batch."""
+    zeroed (h and c; ``reset="h"``: h only, a mistake's model) before the batch."""
     h, c, outputs = case["h"], case["c"], []
     for x, start in zip(case["batches"], case["starts"], strict=True):
         keep = (~start)[:, None].astype(np.float32)  # (B, 1)
-        out, h, c = _keras_run(x, _keras_weights(case), h * keep, c * keep)
+        out, h, c = _keras_run(x, _keras_weights(case), h * keep,
+                               c * keep if "c" in reset else c)
         outputs.append(out)
     return np.stack(outputs)  # (n, B, S, H)
 
 
-def _driven(case, reset=None, h=None, c=None):
-    """The reference: each batch from the state carried, ``reset(k, start, h, c) -> (h, c)``
-    before batch k (right: rows where ``start`` is True zeroed, h and c)."""
+def _driven(case):
+    """The reference: each batch from the state carried, the rows where ``start`` is True
+    zeroed (h and c) before it."""
     step = ref.keras_cell(*_keras_weights(case))
-    h = case["h"] if h is None else h
-    c = case["c"] if c is None else c
-    outputs = []
-    for k, (x, start) in enumerate(zip(case["batches"], case["starts"], strict=True)):
-        h, c = (reset or _reset_rows)(k, start, h, c)
-        out, (h, c) = ref.unroll(step, x, [h, c])
+    h, c, outputs = case["h"], case["c"], []
+    for x, start in zip(case["batches"], case["starts"], strict=True):
+        keep = (~np.asarray(start, bool))[:, None]  # (B, 1)
+        out, (h, c) = ref.unroll(step, x, [h * keep, c * keep])
         outputs.append(out)
     return np.stack(outputs)  # (n, B, S, H)
 
 
-def _reset_rows(_k, start, h, c, which="hc"):
-    keep = (~np.asarray(start, bool))[:, None]  # (B, 1)
-    return (h * keep if "h" in which else h), (c * keep if "c" in which else c)
+def _starts(which):
+    """perturb=: the case with ``starts`` (n, B) changed by ``which(starts)``."""
+    return lambda case: {**case, "starts": which(np.asarray(case["starts"], bool))}
 
 
-def _reset_units(_k, start, h, c):
-    """The (B,) mask without [:, None]: it lines up with the units axis; unless B = H (or B = 1,
-    where it is right) it raises the learner's broadcasting error (``_broadcast_error``)."""
-    keep = ~np.asarray(start, bool)  # (B,)
-    return h * keep, c * keep
+def _any_row(starts):
+    return np.repeat(starts.any(axis=1, keepdims=True), starts.shape[1], axis=1)
+
+
+def _one_batch_late(starts):
+    return np.concatenate([np.zeros_like(starts[:1]), starts[:-1]])
+
+
+def _units_mask(case, right):
+    """after=: a (B,) mask without [:, None] is right at B = 1; with B != H NumPy raises the
+    broadcasting error ``_broadcast_error`` recognises (B == H > 1: not modelled)."""
+    B, H = case["B"], case["H"]
+    if B == 1:
+        return right
+    if B == H:
+        raise ValueError("a wrong answer this model does not compute")
+    raise ValueError(f"operands could not be broadcast together with shapes ({B},{H}) ({B},) ")
 
 
 def _broadcast_error(case, got):
@@ -767,21 +881,9 @@ MASK_OVER_UNITS = ("the (B,) mask lines up with the units axis, not the rows: in
                    "starts[k][:, None], shape (B, 1), so it zeros whole rows of h and c.")
 
 
-def _reset_all_if_any(_k, start, h, c):
-    return (np.zeros_like(h), np.zeros_like(c)) if start.any() else (h, c)
-
-
-def _reset_after(case):
-    """Rows reset after the batch in which they start (before the next one) instead of before."""
-    starts = case["starts"]
-    return _driven(case, reset=lambda k, _s, h, c: _reset_rows(k, starts[k - 1], h, c)
-                   if k else (h, c))
-
-
 drive_stateful = Exercise(
     name="drive_stateful",
-    task="the layer's outputs for every batch, stacked (n, B, S, H), with the rows where "
-    "starts[k] is True reset (h and c zero) before batch k and every other row carried",
+    task="the layer's outputs for every batch, stacked: one array (n, B, S, H)",
     make_case=_drive_case,
     designs=DRIVE_DESIGNS,
     call=_drive_call,
@@ -792,38 +894,38 @@ drive_stateful = Exercise(
         Mistake(
             "every row is reset when any row starts: reset_state() zeros the whole batch; "
             "where only some rows start, zero those rows through layer.states.",
-            lambda c: _driven(c, reset=_reset_all_if_any),
+            perturb=_starts(_any_row),
         ),
         Mistake(
             "the layer's state is thrown away before the first batch: rows that do not start "
             "in batch 0 continue the state the layer holds; reset only where starts is True.",
-            lambda c: _driven(c, h=np.zeros_like(c["h"]), c=np.zeros_like(c["c"])),
+            perturb=lambda c: {**c, "h": np.zeros_like(c["h"]), "c": np.zeros_like(c["c"])},
         ),
         Mistake(
             "the state is not carried from batch to batch: a stateful layer keeps [h, c] "
             "between calls; reset it only where a sequence starts.",
-            lambda c: _driven(c, reset=lambda _k, _s, h, c: (h * 0, c * 0)),
+            perturb=_starts(np.ones_like),
         ),
         Mistake(
             "the state is never reset: a row where starts[k] is True begins a new sequence, so "
             "its h and c must be zero before batch k.",
-            lambda c: _driven(c, reset=lambda _k, _s, h, c: (h, c)),
+            perturb=_starts(np.zeros_like),
         ),
         Mistake(
             "the rows are reset after the batch in which they start: zero them before calling "
             "the layer on that batch.",
-            _reset_after,
+            perturb=_starts(_one_batch_late),
         ),
         Mistake(
             "the reset mask is inverted: zero the rows where starts[k] is True, keep the others.",
-            lambda c: _driven(c, reset=lambda k, s, h, c: _reset_rows(k, ~s, h, c)),
+            perturb=_starts(np.logical_not),
         ),
         Mistake(
             "only h is reset: layer.states is [h, c]; zero the row in both.",
-            lambda c: _driven(c, reset=lambda k, s, h, c: _reset_rows(k, s, h, c, "h")),
+            # TensorFlow's Keras LSTM in every place: the right answer does not carry c
+            lambda c: _drive_oracle(c, reset="h"),
         ),
-        Mistake(MASK_OVER_UNITS, lambda c: _driven(c, reset=_reset_units),
-                raises=_broadcast_error),
+        Mistake(MASK_OVER_UNITS, after=_units_mask, raises=_broadcast_error),
     ),
 )
 
@@ -867,19 +969,35 @@ def _serve_oracle(case):
     return outputs[0]  # (T, H)
 
 
-def _served(case, weights="", row=None, state=None, carry=True):
-    """The reference: the stream from ``row``'s state (or ``state``), with ``weights``."""
-    r = case["row"] if row is None else row
-    h, c = (case["h"][r : r + 1], case["c"][r : r + 1]) if state is None else state
-    step = ref.keras_cell(*_keras_weights(case, weights))
-    outputs, _ = ref.unroll(step, case["stream"][None], [h, c], carry=carry)
+def _served(case):
+    """The reference: the stream from row ``row``'s state, with the trained weights."""
+    r = case["row"]
+    step = ref.keras_cell(*_keras_weights(case))
+    outputs, _ = ref.unroll(step, case["stream"][None], [case["h"][r: r + 1],
+                                                          case["c"][r: r + 1]])
     return outputs[0]  # (T, H)
+
+
+def _own_weights(case):
+    return {**case, **{k: case["served_" + k] for k in ("kernel", "recurrent_kernel", "bias")}}
+
+
+def _from_state(h, c):
+    """perturb=: the stream from the state ``(h, c)`` (each (1, H)) instead of row ``row``'s."""
+    return lambda case: {**case, "row": 0, "h": h(case), "c": c(case)}
+
+
+def _every_step_from_row(case):
+    """Every step from row ``row``'s state (the state not carried): each step alone."""
+    return np.concatenate([_right("serve_at_batch_1", {**case, "stream": case["stream"][t: t + 1],
+                                                       "T": 1})
+                           for t in range(case["T"])])
 
 
 serve_at_batch_1 = Exercise(
     name="serve_at_batch_1",
-    task="the outputs (T, H) of the trained model on `stream`, one step at a time at batch 1, "
-    "continuing row `row`'s state",
+    task="the outputs (T, H) of the trained model on `stream` at batch 1, continuing row "
+    "`row`'s stream",
     make_case=_serve_case,
     designs=SERVE_DESIGNS,
     call=_serve_call,
@@ -890,38 +1008,37 @@ serve_at_batch_1 = Exercise(
         Mistake(
             "the batch-1 layer keeps its own weights: copy the trained layer's weights into it "
             "(get_weights / set_weights) before serving.",
-            lambda c: _served(c, weights="served_"),
-            variants=(lambda c: _served(c, weights="served_",
-                                        state=(c["served_h"], c["served_c"])),),
+            perturb=_own_weights,
+            variants=(lambda c: _right("serve_at_batch_1", _from_state(
+                lambda c: c["served_h"], lambda c: c["served_c"])(_own_weights(c))),),
         ),
         Mistake(
             "the stream continues row 0: copy row `row` of the trained layer's h and c.",
-            lambda c: _served(c, row=0),
+            perturb=lambda c: {**c, "row": 0},
         ),
         Mistake(
             "the stream continues the last row: copy row `row` of the trained layer's h and c "
             "(theirs[row : row + 1]), not theirs[-1:].",
-            lambda c: _served(c, row=c["B"] - 1),
+            perturb=lambda c: {**c, "row": c["B"] - 1},
         ),
         Mistake(
             "the stream does not continue the trained state: the batch-1 layer starts from "
             "what it held; copy row `row` of the trained layer's [h, c] into its states.",
-            lambda c: _served(c, state=(c["served_h"], c["served_c"])),
+            perturb=_from_state(lambda c: c["served_h"], lambda c: c["served_c"]),
         ),
         Mistake(
             "the stream starts from zeros: it continues row `row` of the trained layer, so copy "
             "that row's h and c into the batch-1 layer's states.",
-            lambda c: _served(c, state=(0 * c["served_h"], 0 * c["served_c"])),
+            perturb=_from_state(lambda c: 0 * c["served_h"], lambda c: 0 * c["served_c"]),
         ),
-        not_carried(
+        Mistake(
             "the state is not carried from step to step: set the copied state once, before the "
             "first step, and let the stateful layer carry it.",
-            _served,
+            _every_step_from_row,
         ),
         Mistake(
             "h and c are swapped when copied: layer.states is [h, c] in both layers.",
-            lambda c: _served(c, state=(c["c"][c["row"]: c["row"] + 1],
-                                        c["h"][c["row"]: c["row"] + 1])),
+            perturb=lambda c: {**c, "h": c["c"], "c": c["h"]},
         ),
     ),
 )

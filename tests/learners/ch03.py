@@ -59,6 +59,12 @@ def split_m_as_wide_as_c(state, num_units):
     return state[:, :num_units], state[:, num_units:2 * num_units]
 
 
+def split_c_from_the_end(state, num_units):
+    c = state[:, -num_units:]  # "the memory is kept last"
+    m = state[:, :-num_units]
+    return c, m
+
+
 # --- 3.2 step_lstm_cell -----------------------------------------------------------------------
 
 
@@ -116,6 +122,23 @@ def step_returns_m_c(cell, x, c, m):
     _, new = cell(x, tf.concat([c, m], axis=1))
     H = c.shape[1]
     return new[:, H:], new[:, :H]
+
+
+def step_concat_h_first_np(cell, x, c, m):
+    if cell.get_config()["state_is_tuple"]:
+        _, (c_new, m_new) = cell(x, (c, m))
+        return c_new, m_new
+    _, new = cell(x, np.concatenate([m, c], axis=1))  # [m, c]: the output first
+    new = np.asarray(new)
+    return new[:, :c.shape[1]], new[:, c.shape[1]:]
+
+
+def step_returns_whole(cell, x, c, m):
+    if isinstance(cell.state_size, tuple):
+        _, new = cell(x, tf.compat.v1.nn.rnn_cell.LSTMStateTuple(c, m))
+        return new.c, new.h
+    _, new = cell(x, tf.concat([c, m], axis=1))
+    return new  # the new state as the cell keeps it
 
 
 def step_zero_state(cell, x, c, m):
@@ -191,7 +214,7 @@ def _learner_step(x, c, m, weights, use_peepholes, cell_clip, num_proj, proj_cli
         f = f + weights["w_f_diag"] * c
     c_new = sigmoid(f + forget_bias) * c + sigmoid(i) * np.tanh(j)
     unclipped = c_new
-    if cell_clip is not None and wrong not in ("clip m", "no cell_clip"):
+    if cell_clip is not None and wrong not in ("clip m", "no cell_clip", "clip after m"):
         c_new = np.clip(c_new, -cell_clip, cell_clip)
     if peep:
         seen = {"o on old c": c, "o on unclipped c": unclipped}.get(wrong, c_new)
@@ -199,7 +222,13 @@ def _learner_step(x, c, m, weights, use_peepholes, cell_clip, num_proj, proj_cli
     m_new = sigmoid(o) * np.tanh(c_new)
     if cell_clip is not None and wrong == "clip m":
         m_new = np.clip(m_new, -cell_clip, cell_clip)
-    if num_proj is not None:
+    if cell_clip is not None and wrong == "clip after m":
+        c_new = np.clip(c_new, -cell_clip, cell_clip)  # the state is clipped, m came first
+    if wrong == "project c" and num_proj is not None:  # the wrong one projected, then clipped
+        if proj_clip is not None:
+            m_new = np.clip(m_new, -proj_clip, proj_clip)
+        return c_new @ weights["projection/kernel"], m_new
+    if num_proj is not None and wrong != "no projection":
         if proj_clip is not None and wrong == "proj_clip first":
             m_new = np.clip(m_new, -proj_clip, proj_clip)
         m_new = m_new @ weights["projection/kernel"]
@@ -281,6 +310,10 @@ def torch_reshaped(weight_ih, weight_hh, bias_ih, bias_hh):
 
 def torch_one_bias(weight_ih, weight_hh, bias_ih, bias_hh):
     return weight_ih.T, weight_hh.T, bias_ih
+
+
+def torch_bias_hh_only(weight_ih, weight_hh, bias_ih, bias_hh):
+    return np.transpose(weight_ih), np.transpose(weight_hh), np.array(bias_hh)
 
 
 def torch_reordered(weight_ih, weight_hh, bias_ih, bias_hh):
@@ -420,6 +453,14 @@ def _move_wrong(wrong):
     return port_to_keras
 
 
+def move_state_as_given(cell, state):
+    """Hands Keras the TF1 state as it came: the LSTMStateTuple itself, or its two halves."""
+    weights = move_get_weights(cell, state)[0]
+    if isinstance(state, tuple):
+        return weights, state
+    return weights, np.split(state, 2, axis=1)
+
+
 def move_c_first_tuple_only(cell, state):
     """Reads the tuple right, but hands Keras the TF1 order for both forms."""
     weights = move_get_weights(cell, state)[0]
@@ -448,12 +489,16 @@ WRONG = {
         (split_h_first, "you read the state as [h, c]"),
         (split_swapped, "c and m are swapped"),
         (split_m_as_wide_as_c, "m got num_units columns"),
+        (split_c_from_the_end, "you read the state as [h, c]"),
     ],
     "step_lstm_cell": [
         (step_concat_h_first, "the state went in h first"),
         (step_read_h_first, "you read the new state as [h, c]"),
         (step_halves, "you cut the new state into two equal halves"),
         (step_zero_state, "the cell ran from a zero state"),
+        (step_returns_m_c, "c and m are swapped in what you return"),
+        (step_concat_h_first_np, "the state went in h first"),
+        (step_returns_whole, "the new state is returned whole"),
     ],
     "lstm_cell_step": [
         (cell_step_forget_bias_hardcoded, "forget_bias is ignored"),
@@ -462,11 +507,20 @@ WRONG = {
         (_wrong_step("clip m"), "cell_clip is applied to m"),
         (_wrong_step("proj_clip first"), "proj_clip is applied before the projection"),
         (_wrong_step("keras order"), "the gate blocks are in the wrong order"),
+        (_wrong_step("clip after m"), "m is computed from the unclipped c"),
+        (_wrong_step("no cell_clip"), "cell_clip is missing"),
+        (_wrong_step("no peepholes"), "the peepholes are left out"),
+        (_wrong_step("o on old c"), "the output-gate peephole looks at the previous c"),
+        (_wrong_step("no forget_bias"), "forget_bias is missing"),
+        (_wrong_step("swapped"), "c and m are swapped"),
+        (_wrong_step("project c"), "the projection is applied to c"),
+        (_wrong_step("no projection"), "the projection is missing"),
     ],
     "keras_from_pytorch": [
         (torch_not_transposed, "the PyTorch weights are not transposed"),
         (torch_reshaped, "the PyTorch weights are reshaped"),
         (torch_one_bias, "one of PyTorch's two biases is dropped"),
+        (torch_bias_hh_only, "one of PyTorch's two biases is dropped"),
         (torch_reordered, "the gate blocks were moved"),
         (torch_forget_bias_added, "a forget bias was added"),
     ],
@@ -476,11 +530,17 @@ WRONG = {
         (_wrong_port("unordered"), PORT_ORDER),
         (_wrong_port("fold third block"), "forget_bias went into the wrong block"),
         (_wrong_port("kernels swapped"), "kernel and recurrent_kernel are swapped"),
+        (_wrong_port("only split"), "the kernel was only split"),
+        (_wrong_port("fold everywhere"), "forget_bias was added to the whole bias"),
     ],
     "port_to_keras": [
         (move_c_first_tuple_only, "h and c are swapped in initial_state"),
         (_move_wrong("flat read h first"), "h and c are swapped in initial_state"),
         (_move_wrong("fold 1"), "you folded 1.0, not the cell's forget_bias"),
         (_move_wrong("unordered"), PORT_ORDER),
+        (_move_wrong("no fold"), "forget_bias is not folded"),
+        (_move_wrong("kernels swapped"), "kernel and recurrent_kernel are swapped"),
+        (_move_wrong("c first"), "h and c are swapped in initial_state"),
+        (move_state_as_given, "h and c are swapped in initial_state"),
     ],
 }

@@ -46,6 +46,10 @@ def pack_concat(states):
     return np.stack([np.concatenate([c, h], axis=1) for c, h in states])
 
 
+def pack_concat_h_first(states):
+    return np.array([np.hstack([s.h, s.c]) for s in states])
+
+
 # --- 4.2 unpack_state --------------------------------------------------------------------------
 
 
@@ -68,6 +72,10 @@ def unpack_swapped(packed):
 
 def unpack_whole_layers(packed):
     return tuple(packed)
+
+
+def unpack_reversed_slice(packed):
+    return tuple((layer[0], layer[1]) for layer in packed[::-1])
 
 
 def unpack_reversed(packed):
@@ -116,6 +124,42 @@ def reset_first_layer(state, ended):
     return state
 
 
+def reset_only_c(state, ended):
+    out = state.copy()
+    out[:, 0, ended] = 0.0
+    return out
+
+
+def reset_nothing(state, ended):
+    return state.copy()
+
+
+def reset_where_no_axes(state, ended):
+    return np.where(ended, 0.0, state)  # broadcasts against the last axis
+
+
+def reset_in_place_no_copy(state, ended):
+    """Changes the caller's array (the statement asks for a new one): the same numbers."""
+    state[:, :, ended] = 0
+    return state
+
+
+def reset_skips_first_row(state, ended):
+    out = state.copy()
+    for b in range(1, len(ended)):  # off by one
+        if ended[b]:
+            out[:, :, b] = 0
+    return out
+
+
+def reset_skips_last_row(state, ended):
+    out = state.copy()
+    for b in range(len(ended) - 1):  # off by one
+        if ended[b]:
+            out[:, :, b] = 0
+    return out
+
+
 def reset_units_axis(state, ended):
     state = state.copy()
     state[..., ended] = 0
@@ -147,6 +191,11 @@ def batches_contiguous(series, batch_size, steps):
 def batches_not_transposed(series, batch_size, steps):
     n = len(series) // (batch_size * steps)
     return np.asarray(series)[: n * batch_size * steps].reshape(batch_size, n, steps)
+
+
+def batches_tail_kept(series, batch_size, steps):
+    rows = np.asarray(series).reshape(batch_size, -1, steps)  # the tail is still there
+    return rows.transpose(1, 0, 2)
 
 
 def batches_trim_rows(series, batch_size, steps):
@@ -206,6 +255,16 @@ def stacked_h_first(x, state, kernels, biases):
         h, c = state[layer]
         c, h = _lstm(below, c, h, kernel, bias)
         new.append([h, c])
+        below = h
+    return below, np.array(new)
+
+
+def stacked_reads_h_first(x, state, kernels, biases):
+    new, below = [], x
+    for layer, (kernel, bias) in enumerate(zip(kernels, biases)):
+        h, c = state[layer]  # "Keras keeps [h, c]"
+        c, h = _lstm(below, c, h, kernel, bias)
+        new.append([c, h])
         below = h
     return below, np.array(new)
 
@@ -300,6 +359,15 @@ def stream_tuple_back(run_chunk, inputs, state, chunk):
         out, state = run_chunk(inputs[:, start : start + chunk], state)
         pieces.append(out)
     return np.concatenate(pieces, axis=1), state
+
+
+def stream_final_h_c(run_chunk, inputs, state, chunk):
+    pieces = []
+    for start in range(0, inputs.shape[1], chunk):
+        out, final = run_chunk(inputs[:, start : start + chunk], state)
+        pieces.append(out)
+        state = np.array(final)
+    return np.concatenate(pieces, axis=1), np.array([[s.h, s.c] for s in final])
 
 
 def stream_whole_chunks_only(run_chunk, inputs, state, chunk):
@@ -480,6 +548,13 @@ def serve_no_state(trained, served, row, stream):
     return np.stack([served(x[None, None]).numpy()[0, 0] for x in stream])
 
 
+def serve_row_before(trained, served, row, stream):
+    served.set_weights(trained.get_weights())
+    for mine, theirs in zip(served.states, trained.states):
+        mine.assign(theirs.numpy()[row - 1 : row])  # off by one
+    return np.stack([served(x[None, None]).numpy()[0, 0] for x in stream])
+
+
 def serve_reset(trained, served, row, stream):
     served.set_weights(trained.get_weights())
     served.reset_state()
@@ -522,11 +597,13 @@ WRONG = {
         (pack_h_first_by_name, "c and h are swapped"),
         (pack_layers_inside, "the layer axis and the c/h axis are swapped"),
         (pack_concat, "c and h are concatenated"),
+        (pack_concat_h_first, "c and h are concatenated"),
     ],
     "unpack_state": [
         (unpack_swapped, "c and h are swapped"),
         (unpack_whole_layers, "each layer's state is one (2, B, H) array"),
         (unpack_reversed, "the layers are in reverse order"),
+        (unpack_reversed_slice, "the layers are in reverse order"),
     ],
     "reset_ended": [
         (reset_everything, "every row is reset"),
@@ -534,11 +611,18 @@ WRONG = {
         (reset_only_h, "only h is reset"),
         (reset_first_layer, "only the first layer is reset"),
         (reset_units_axis, "the mask indexes the units axis"),  # IndexError where B != H
+        (reset_where_no_axes, "the mask indexes the units axis"),  # ValueError where B != H
+        (reset_only_c, "only c is reset"),
+        (reset_nothing, "the state is carried across a sequence boundary"),
+        # the boundaries: B = 1 ends row 0, the last row; an ended row keeps its state
+        (reset_skips_first_row, "the state is carried across a sequence boundary"),
+        (reset_skips_last_row, "the state is carried across a sequence boundary"),
     ],
     "stateful_batches": [
         (batches_contiguous, "the batches are laid out contiguously"),
         (batches_not_transposed, "the axes are (batch_size, n_batches, steps)"),
         (batches_trim_rows, "each row is len(series) // batch_size long"),
+        (batches_tail_kept, "the tail is not dropped"),  # NumPy's reshape error
     ],
     "stacked_step": [
         (stacked_reads_x, "an upper layer reads the input x"),
@@ -546,6 +630,7 @@ WRONG = {
         (stacked_first_output, "the output is the first layer's h"),
         (stacked_no_forget_bias, "forget_bias is missing"),
         (stacked_keras_order, "the gate blocks are in Keras' order"),
+        (stacked_reads_h_first, "the state is read as [h, c]"),
     ],
     "stream_in_chunks": [
         (stream_zero_state, "the state is not carried"),
@@ -553,6 +638,8 @@ WRONG = {
         (stream_h_c, "c and h are swapped on the way back in"),
         (stream_whole_chunks_only, "the last, shorter chunk is missing"),
         (stream_one_chunk_too_many, "there is one chunk too many"),
+        (stream_tuple_back, "the final state is the session's tuple"),
+        (stream_final_h_c, "c and h are swapped in the final state"),
     ],
     "drive_stateful": [
         (drive_reset_state_when_any, "every row is reset when any row starts"),
@@ -568,5 +655,6 @@ WRONG = {
         (serve_last_row, "the stream continues the last row"),
         (serve_reset, "the stream starts from zeros"),
         (serve_c_h, "h and c are swapped when copied"),
+        (serve_row_before, "the stream continues row 0"),
     ],
 }
