@@ -150,3 +150,25 @@ def test_mistakes_are_the_same_with_the_reference_and_with_tensorflow(name, monk
                     got = to_plain(same(case))
                     assert evaluate(here, [case], [want], [got]).passed, (
                         f"{ours.sentence[:50]!r}, seed {seed}, {describe(case)}")
+
+
+def test_indexed_trials_try_the_first_second_and_last_index():
+    """Issue 25: 5.6 tried only t = 0 and t = 2, so an answer wrong at the first suffixed
+    name (t = 1) got 2/2. Every exercise indexed by a step or a chunk tries the first, the
+    second and the last: 5.6's t; 5.3's steps (T >= 3); 5.4's chunks (one design with a first,
+    a middle and a last chunk)."""
+    by_name = ch05.BY_NAME_DESIGNS
+    assert {0, 1} <= {d["t"] for d in by_name}
+    assert any(d["t"] == d["T"] - 1 for d in by_name), "the last step"
+    assert any(0 < d["t"] != d["T"] - 1 - d["t"] for d in by_name), "a reversed index shows"
+    assert all(d["T"] >= 3 for d in ch05.SEQ_DESIGNS)
+    assert any(-(-d["T"] // d["chunk"]) >= 3 for d in ch05.TRUNC_DESIGNS)
+
+
+def test_an_answer_wrong_only_at_the_first_suffixed_step_fails():
+    from tests.learners.ch05 import WRONG
+
+    fn = dict((f.__name__, f) for f, _ in WRONG["split_grad_by_name"])["first_suffix_wrong"]
+    outcome = CHAPTER.check(fn, name="split_grad_by_name", seed=0)
+    assert not outcome.passed and outcome.share < 1
+    assert outcome.mistake.startswith("you fetched the previous step's")

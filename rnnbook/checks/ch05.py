@@ -574,8 +574,8 @@ def _each_chunk_from(start):
 
 truncated_rnn_backward = Exercise(
     name="truncated_rnn_backward",
-    task="(dkernel (D + H, H), dbias (H,)): truncated BPTT in chunks of `chunk` steps, summed "
-         "over the chunks",
+    task="(dkernel (D + H, H), dbias (H,)), the two arrays TensorFlow returns for the "
+         "chunked run",
     make_case=_rnn_case,
     designs=TRUNC_DESIGNS,
     call=lambda fn, c: fn(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"],
@@ -688,7 +688,7 @@ def _no_c_from_h(c):
     return _right("lstm_step_backward", dc_new=c["dc_new"] - through_h)(c)
 
 
-KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, c, o: TF1's kernel and bias "
+KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, g, o: TF1's kernel and bias "
                "hold i, j, f, o, so dz = [di, dj, df, do], in that order.")
 F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate is "
                   "s = sigmoid(f + forget_bias + ...), and its derivative is s * (1 - s) at that "
@@ -940,8 +940,8 @@ def _recurrent_on_top(case, right):
 
 keras_grads_to_tf1 = Exercise(
     name="keras_grads_to_tf1",
-    task="(dkernel (D + H, 4H), dbias (4H,)): the Keras cell's gradients in the TF1 "
-         "BasicLSTMCell's layout (W on U, gate blocks i, j, f, o)",
+    task="(dkernel (D + H, 4H), dbias (4H,)): two arrays with the shapes of the TF1 "
+         "BasicLSTMCell's kernel and bias",
     make_case=_keras_case,
     designs=KERAS_DESIGNS,
     call=_keras_call,
@@ -1015,11 +1015,14 @@ def _clip_between(case):
     bias[2 * H] = -case["forget_bias"] - case["w_f_diag"][0] * c0  # f = sigmoid(0)
 
 
-WEIGHTS = ("kernel", "bias", "w_i_diag", "w_f_diag", "w_o_diag", "projection")
+#: the learner's ``weights`` keys, as Exercise 3.3 names them (the variables' name suffixes);
+#: the case keeps the projection as ``projection``, as _weight_key names its variable
+WEIGHTS = {"kernel": "kernel", "bias": "bias", "w_i_diag": "w_i_diag", "w_f_diag": "w_f_diag",
+           "w_o_diag": "w_o_diag", "projection/kernel": "projection"}
 
 
 def _cell_call(fn, case):
-    weights = {k: case[k] for k in WEIGHTS}
+    weights = {k: case[v] for k, v in WEIGHTS.items()}
     return fn(case["x"], case["c"], case["m"], weights, case["forget_bias"], case["cell_clip"],
               case["dc_new"], case["dm_new"])
 

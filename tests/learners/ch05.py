@@ -334,7 +334,7 @@ def keras_b(cell, x, state, dh):
                      strict=True))
     full = tf.concat([grads["kernel"], grads["recurrent"]], axis=0)
     H = full.shape[1] // 4
-    order = [0, 2, 1, 3]  # Keras i, f, c, o -> TF1 i, j, f, o
+    order = [0, 2, 1, 3]  # Keras i, f, g, o -> TF1 i, j, f, o
     kernel = tf.concat([full[:, k * H:(k + 1) * H] for k in order], axis=1)
     bias = tf.concat([grads["bias"][k * H:(k + 1) * H] for k in order], axis=0)
     return kernel.numpy(), bias.numpy()
@@ -346,7 +346,7 @@ def keras_b(cell, x, state, dh):
 def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None):
     K, b = weights["kernel"], weights["bias"]
     wi, wf, wo = weights["w_i_diag"], weights["w_f_diag"], weights["w_o_diag"]
-    P_ = weights["projection"]
+    P_ = weights["projection/kernel"]
     D = x.shape[1]
     if wrong == "clip 1":
         cell_clip = 1.0
@@ -401,7 +401,7 @@ def cell_b(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new):
     c1 = np.minimum(np.maximum(c_unclipped, -cell_clip), cell_clip)
     o = sig(zo + w["w_o_diag"] * c1)
     hidden = o * np.tanh(c1)  # (B, H) before the projection
-    d_hidden = dm_new @ w["projection"].T
+    d_hidden = dm_new @ w["projection/kernel"].T
     d_zo = d_hidden * np.tanh(c1) * o * (1 - o)
     d_c1 = dc_new + d_hidden * o * (1 - np.tanh(c1) ** 2) + d_zo * w["w_o_diag"]
     d_c1[clipped] = 0.0
