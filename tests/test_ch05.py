@@ -11,6 +11,7 @@ import pytest
 
 import rnnbook
 from rnnbook import backward as bwd
+from rnnbook import compare
 from rnnbook import reference as ref
 from rnnbook.checks import ch05
 from rnnbook.compare import describe, evaluate
@@ -172,3 +173,19 @@ def test_an_answer_wrong_only_at_the_first_suffixed_step_fails():
     outcome = CHAPTER.check(fn, name="split_grad_by_name", seed=0)
     assert not outcome.passed and outcome.share < 1
     assert outcome.mistake.startswith("you fetched the previous step's")
+
+
+def test_a_wrong_gradient_is_reported_with_its_relative_error():
+    """Issue 27: Chapter 5's failures give CS231n's relative error of each wrong array."""
+    from tests.learners.ch05 import WRONG
+
+    fn = dict((f.__name__, f) for f, _ in WRONG["rnn_step_backward"])["dbias_mean_over_batch"]
+    ex = CHAPTER["rnn_step_backward"]
+    cases = CHAPTER.cases(ex.name, 0)
+    expected = [ex.reference(c) for c in cases]
+    answers = [to_plain(fn(*[c[k] for k in ("x", "h", "kernel", "bias", "dh_new")]))
+               for c in cases]
+    message = evaluate(ex, cases, expected, answers).message
+    assert "dbias: relative error" in message and "dx: relative error" not in message
+    assert compare.relative_error([1.0, 0.0, -2.0], [1.5, 0.0, -2.0]) == pytest.approx(1 / 3)
+    assert compare.relative_error([0.0], [0.0]) == 0.0

@@ -380,6 +380,7 @@ def _transposed(part):
 
 rnn_step_backward = Exercise(
     name="rnn_step_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dx (B, D), dh (B, H), dkernel (D + H, H), dbias (H,)) for one BasicRNNCell step",
     make_case=_rnn_step_case,
     designs=STEP_DESIGNS,
@@ -478,6 +479,7 @@ def _step_0_only(c):
 
 rnn_backward = Exercise(
     name="rnn_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dinputs (B, T, D), dh0 (B, H), dkernel (D + H, H), dbias (H,)) through the whole "
          "sequence",
     make_case=_rnn_case,
@@ -574,6 +576,7 @@ def _each_chunk_from(start):
 
 truncated_rnn_backward = Exercise(
     name="truncated_rnn_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dkernel (D + H, H), dbias (H,)), the two arrays TensorFlow returns for the "
          "chunked run",
     make_case=_rnn_case,
@@ -696,6 +699,7 @@ F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate i
 
 lstm_step_backward = Exercise(
     name="lstm_step_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dx (B, D), dc (B, H), dh (B, H), dkernel (D + H, 4H), dbias (4H,)) for one "
          "BasicLSTMCell step",
     make_case=_lstm_case,
@@ -846,6 +850,7 @@ def _forward_split(case):
 
 split_grad_by_name = Exercise(
     name="split_grad_by_name",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(di, dj, df, do), each (B, H): the gradient of the graph's loss with respect to step "
          "t's pre-activations, fetched by name from the session",
     make_case=_by_name_case,
@@ -940,6 +945,7 @@ def _recurrent_on_top(case, right):
 
 keras_grads_to_tf1 = Exercise(
     name="keras_grads_to_tf1",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dkernel (D + H, 4H), dbias (4H,)): two arrays with the shapes of the TF1 "
          "BasicLSTMCell's kernel and bias",
     make_case=_keras_case,
@@ -1086,6 +1092,7 @@ def _no_peephole_terms_in_dc(c):
 
 lstm_cell_backward = Exercise(
     name="lstm_cell_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dx, dc, dm, dkernel, dbias, dw_i_diag, dw_f_diag, dw_o_diag, dprojection) for one "
          "LSTMCell step with peepholes, cell_clip and num_proj",
     make_case=_cell_case,
