@@ -101,7 +101,7 @@ def _changed_tf(clip_grad=None, f_grad=None, forget_bias=None):
     ``clip_grad="pass"`` makes ``tf.clip_by_value`` (LSTMCell's cell_clip) pass the gradient
     where it clips; ``f_grad="without forget_bias"`` takes the gradient of BasicLSTMCell's
     first sigmoid, sigmoid(f + forget_bias), at f alone. The legacy cells look both up on
-    ``tensorflow.compat.v2`` when they run; tests/test_ch05.py holds these cells to
+    ``tensorflow.compat.v2`` when they run; tests/test_backward.py holds these cells to
     rnnbook.backward's slips."""
     tf2 = importlib.import_module("tensorflow.compat.v2")
     saved = {name: getattr(tf2, name) for name in ("clip_by_value", "sigmoid")}
@@ -369,6 +369,27 @@ def _split_at_h(dx, dh):
     return after
 
 
+SIDE_BY_SIDE = ("dW and dU are joined side by side: the kernel stacks W (D rows) on top of U "
+                "(H rows), so its gradient stacks dW on top of dU (axis 0).")
+
+
+def _side_by_side(part):
+    """``after``: the kernel's gradient with dW (its first D rows) and dU joined along axis 1;
+    NumPy raises where D != H (``raises=_joins_unequal_rows``)."""
+    def after(case, right):
+        right = list(right)
+        dkernel = np.asarray(right[part])
+        right[part] = np.concatenate([dkernel[:case["D"]], dkernel[case["D"]:]], axis=1)
+        return right
+    return after
+
+
+def _joins_unequal_rows(case, got):
+    """Whether ``got`` is NumPy's error for joining arrays of D and H rows along axis 1."""
+    return case["D"] != case["H"] and got.kind == "ValueError" and (
+        "concatenation axis must match" in got.message)
+
+
 def _transposed(part):
     """``after``: the right answer with part ``part`` transposed."""
     def after(case, right):
@@ -404,6 +425,7 @@ rnn_step_backward = Exercise(
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(3)),
         Mistake(SPLIT_AT_H, after=_split_at_h(0, 1)),
+        Mistake(SIDE_BY_SIDE, after=_side_by_side(2), raises=_joins_unequal_rows),
         Mistake(
             "dh went through U as it is: h' = tanh(x @ W + h @ U + b), so dh = dz @ U.T "
             "(U = kernel[D:] is square, so the shape hides the missing transpose).",
@@ -737,6 +759,7 @@ lstm_step_backward = Exercise(
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(4)),
         Mistake(SPLIT_AT_H, after=_split_at_h(0, 2)),
+        Mistake(SIDE_BY_SIDE, after=_side_by_side(3), raises=_joins_unequal_rows),
         Mistake(
             "dkernel is transposed: the kernel is (D + H, 4H) and so is its gradient, with "
             "dW's rows on top of dU's.",

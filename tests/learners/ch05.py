@@ -85,6 +85,14 @@ def rnn_step_a(x, h, kernel, bias, dh_new, wrong=None):
     return dxh[:, :D], dxh[:, D:], dkernel, dbias
 
 
+def rnn_step_side_by_side(x, h, kernel, bias, dh_new):
+    """dW and dU joined along the wrong axis: NumPy raises where D != H."""
+    D = x.shape[1]
+    W, U = kernel[:D], kernel[D:]
+    dz = dh_new * (1 - np.tanh(x @ W + h @ U + bias) ** 2)
+    return dz @ W.T, dz @ U.T, np.concatenate([x.T @ dz, h.T @ dz], axis=1), dz.sum(0)
+
+
 def rnn_step_b(x, h, kernel, bias, dh_new):
     D = x.shape[1]
     W, U = kernel[:D].astype(np.float64), kernel[D:].astype(np.float64)
@@ -242,7 +250,7 @@ def lstm_a(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     return out
 
 
-def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new):
+def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     """Gates by name from column slices, W and U apart, float64."""
     H, D = h.shape[1], x.shape[1]
     K = kernel.astype(np.float64)
@@ -257,7 +265,7 @@ def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new):
     d = {"i": dc2 * g * i * (1 - i), "j": dc2 * i * (1 - g ** 2),
          "f": dc2 * c * f * (1 - f), "o": dh_new * np.tanh(c2) * o * (1 - o)}
     dz = np.hstack([d[name] for name in "ijfo"])
-    dK = np.vstack([x.T @ dz, h.T @ dz])
+    dK = np.hstack([x.T @ dz, h.T @ dz]) if wrong == "hstack" else np.vstack([x.T @ dz, h.T @ dz])
     return [dz @ K[:D].T, dc2 * f, dz @ K[D:].T, dK, dz.sum(axis=0)]
 
 
@@ -442,6 +450,7 @@ WRONG = {
         (named(rnn_step_a, "dbias_mean_over_batch", wrong="mean"),
          "the bias gradient is averaged"),
         (named(rnn_step_a, "dxh_split_at_h", wrong="split at H"), "dx and dh are split at"),
+        (rnn_step_side_by_side, "dW and dU are joined side by side"),
     ],
     "rnn_backward": [
         (named(rnn_seq_a, "dh_not_carried", wrong="no carry"), "dh is not carried back"),
@@ -470,6 +479,7 @@ WRONG = {
         (named(lstm_a, "lstm_dbias_mean", wrong="mean"), "the bias gradient is averaged"),
         (named(lstm_a, "lstm_dkernel_transposed", wrong="transposed"), "dkernel is transposed"),
         (named(lstm_a, "lstm_dxh_split_at_h", wrong="split at H"), "dx and dh are split at"),
+        (named(lstm_b, "lstm_dw_du_hstacked", wrong="hstack"), "dW and dU are joined side by"),
     ],
     "split_grad_by_name": [
         (named(by_name_a, "keras_blocks", wrong="keras"), "the blocks are in Keras' order"),
