@@ -5,9 +5,20 @@ weights: ``tf.GradientTape`` around an eager ``BasicRNNCell`` / ``BasicLSTMCell`
 ``LSTMCell`` (the legacy TF1 cells run eagerly), ``tf.stop_gradient`` for truncation,
 ``tf.clip_by_global_norm``, and ``tf.compat.v1.gradients`` in a ``static_rnn`` graph for the
 gradient tensors by name. The NumPy ``reference`` of each exercise (for the 200-seed sweeps)
-and the mistake models are :mod:`rnnbook.backward`, the one NumPy backward pass of each cell,
-with one thing changed. Like :mod:`rnnbook.reference`, that module solves the exercises and
-never ships to learners: it is touched only inside functions here.
+is :mod:`rnnbook.backward`, the one NumPy backward pass of each cell. Like
+:mod:`rnnbook.reference`, that module solves the exercises and never ships to learners: it is
+touched only inside the references (and :func:`_first_state`, which falls back on TF).
+
+The mistake models never call it: each is the exercise's RIGHT answer (the reference where it
+is installed, the oracle in the learner release: :func:`_right`) on a changed case, changed
+after, or a sum of such answers. A changed case may change the cell itself: a tanh or a
+``cell_clip`` whose gradient is taken wrong (``tanh_grad``, ``clip_grad``, ``f_grad``: TF's
+side in :func:`_tanh_with_grad` and :func:`_changed_tf`, the reference's as its named slip),
+chunks of one step (the gradient not carried), one row of the batch at a time (dz itself);
+the gradients are linear in the upstream ones, so a missing path is the right answer with the
+upstream lowered by that path's share. Both sides agree on every changed case
+(tests/test_ch05.py, tests/test_backward.py), so the repository, the release and the grader
+name the same mistakes (tests/test_release_names.py).
 
 Upstream gradients: a loss L is never built by hand; each case carries dL/d(output) (``dh_new``,
 ``doutputs``, ...), as CS231n's ``rnn_step_backward`` does. Notation (book/notation.md): ``B``
