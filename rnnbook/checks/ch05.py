@@ -41,6 +41,7 @@ from rnnbook.checks.common import (
     reorder_blocks,
     tf1_to_keras_weights,
 )
+from rnnbook.compare import relative_error
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import keras3, load_weights, quick_session, run_tf1, tensorflow
 
@@ -1180,8 +1181,119 @@ lstm_cell_backward = Exercise(
 )
 
 
+# --- Exercise 5.9: check a backward pass (centred differences, relative error) -------------
+
+#: D != H; B = 1 once; two step sizes (a forward difference's error, eps / 2 times the second
+#: derivative, shows at both; a centred one's, eps^2 / 6 times the third, at neither); a
+#: dkernel mostly smaller than the gradient once (there max(|a|, |b|) is not |dkernel|)
+GRAD_CHECK_DESIGNS = (dict(B=2, D=3, H=2, eps=1e-3, scale=1.0),
+                      dict(B=1, D=2, H=3, eps=2e-3, scale=0.05))
+
+
+def _grad_check_case(rng, B, D, H, eps, scale):
+    """One BasicRNNCell step (float64: a centred difference in float32 is mostly rounding) and
+    ``dkernel``, the gradient some backward pass returned, to be checked."""
+    case = _rnn_step_case(rng, B, D, H)
+    for k in ("x", "h", "kernel", "bias", "dh_new"):
+        case[k] = case[k].astype(np.float64)
+    case["eps"] = eps
+    case["dkernel"] = normal(rng, D + H, H, scale=scale).astype(np.float64)  # (D + H, H)
+    return case
+
+
+def _grad_check_oracle(case):
+    """TensorFlow's gradient of sum(h' * dh_new) with respect to the kernel (what centred
+    differences approach), and its relative error against the given dkernel."""
+    true = _rnn_step_oracle(case)[2].astype(np.float64)  # (D + H, H)
+    return true, relative_error(true, case["dkernel"])
+
+
+def _grad_check_ref(case):
+    true = np.asarray(_rnn_step_ref(case)[2], np.float64)
+    return true, relative_error(true, case["dkernel"])
+
+
+def _kernel_hessian_diagonal(case):
+    """d^2 L / d kernel[k]^2 for every entry k, shaped as the kernel (D + H, H): TensorFlow's
+    (a Jacobian of the real cell's gradient)."""
+    tf = tensorflow()
+    rnn_cell = tf.compat.v1.nn.rnn_cell
+    cell = _eager_cell(rnn_cell.BasicRNNCell(case["H"]), case["D"],
+                       {"kernel": case["kernel"], "bias": case["bias"]})
+    x, h = tf.constant(_f32(case["x"])), tf.constant(_f32(case["h"]))
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            out, _ = cell(x, h)
+            loss = tf.reduce_sum(out * _f32(case["dh_new"]))
+        grad = inner.gradient(loss, cell.variables[0])  # the kernel
+    n = int(np.prod(case["kernel"].shape))
+    jacobian = np.asarray(outer.jacobian(grad, cell.variables[0]), np.float64).reshape(n, n)
+    return np.diagonal(jacobian).reshape(case["kernel"].shape)
+
+
+def _forward_difference(case):
+    """(L(w + eps) - L(w)) / eps: the gradient plus eps / 2 times the second derivative (up to
+    eps^2 / 6 times the third, below the tolerance)."""
+    numeric = (np.asarray(_right("gradient_check")(case)[0])
+               + case["eps"] / 2 * _kernel_hessian_diagonal(case))
+    return numeric, relative_error(numeric, case["dkernel"])
+
+
+def _numeric_doubled(case, right):
+    numeric = 2 * np.asarray(right[0], np.float64)
+    return [numeric, relative_error(numeric, case["dkernel"])]
+
+
+gradient_check = Exercise(
+    name="gradient_check",
+    task="(numeric, relative_error): an array with the kernel's shape (D + H, H) and a number",
+    make_case=_grad_check_case,
+    designs=GRAD_CHECK_DESIGNS,
+    call=lambda fn, c: fn(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"], c["dkernel"],
+                          c["eps"]),
+    oracle=_grad_check_oracle,
+    reference=_grad_check_ref,
+    parts=("numeric", "relative_error"),
+    weights=(1, 1),
+    relative_error=True,
+    mistakes=(
+        Mistake(
+            "the difference is one-sided: (L(w + eps) - L(w)) / eps is off by eps / 2 times "
+            "the second derivative; the centred (L(w + eps) - L(w - eps)) / (2 eps) is off by "
+            "eps^2 / 6 times the third.",
+            _forward_difference,
+        ),
+        Mistake(
+            "the centred difference is divided by eps: the two points are 2 eps apart, so "
+            "divide by 2 eps.",
+            after=_numeric_doubled,
+        ),
+        Mistake(
+            "the relative error divides by |a| + |b|: this exercise's relative error is "
+            "|a - b| / max(|a|, |b|), the largest over the entries.",
+            after=lambda c, r: [r[0], float(np.max(np.abs(np.asarray(r[0]) - c["dkernel"])
+                                                   / (np.abs(r[0]) + np.abs(c["dkernel"]))))],
+        ),
+        Mistake(
+            "the relative error is averaged over the entries: report the largest, the entry "
+            "that is furthest off.",
+            after=lambda c, r: [r[0], float(np.mean(
+                np.abs(np.asarray(r[0]) - c["dkernel"])
+                / np.maximum(np.abs(r[0]), np.abs(c["dkernel"]))))],
+        ),
+        Mistake(
+            "the relative error divides by |dkernel| alone: divide by max(|a|, |b|), so that "
+            "neither gradient is taken as the right one.",
+            after=lambda c, r: [r[0], float(np.max(np.abs(np.asarray(r[0]) - c["dkernel"])
+                                                   / np.abs(c["dkernel"])))],
+        ),
+    ),
+)
+
+
 CHAPTER = Chapter(5, "05-gradients-by-hand", [
     clip_global_norm, rnn_step_backward, rnn_backward, truncated_rnn_backward,
     lstm_step_backward, split_grad_by_name, keras_grads_to_tf1, lstm_cell_backward,
+    gradient_check,
 ])
 check = CHAPTER.check

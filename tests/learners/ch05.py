@@ -423,6 +423,50 @@ def cell_b(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new):
             np.sum(d_zf * c, axis=0), np.sum(d_zo * c1, axis=0), hidden.T @ dm_new]
 
 
+# --- 5.9 gradient_check ----------------------------------------------------------------------
+
+
+def grad_check_a(x, h, kernel, bias, dh_new, dkernel, eps, wrong=None):
+    def loss(k):
+        return float(np.sum(np.tanh(np.concatenate([x, h], 1) @ k + bias) * dh_new))
+
+    numeric = np.zeros(kernel.shape)
+    for index in np.ndindex(*kernel.shape):
+        plus, minus = kernel.copy(), kernel.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        if wrong == "forward":
+            numeric[index] = (loss(plus) - loss(kernel)) / eps
+        elif wrong == "no 2":
+            numeric[index] = (loss(plus) - loss(minus)) / eps
+        else:
+            numeric[index] = (loss(plus) - loss(minus)) / (2 * eps)
+    gap = np.abs(numeric - dkernel)
+    if wrong == "sum":
+        return numeric, float(np.max(gap / (np.abs(numeric) + np.abs(dkernel))))
+    if wrong == "analytic only":
+        return numeric, float(np.max(gap / np.abs(dkernel)))
+    each = gap / np.maximum(np.abs(numeric), np.abs(dkernel))
+    return numeric, float(np.mean(each) if wrong == "mean" else np.max(each))
+
+
+def grad_check_b(x, h, kernel, bias, dh_new, dkernel, eps):
+    """W and U apart, the kernel flattened, a list of rows for the numeric gradient."""
+    D = x.shape[1]
+    flat = kernel.ravel().astype(np.float64)
+
+    def loss(values):
+        k = values.reshape(kernel.shape)
+        return np.sum(np.tanh(x @ k[:D] + h @ k[D:] + bias) * dh_new)
+
+    steps = np.eye(flat.size) * eps
+    numeric = np.array([(loss(flat + e) - loss(flat - e)) / (2 * eps) for e in steps])
+    numeric = numeric.reshape(kernel.shape)
+    a, b = np.abs(numeric), np.abs(dkernel)
+    rel = np.where(np.maximum(a, b) > 0, np.abs(numeric - dkernel) / np.maximum(a, b), 0.0)
+    return [numeric.tolist(), rel.max()]
+
+
 RIGHT = {
     "clip_global_norm": [clip_a, clip_b, clip_in_place],
     "rnn_step_backward": [rnn_step_a, rnn_step_b],
@@ -432,6 +476,7 @@ RIGHT = {
     "split_grad_by_name": [by_name_a, by_name_search, by_name_op_outputs],
     "keras_grads_to_tf1": [keras_a, keras_b],
     "lstm_cell_backward": [cell_a, cell_b],
+    "gradient_check": [grad_check_a, grad_check_b],
 }
 
 WRONG = {
@@ -509,5 +554,17 @@ WRONG = {
          "dprojection is transposed"),
         (named(cell_a, "cell_dbias_mean", wrong="mean"), "the bias gradient is averaged"),
         (named(cell_a, "cell_forget_bias_left_out", wrong="fb 0"), "forget_bias is left out"),
+    ],
+    "gradient_check": [
+        (named(grad_check_a, "one_sided_difference", wrong="forward"),
+         "the difference is one-sided"),
+        (named(grad_check_a, "divided_by_eps", wrong="no 2"),
+         "the centred difference is divided by eps"),
+        (named(grad_check_a, "relative_over_sum", wrong="sum"),
+         "the relative error divides by |a| + |b|"),
+        (named(grad_check_a, "relative_error_mean", wrong="mean"),
+         "the relative error is averaged"),
+        (named(grad_check_a, "relative_to_analytic", wrong="analytic only"),
+         "the relative error divides by |dkernel|"),
     ],
 }
