@@ -1253,8 +1253,8 @@ gradient_check = Exercise(
                           c["eps"]),
     oracle=_grad_check_oracle,
     reference=_grad_check_ref,
-    parts=("numeric", "relative_error"),
-    weights=(1, 1),
+    # one answer, not two parts: the relative error of a wrong numeric gradient is right or
+    # wrong by a hair, as the seed falls (the same wrong code would earn 0 or half)
     relative_error=True,
     mistakes=(
         Mistake(
