@@ -40,3 +40,17 @@ def _plain(value):
     if array.dtype == object:
         raise TypeError(f"returned a {type(value).__name__}, which is not an array of numbers")
     return array
+
+
+def where(frames):
+    """Where a :class:`Raised` points, from the learner's own frames of its traceback
+    (``traceback.FrameSummary``, outermost first): the last one's line; and its function's
+    name when it is not the function the check called (an exercise that fails because a
+    function it calls raised blames that function, not itself)."""
+    if not frames:
+        return ""
+    frame = frames[-1]
+    place = f"line {frame.lineno}"
+    if frame.name != frames[0].name and frame.name != "<module>":
+        place += f" in {frame.name}"
+    return f"{place}: {frame.line}" if frame.line else place
