@@ -98,9 +98,10 @@ def kind(value, parts=()):
     return f"{type(value).__name__} {value!r}"
 
 
-def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
+def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), relative=False):
     """``None`` when ``got`` matches ``expected``; otherwise what differs, in a few lines (one
-    line per part that differs, for an answer made of named parts)."""
+    line per part that differs, for an answer made of named parts). ``relative``: an array
+    that differs also gets a line with its :func:`relative_error` (Chapter 5's gradients)."""
     if got is None and expected is not None:
         return (f"{path}: expected {kind(expected, parts)}, got None: the function returns "
                 "nothing; end it with `return ...`")
@@ -114,7 +115,7 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
         found, right = [], []
         for k, (e, g) in enumerate(zip(expected, got, strict=True)):
             sub = parts[k] if k < len(parts) else f"{path}[{k}]"
-            one = difference(e, g, rtol, atol, sub)
+            one = difference(e, g, rtol, atol, sub, relative=relative)
             (found if one else right).append(one or sub)
         if not found:
             return None
@@ -144,11 +145,15 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
         index = np.unravel_index(int(np.argmax(error)), error.shape)
         largest = "nan" if np.isinf(error[index]) else f"{error[index]:.4g}"
         at = list(int(i) for i in index)
-        return (
+        said = (
             f"{path} ({expected.shape}): {int((~close).sum())} of {close.size} values differ; "
             f"largest error {largest} at {at}: expected {expected[index]:.6g}, "
             f"got {got[index]:.6g}"
         )
+        if relative:
+            said += (f"\n  {path}: relative error {relative_error(expected, got):.3g} "
+                     "(the largest |a - b| / max(|a|, |b|))")
+        return said
     if isinstance(expected, str):
         if got == expected:
             return None
@@ -162,6 +167,16 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=()):
     if got != expected or type(got) is not type(expected):
         return f"{path}: expected {expected!r}, got {got!r}"
     return None
+
+
+def relative_error(expected, got):
+    """The relative error of a gradient as CS231n's gradient check reports it: the largest
+    |a - b| / max(|a|, |b|) over the entries (0 where both are 0; NaN counts as 1)."""
+    a, b = np.asarray(expected, np.float64), np.asarray(got, np.float64)
+    scale = np.maximum(np.abs(a), np.abs(b))
+    with np.errstate(invalid="ignore"):
+        error = np.divide(np.abs(a - b), scale, out=np.zeros_like(scale), where=scale > 0)
+    return float(np.nanmax(np.where(np.isnan(error), 1.0, error))) if error.size else 0.0
 
 
 def _as_array(got, expected):
@@ -267,7 +282,8 @@ def evaluate(ex, cases, expected, answers):
             passing.append((case, got))
             continue
         failing.append((case, got))  # only the first failing trial's difference is shown
-        first = first or (where, difference(want, got, ex.rtol, ex.atol, parts=ex.parts))
+        first = first or (where, difference(want, got, ex.rtol, ex.atol, parts=ex.parts,
+                                            relative=ex.relative_error))
     if error is not None:
         return _raised_outcome(ex, cases, error, failing, passing)
     if not failing:

@@ -120,6 +120,8 @@ class Exercise:
     atol: float = ATOL
     number: str = ""  # "1.2": set by the Chapter
     by_hand: bool = True  # NumPy only: calling TensorFlow, Keras or rnnbook earns nothing
+    #: a failure also says each wrong array's relative error (compare.relative_error)
+    relative_error: bool = False
     #: designed trials: trial k is ``make_case(rng, **designs[k])``, so that every seed's trial
     #: set holds the cases that tell each known mistake apart (then ``trials`` is their number)
     designs: tuple = ()

@@ -152,3 +152,44 @@ def test_every_slip_changes_the_answer():
         seen[slip] = got
     with pytest.raises(ValueError, match="unknown slip"):
         bwd.basic_rnn_step_backward(*args[:2], np.ones((6, 4)), 0.0, args[5], slip="nonsense")
+
+
+@pytest.mark.parametrize("tanh_grad, slip", [("z", "tanh' of z"), ("none", "no tanh'")])
+def test_rnn_cell_with_a_wrong_tanh_gradient_is_the_slip(tanh_grad, slip):
+    """The changed cells Chapter 5's mistakes are the right answer of, in the learner release
+    (checks/ch05.py): a BasicRNNCell whose tanh' is taken wrong is rnnbook.backward's slip."""
+    rng = np.random.default_rng(7)
+    B, T, D, H = 2, 3, 3, 4
+    inputs, h0 = normal(rng, B, T, D), normal(rng, B, H)
+    kernel, bias, doutputs = normal(rng, D + H, H), normal(rng, H), normal(rng, B, T, H)
+    want = tf_rnn_grads(inputs, h0, kernel, bias, doutputs, tanh_grad=tanh_grad)
+    got = bwd.basic_rnn_backward(inputs, h0, kernel, bias, doutputs, step_slip=slip)
+    right = bwd.basic_rnn_backward(inputs, h0, kernel, bias, doutputs)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, **TOL)
+    assert not np.allclose(got[2], right[2])
+
+
+@pytest.mark.parametrize("change, slip, basic", [
+    (dict(clip_grad="pass"), "clip not zeroed", False),
+    (dict(f_grad="without forget_bias"), "sigmoid' of f without forget_bias", True)])
+def test_lstm_cells_with_a_wrong_gradient_are_the_slips(change, slip, basic):
+    """TF's LSTMCell whose cell_clip passes the gradient, and BasicLSTMCell whose forget gate's
+    sigmoid' is taken at f alone (ch05._changed_tf), are rnnbook.backward's slips; TF's ops
+    are back to themselves after."""
+    rng = np.random.default_rng(11)
+    B, D, H = 3, 2, 4
+    case = {"x": normal(rng, B, D), "c": normal(rng, B, H, scale=2.5), "m": normal(rng, B, H),
+            "kernel": normal(rng, D + H, 4 * H, scale=0.6), "bias": normal(rng, 4 * H),
+            "forget_bias": 0.7, "cell_clip": None if basic else 0.8,
+            "dc_new": normal(rng, B, H), "dm_new": normal(rng, B, H), **change}
+    want = tf_lstm_grads(case, basic=basic)
+    args = [case[k] for k in ("x", "c", "m", "kernel", "bias", "dc_new", "dm_new",
+                              "forget_bias")]
+    got = bwd.lstm_cell_step_backward(*args, cell_clip=case["cell_clip"], slip=slip)
+    right = bwd.lstm_cell_step_backward(*args, cell_clip=case["cell_clip"])
+    for name, w in want.items():
+        np.testing.assert_allclose(got[name], w, **TOL, err_msg=name)
+    assert not np.allclose(got["dkernel"], right["dkernel"])
+    plain = tf_lstm_grads({k: v for k, v in case.items() if k not in change}, basic=basic)
+    np.testing.assert_allclose(plain["dkernel"], right["dkernel"], **TOL)

@@ -11,9 +11,12 @@ import pytest
 
 import rnnbook
 from rnnbook import backward as bwd
+from rnnbook import compare
 from rnnbook import reference as ref
 from rnnbook.checks import ch05
+from rnnbook.compare import describe, evaluate
 from rnnbook.memo import remembered
+from rnnbook.plaindata import to_plain
 
 CHAPTER = ch05.CHAPTER
 SEEDS = range(200)
@@ -84,7 +87,13 @@ def test_remembered_answers_are_the_models_answers():
     for case in CHAPTER.cases(ex.name, 4):
         for mistake in ex.mistakes:
             for model in mistake.models:
-                for got, fresh in zip(model(case), model.__wrapped__(case), strict=True):
+                try:
+                    remembered_answer = model(case)
+                except Exception as error:  # noqa: BLE001 - a mistake that raises (raises=)
+                    with pytest.raises(type(error)):
+                        model.__wrapped__(case)
+                    continue
+                for got, fresh in zip(remembered_answer, model.__wrapped__(case), strict=True):
                     np.testing.assert_array_equal(got, fresh)
     later = remembered(lambda case: (_ for _ in ()).throw(KeyError("no")))
     for _ in range(2):
@@ -111,3 +120,78 @@ def test_checks_work_when_the_instructor_modules_are_stubs(monkeypatch):
         assert ex.oracle(case) is not None
         with pytest.raises(AttributeError, match="instructor-side"):
             ex.reference(case)
+
+
+def _release_chapter(monkeypatch):
+    """Chapter 5's checks loaded as in the learner release: rnnbook.reference and
+    rnnbook.backward are the release's stub (every attribute raises ImportError)."""
+    template = ch05.__file__.replace("checks/ch05.py", "grading/templates/learner-stub.py")
+    for name in ("reference", "backward"):
+        stub = types.ModuleType(f"rnnbook.{name}")
+        exec(open(template).read(), stub.__dict__)  # noqa: S102 - the release's own stub
+        monkeypatch.setitem(sys.modules, f"rnnbook.{name}", stub)
+        monkeypatch.setattr(rnnbook, name, stub, raising=False)
+    spec = importlib.util.spec_from_file_location("ch05_release", ch05.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CHAPTER
+
+
+@pytest.mark.parametrize("name", [ex.name for ex in CHAPTER.exercises])
+def test_mistakes_are_the_same_with_the_reference_and_with_tensorflow(name, monkeypatch):
+    """Every mistake model gives the same answer in the repository (rnnbook.backward) and in
+    the learner release (TensorFlow's oracle on the changed cases: a tanh or a clip whose
+    gradient is taken wrong, chunks of one step, ...), so both name the same mistakes."""
+    release = _release_chapter(monkeypatch)
+    here, there = CHAPTER[name], release[name]
+    for seed in (0, 1):
+        for case in CHAPTER.cases(name, seed):
+            for ours, theirs in zip(here.mistakes, there.mistakes, strict=True):
+                for model, same in zip(ours.models, theirs.models, strict=True):
+                    try:
+                        want = to_plain(model(case))
+                    except Exception:  # noqa: BLE001 - does not apply to this case
+                        with pytest.raises(Exception):  # noqa: B017
+                            same(case)
+                        continue
+                    got = to_plain(same(case))
+                    assert evaluate(here, [case], [want], [got]).passed, (
+                        f"{ours.sentence[:50]!r}, seed {seed}, {describe(case)}")
+
+
+def test_indexed_trials_try_the_first_second_and_last_index():
+    """Issue 25: 5.6 tried only t = 0 and t = 2, so an answer wrong at the first suffixed
+    name (t = 1) got 2/2. Every exercise indexed by a step or a chunk tries the first, the
+    second and the last: 5.6's t; 5.3's steps (T >= 3); 5.4's chunks (one design with a first,
+    a middle and a last chunk)."""
+    by_name = ch05.BY_NAME_DESIGNS
+    assert {0, 1} <= {d["t"] for d in by_name}
+    assert any(d["t"] == d["T"] - 1 for d in by_name), "the last step"
+    assert any(0 < d["t"] != d["T"] - 1 - d["t"] for d in by_name), "a reversed index shows"
+    assert all(d["T"] >= 3 for d in ch05.SEQ_DESIGNS)
+    assert any(-(-d["T"] // d["chunk"]) >= 3 for d in ch05.TRUNC_DESIGNS)
+
+
+def test_an_answer_wrong_only_at_the_first_suffixed_step_fails():
+    from tests.learners.ch05 import WRONG
+
+    fn = dict((f.__name__, f) for f, _ in WRONG["split_grad_by_name"])["first_suffix_wrong"]
+    outcome = CHAPTER.check(fn, name="split_grad_by_name", seed=0)
+    assert not outcome.passed and outcome.share < 1
+    assert outcome.mistake.startswith("you fetched the previous step's")
+
+
+def test_a_wrong_gradient_is_reported_with_its_relative_error():
+    """Issue 27: Chapter 5's failures give CS231n's relative error of each wrong array."""
+    from tests.learners.ch05 import WRONG
+
+    fn = dict((f.__name__, f) for f, _ in WRONG["rnn_step_backward"])["dbias_mean_over_batch"]
+    ex = CHAPTER["rnn_step_backward"]
+    cases = CHAPTER.cases(ex.name, 0)
+    expected = [ex.reference(c) for c in cases]
+    answers = [to_plain(fn(*[c[k] for k in ("x", "h", "kernel", "bias", "dh_new")]))
+               for c in cases]
+    message = evaluate(ex, cases, expected, answers).message
+    assert "dbias: relative error" in message and "dx: relative error" not in message
+    assert compare.relative_error([1.0, 0.0, -2.0], [1.5, 0.0, -2.0]) == pytest.approx(1 / 3)
+    assert compare.relative_error([0.0], [0.0]) == 0.0

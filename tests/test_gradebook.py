@@ -274,22 +274,25 @@ def judged(stem, name, seed, wrong):
 
 
 def test_a_part_earns_its_share_when_right_on_every_trial():
-    """5.8: nine parts, 5 points; dkernel wrong on every trial -> 8 of 9 parts."""
+    """5.8: nine parts, 5 points, dc weighs 8 and the others 1; dkernel wrong on every trial
+    -> 8 of 9 parts, 15 of 16 weights."""
     def doubled_dkernel(k, answer):
         answer[3] = answer[3] * 2
         return answer
 
     report_, test = judged("05-gradients-by-hand", "lstm_cell_backward", 3, doubled_dkernel)
-    assert test["score"] == 4.44 and test["max_score"] == 5 and report_["score"] == 4.44
+    assert test["score"] == 4.69 and test["max_score"] == 5 and report_["score"] == 4.69
     assert test["extra_data"]["parts"] == 9 and test["extra_data"]["parts_right"] == 8
     assert "Parts right on every trial: 8 of 9; wrong on some trial: dkernel." in test["output"]
-    assert test["output"].endswith("Score: 8 of 9 parts right on every trial, 0.556 points a "
-                                   "part: 4.44 of 5 points.")
-    assert "# Feedback: 4.44 / 5 points" in reports.feedback_markdown(report_)
+    assert test["output"].endswith("(dx 0.312, dc 2.5, dm 0.312, dkernel 0.312, dbias 0.312, "
+                                   "dw_i_diag 0.312, dw_f_diag 0.312, dw_o_diag 0.312, "
+                                   "dprojection 0.312): 4.69 of 5 points.")
+    assert "# Feedback: 4.69 / 5 points" in reports.feedback_markdown(report_)
 
 
 def test_a_part_wrong_on_one_trial_only_earns_nothing():
-    """5.2 (2 points, 4 parts): dh wrong on the second trial only -> 3 of 4 parts."""
+    """5.2 (2 points, 4 parts, dkernel weighs 3): dh wrong on the second trial only -> 3 of
+    4 parts, 5 of 6 weights."""
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, lambda k, a: a)
     assert test["score"] == 2 and "Score:" not in test["output"]
 
@@ -298,7 +301,7 @@ def test_a_part_wrong_on_one_trial_only_earns_nothing():
         return answer
 
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, wrong_dh)
-    assert test["score"] == 1.5 and "3 of 4 parts" in test["output"]
+    assert test["score"] == 1.67 and "3 of 4 parts" in test["output"]
     assert "wrong on some trial: dh." in test["output"]
 
 
@@ -326,7 +329,8 @@ def test_an_answer_that_raises_on_a_trial_earns_nothing():
 
 def test_two_mistakes_in_two_parts_are_named_by_part():
     """5.2: dkernel transposed and dbias not summed: no known mistake explains the whole answer,
-    so the first wrong part's mistake is named, and the two right parts earn their share."""
+    so the first wrong part's mistake is named, and the two right parts earn their share (2 of
+    6 weights: dkernel weighs 3)."""
     from rnnbook import checks
     from rnnbook.compare import evaluate
     from rnnbook.plaindata import to_plain
@@ -341,7 +345,7 @@ def test_two_mistakes_in_two_parts_are_named_by_part():
                 to_plain(unsummed.answer(case))[3]] for case, want in zip(cases, expected,
                                                                          strict=True)]
     outcome = evaluate(ex, cases, expected, answers)
-    assert outcome.parts_right == ("dx", "dh") and outcome.share == 0.5
+    assert outcome.parts_right == ("dx", "dh") and outcome.share == pytest.approx(1 / 3)
     assert outcome.mistake == transposed.sentence
     assert f"Likely mistake in dkernel: {transposed.sentence}" in outcome.message
 

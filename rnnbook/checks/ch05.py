@@ -5,24 +5,45 @@ weights: ``tf.GradientTape`` around an eager ``BasicRNNCell`` / ``BasicLSTMCell`
 ``LSTMCell`` (the legacy TF1 cells run eagerly), ``tf.stop_gradient`` for truncation,
 ``tf.clip_by_global_norm``, and ``tf.compat.v1.gradients`` in a ``static_rnn`` graph for the
 gradient tensors by name. The NumPy ``reference`` of each exercise (for the 200-seed sweeps)
-and the mistake models are :mod:`rnnbook.backward`, the one NumPy backward pass of each cell,
-with one thing changed. Like :mod:`rnnbook.reference`, that module solves the exercises and
-never ships to learners: it is touched only inside functions here.
+is :mod:`rnnbook.backward`, the one NumPy backward pass of each cell. Like
+:mod:`rnnbook.reference`, that module solves the exercises and never ships to learners: it is
+touched only inside the references (and :func:`_first_state`, which falls back on TF).
+
+The mistake models never call it: each is the exercise's RIGHT answer (the reference where it
+is installed, the oracle in the learner release: :func:`_right`) on a changed case, changed
+after, or a sum of such answers. A changed case may change the cell itself: a tanh or a
+``cell_clip`` whose gradient is taken wrong (``tanh_grad``, ``clip_grad``, ``f_grad``: TF's
+side in :func:`_tanh_with_grad` and :func:`_changed_tf`, the reference's as its named slip),
+chunks of one step (the gradient not carried), one row of the batch at a time (dz itself);
+the gradients are linear in the upstream ones, so a missing path is the right answer with the
+upstream lowered by that path's share. Both sides agree on every changed case
+(tests/test_ch05.py, tests/test_backward.py), so the repository, the release and the grader
+name the same mistakes (tests/test_release_names.py).
 
 Upstream gradients: a loss L is never built by hand; each case carries dL/d(output) (``dh_new``,
 ``doutputs``, ...), as CS231n's ``rnn_step_backward`` does. Notation (book/notation.md): ``B``
 batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P`` num_proj; TF1 gate order i, j, f,
 o; ``d<name>`` is dL/d<name> with the shape of <name>.
 """
+import contextlib
 import functools
+import importlib
 
 import numpy as np
 
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
-from rnnbook.checks.common import forget_bias_hard_coded, keras_order, names_split_0, tf1_to_keras_weights
-from rnnbook.exercise import Chapter, Exercise, Mistake, normal
-from rnnbook.oracles import keras3, load_weights, quick_session, tensorflow
+from rnnbook.checks.common import (
+    TF1_TO_KERAS,
+    forget_bias_hard_coded,
+    forget_bias_left_out,
+    names_split_0,
+    reorder_blocks,
+    tf1_to_keras_weights,
+)
+from rnnbook.compare import relative_error
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
+from rnnbook.oracles import keras3, load_weights, quick_session, run_tf1, tensorflow
 
 # ---------------------------------------------------------------------------------------------
 # TensorFlow's gradients of the real cells (the oracles)
@@ -48,15 +69,31 @@ def _eager_cell(cell, depth, weights):
     return cell
 
 
-def tf_rnn_grads(inputs, h0, kernel, bias, doutputs, chunk=None):
+def _tanh_with_grad(kind):
+    """tanh whose gradient is taken the wrong way (a mistake's changed cell): ``"z"``
+    1 - z^2 at the pre-activation, ``"none"`` no tanh' at all (dz = dh')."""
+    tf = tensorflow()
+
+    @tf.custom_gradient
+    def activation(z):
+        def grad(dy):
+            return dy * (1.0 - z * z) if kind == "z" else dy
+        return tf.tanh(z), grad
+    return activation
+
+
+def tf_rnn_grads(inputs, h0, kernel, bias, doutputs, chunk=None, tanh_grad=None):
     """TF's ``(dinputs, dh0, dkernel, dbias)`` for a real ``BasicRNNCell`` run over ``inputs``
     (B, T, D) from ``h0``, for the loss ``sum(outputs * doutputs)``. With ``chunk``, the state
     entering each chunk after the first is passed through ``tf.stop_gradient`` (truncated BPTT:
-    the value is carried, the gradient is not)."""
+    the value is carried, the gradient is not). ``tanh_grad`` (``"z"``, ``"none"``) gives the
+    cell an activation whose gradient is taken wrong (:func:`_tanh_with_grad`): mistakes are
+    the right answer of such a changed cell."""
     tf = tensorflow()
     rnn_cell = tf.compat.v1.nn.rnn_cell
-    cell = _eager_cell(rnn_cell.BasicRNNCell(h0.shape[1]), inputs.shape[2],
-                       {"kernel": kernel, "bias": bias})
+    activation = _tanh_with_grad(tanh_grad) if tanh_grad else None
+    cell = _eager_cell(rnn_cell.BasicRNNCell(h0.shape[1], activation=activation),
+                       inputs.shape[2], {"kernel": kernel, "bias": bias})
     x, h = tf.constant(_f32(inputs)), tf.constant(_f32(h0))
     with tf.GradientTape() as tape:
         tape.watch([x, h])
@@ -70,10 +107,45 @@ def tf_rnn_grads(inputs, h0, kernel, bias, doutputs, chunk=None):
     return tuple(g.numpy() for g in tape.gradient(loss, [x, h, *cell.variables]))
 
 
+@contextlib.contextmanager
+def _changed_tf(clip_grad=None, f_grad=None, forget_bias=None):
+    """TF's own ops changed for one cell call (a mistake's changed cell, on TF's side):
+    ``clip_grad="pass"`` makes ``tf.clip_by_value`` (LSTMCell's cell_clip) pass the gradient
+    where it clips; ``f_grad="without forget_bias"`` takes the gradient of BasicLSTMCell's
+    first sigmoid, sigmoid(f + forget_bias), at f alone. The legacy cells look both up on
+    ``tensorflow.compat.v2`` when they run; tests/test_backward.py holds these cells to
+    rnnbook.backward's slips."""
+    tf2 = importlib.import_module("tensorflow.compat.v2")
+    saved = {name: getattr(tf2, name) for name in ("clip_by_value", "sigmoid")}
+    clip, sigmoid = saved["clip_by_value"], saved["sigmoid"]
+    calls = []
+
+    def passing_clip(t, low, high, name=None):
+        return t + tf2.stop_gradient(clip(t, low, high) - t)
+
+    def f_sigmoid(z, name=None):
+        calls.append(z)
+        if len(calls) > 1:
+            return sigmoid(z)
+        shifted = sigmoid(z - forget_bias)  # its gradient is sigmoid' at f alone
+        return tf2.stop_gradient(sigmoid(z)) + shifted - tf2.stop_gradient(shifted)
+
+    try:
+        if clip_grad == "pass":
+            tf2.clip_by_value = passing_clip
+        if f_grad == "without forget_bias":
+            tf2.sigmoid = f_sigmoid
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(tf2, name, value)
+
+
 def tf_lstm_grads(case, basic=False):
     """TF's gradients of one step of a real ``LSTMCell`` (peepholes, ``cell_clip`` and
     projection as the case has them) or ``BasicLSTMCell``, for the loss
-    ``sum(c' * dc_new) + sum(m' * dm_new)``: a dict with ``dx, dc, dm`` and ``d<variable>`` for
+    ``sum(c' * dc_new) + sum(m' * dm_new)`` (a mistake's changed cell where the case says
+    ``clip_grad`` or ``f_grad``, :func:`_changed_tf`): a dict with ``dx, dc, dm`` and ``d<variable>`` for
     every variable of the cell (``dkernel``, ``dbias``, ``dw_i_diag``, ..., ``dprojection``).
     ``forget_bias`` has no variable, so it has no gradient."""
     tf = tensorflow()
@@ -88,7 +160,8 @@ def tf_lstm_grads(case, basic=False):
                                  forget_bias=case["forget_bias"])
     cell = _eager_cell(cell, case["x"].shape[1], case)
     x, c, m = (tf.constant(_f32(case[k])) for k in ("x", "c", "m"))
-    with tf.GradientTape() as tape:
+    changed = _changed_tf(case.get("clip_grad"), case.get("f_grad"), case["forget_bias"])
+    with tf.GradientTape() as tape, changed:
         tape.watch([x, c, m])
         _, (c_new, m_new) = cell(x, rnn_cell.LSTMStateTuple(c, m))
         loss = (tf.reduce_sum(c_new * _f32(case["dc_new"]))
@@ -131,12 +204,59 @@ def _clip_oracle(case):
     return [[g.numpy() for g in clipped], float(norm)]
 
 
-def _clip_ref(slip=None):
+def _clip_ref(case):
+    clipped, norm = bwd.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"])
+    return [clipped, norm]
+
+
+# The mistakes are the right answer on a changed case or changed after (Mistake perturb= and
+# after=), so the learner release (TensorFlow's oracle, no rnnbook.backward) names them too.
+
+
+def _right(name, **change):
+    """Exercise ``name``'s right answer on a case with ``change`` made: rnnbook.backward where
+    it is installed, TensorFlow's oracle in the learner release (exercise.right_answer)."""
     def model(case):
-        clipped, norm = bwd.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"],
-                                                slip=slip)
-        return [clipped, norm]
+        return right_answer(CHAPTER[name])({**case, **change})
     return model
+
+
+def _right_on_changed(name, perturb):
+    """Exercise ``name``'s right answer on ``perturb(case)`` (for a Mistake's ``variants``,
+    which are functions of the case)."""
+    return lambda case: right_answer(CHAPTER[name])(perturb(case))
+
+
+def _norm(a):
+    return float(np.sqrt((np.asarray(a, np.float64) ** 2).sum()))
+
+
+def _clip_with_norm(norm_of):
+    """The right answer scaled as if the global norm were ``norm_of(case, right_norm)``: the
+    right one with clip_norm * N / M for a norm N taken as M (both below clip_norm: nothing
+    changes; else the tensors are scaled by clip_norm / M), and M returned as the norm."""
+    def model(case):
+        right_norm = _right("clip_global_norm")(case)[1]
+        wrong = norm_of(case, right_norm)
+        clip = case["clip_norm"] * right_norm / wrong
+        return [_right("clip_global_norm", clip_norm=clip)(case)[0], wrong]
+    return model
+
+
+def _clip_each(case):
+    """Each tensor clipped by its own norm: the right answer on the case with the other
+    tensors zero (then the global norm is that tensor's), the global norm kept."""
+    zero = {k: np.zeros_like(case[k]) for k in GRAD_NAMES}
+    own = [_right("clip_global_norm", **{**zero, k: case[k]})(case)[0][n]
+           for n, k in enumerate(GRAD_NAMES)]
+    return [own, _right("clip_global_norm")(case)[1]]
+
+
+def _clip_always(case, right):
+    """Scaled by clip_norm / global_norm whatever the norm: right's tensors times
+    max(norm, clip_norm) / norm."""
+    clipped, norm = right
+    return [np.asarray(g) * max(norm, case["clip_norm"]) / norm for g in clipped], norm
 
 
 clip_global_norm = Exercise(
@@ -147,29 +267,29 @@ clip_global_norm = Exercise(
     designs=CLIP_DESIGNS,
     call=lambda fn, c: fn([c[k] for k in GRAD_NAMES], c["clip_norm"]),
     oracle=_clip_oracle,
-    reference=_clip_ref(),
+    reference=_clip_ref,
     parts=("clipped", "global_norm"),
     mistakes=(
         Mistake(
             "each tensor is clipped on its own (tf.clip_by_norm per tensor): global-norm clipping "
             "takes ONE norm over all the tensors together and scales every tensor by the same "
             "factor clip_norm / max(global_norm, clip_norm).",
-            _clip_ref("per tensor"),
+            _clip_each,
         ),
         Mistake(
             "the global norm is the sum of the tensors' norms: it is the norm of all their "
             "entries together, sqrt(sum of every tensor's squared entries).",
-            _clip_ref("sum of norms"),
+            _clip_with_norm(lambda c, n: sum(_norm(c[k]) for k in GRAD_NAMES)),
         ),
         Mistake(
             "the square root is missing: the global norm is sqrt(sum of the squared entries), "
             "not the sum of squares.",
-            _clip_ref("no sqrt"),
+            _clip_with_norm(lambda c, n: n * n),
         ),
         Mistake(
             "the tensors are rescaled even when the global norm is below clip_norm: scale by "
             "clip_norm / max(global_norm, clip_norm), which is 1 below the threshold.",
-            _clip_ref("always"),
+            after=_clip_always,
         ),
     ),
 )
@@ -191,50 +311,133 @@ def _rnn_step_case(rng, B, D, H):
 
 def _rnn_step_oracle(case):
     dinputs, dh, dkernel, dbias = tf_rnn_grads(case["x"][:, None], case["h"], case["kernel"],
-                                               case["bias"], case["dh_new"][:, None])
+                                               case["bias"], case["dh_new"][:, None],
+                                               tanh_grad=case.get("tanh_grad"))
     return dinputs[:, 0], dh, dkernel, dbias
 
 
-def _rnn_step_ref(slip=None):
-    return lambda c: bwd.basic_rnn_step_backward(c["x"], c["h"], c["kernel"], c["bias"],
-                                                 c["dh_new"], slip=slip)
+#: a case's ``tanh_grad`` (a mistake's changed cell, _tanh_with_grad) as rnnbook.backward's slip
+TANH_SLIPS = {None: None, "z": "tanh' of z", "none": "no tanh'"}
+
+
+def _rnn_step_ref(c):
+    return bwd.basic_rnn_step_backward(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"],
+                                       slip=TANH_SLIPS[c.get("tanh_grad")])
 
 
 TANH_AT_Z = ("tanh' is taken at the wrong point: tanh'(z) = 1 - tanh(z)^2 = 1 - h'^2, from the "
              "cell's output h', not 1 - z^2 from the pre-activation z.")
 NO_TANH = ("the derivative of tanh is missing: dz = dh' * (1 - h'^2) is what reaches the "
            "kernel, the bias, x and h, not dh' itself.")
+BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
+                 "term, so dbias is the SUM of the rows' gradients, not their mean.")
+
+
+def _rows(name, part, batched=("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")):
+    """Part ``part`` of exercise ``name``'s right answer on each row of the batch alone,
+    stacked: with ``part`` the bias gradient, the (B, G * H) gradient of the pre-activations
+    dz, row by row."""
+    def model(case):
+        return np.stack([np.asarray(_right(name, **{k: case[k][b: b + 1] for k in batched
+                                                    if k in case}, B=1)(case)[part])
+                         for b in range(case["B"])])
+    return model
+
 
 def _dh_through_u_as_is(c):
-    """dh = dz @ U, U not transposed: U is (H, H), so the shape cannot tell (no design can)."""
-    dx, _, dkernel, dbias = _rnn_step_ref()(c)
-    h_new = ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])  # (B, H)
-    dz = c["dh_new"] * (1.0 - h_new ** 2)
-    return dx, dz @ c["kernel"][c["D"]:], dkernel, dbias
+    """dh = dz @ U, U not transposed (dz row by row, _rows): U is (H, H), so the shape cannot
+    tell."""
+    dx, _, dkernel, dbias = _right("rnn_step_backward")(c)
+    return dx, _rows("rnn_step_backward", 3)(c) @ c["kernel"][c["D"]:], dkernel, dbias
+
+
+def _dbias_per_row(c):
+    """dbias not summed over the batch: dz itself (B, H), row by row (_rows)."""
+    dx, dh, dkernel, _ = _right("rnn_step_backward")(c)
+    return dx, dh, dkernel, _rows("rnn_step_backward", 3)(c)
+
+
+def _averaged(part):
+    """``after``: the right answer with part ``part`` (a bias gradient) divided by B."""
+    def after(case, right):
+        right = list(right)
+        right[part] = np.asarray(right[part]) / case["B"]
+        return right
+    return after
+
+
+SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns for x "
+              "first, then H for h, so split it at D = x.shape[1] (D == H would hide this).")
+
+
+def _split_at_h(dx, dh):
+    """``after``: the right answer with parts ``dx`` and ``dh`` joined and split at column H
+    instead of D (a kernel split at row H gives the same)."""
+    def after(case, right):
+        right = list(right)
+        both = np.concatenate([np.asarray(right[dx]), np.asarray(right[dh])], axis=1)
+        right[dx], right[dh] = both[:, :case["H"]], both[:, case["H"]:]
+        return right
+    return after
+
+
+SIDE_BY_SIDE = ("dW and dU are joined side by side: the kernel stacks W (D rows) on top of U "
+                "(H rows), so its gradient stacks dW on top of dU (axis 0).")
+
+
+def _side_by_side(part):
+    """``after``: the kernel's gradient with dW (its first D rows) and dU joined along axis 1;
+    NumPy raises where D != H (``raises=_joins_unequal_rows``)."""
+    def after(case, right):
+        right = list(right)
+        dkernel = np.asarray(right[part])
+        right[part] = np.concatenate([dkernel[:case["D"]], dkernel[case["D"]:]], axis=1)
+        return right
+    return after
+
+
+def _joins_unequal_rows(case, got):
+    """Whether ``got`` is NumPy's error for joining arrays of D and H rows along axis 1."""
+    return case["D"] != case["H"] and got.kind == "ValueError" and (
+        "concatenation axis must match" in got.message)
+
+
+def _transposed(part):
+    """``after``: the right answer with part ``part`` transposed."""
+    def after(case, right):
+        right = list(right)
+        right[part] = np.asarray(right[part]).T
+        return right
+    return after
 
 
 rnn_step_backward = Exercise(
     name="rnn_step_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dx (B, D), dh (B, H), dkernel (D + H, H), dbias (H,)) for one BasicRNNCell step",
     make_case=_rnn_step_case,
     designs=STEP_DESIGNS,
     call=lambda fn, c: fn(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"]),
     oracle=_rnn_step_oracle,
-    reference=_rnn_step_ref(),
+    reference=_rnn_step_ref,
     parts=("dx", "dh", "dkernel", "dbias"),
+    weights=(1, 1, 3, 1),  # a wrong dkernel earns at most half
     mistakes=(
-        Mistake(TANH_AT_Z, _rnn_step_ref("tanh' of z")),
-        Mistake(NO_TANH, _rnn_step_ref("no tanh'")),
+        Mistake(TANH_AT_Z, perturb=lambda c: {**c, "tanh_grad": "z"}),
+        Mistake(NO_TANH, perturb=lambda c: {**c, "tanh_grad": "none"}),
         Mistake(
             "dkernel is transposed: the kernel is (D + H, H) and so is its gradient, "
             "[x, h]^T @ dz, with dW's rows on top of dU's.",
-            _rnn_step_ref("kernel transposed"),
+            after=_transposed(2),
         ),
         Mistake(
             "dbias is not summed over the batch: every row uses the same bias, so its gradient "
             "is dz summed over axis 0, shape (H,).",
-            _rnn_step_ref("bias per row"),
+            _dbias_per_row,
         ),
+        Mistake(BIAS_AVERAGED, after=_averaged(3)),
+        Mistake(SPLIT_AT_H, after=_split_at_h(0, 1)),
+        Mistake(SIDE_BY_SIDE, after=_side_by_side(2), raises=_joins_unequal_rows),
         Mistake(
             "dh went through U as it is: h' = tanh(x @ W + h @ U + b), so dh = dz @ U.T "
             "(U = kernel[D:] is square, so the shape hides the missing transpose).",
@@ -265,47 +468,81 @@ def _rnn_case(rng, B, T, D, H, chunk=None):
 
 def _rnn_oracle(case):
     return tf_rnn_grads(case["inputs"], case["h0"], case["kernel"], case["bias"],
-                        case["doutputs"])
+                        case["doutputs"], chunk=case.get("chunk"),
+                        tanh_grad=case.get("tanh_grad"))
 
 
-def _rnn_ref(slip=None, step_slip=None):
-    def model(c):
-        dinputs, dh0, dkernel, dbias = bwd.basic_rnn_backward(
-            c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"], slip=slip,
-            step_slip=step_slip)
-        return dinputs, dh0, dkernel, dbias
-    return model
+def _rnn_ref(c):
+    """rnnbook.backward's BPTT, truncated where the case has a ``chunk`` and with a changed
+    tanh' where it has a ``tanh_grad`` (the mistakes' changed cases)."""
+    return bwd.basic_rnn_backward(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"],
+                                  chunk=c.get("chunk"), step_slip=TANH_SLIPS[c.get("tanh_grad")])
+
+
+def _first_state(c):
+    """h_1, the state after step 0: rnnbook.reference where installed, the real
+    BasicRNNCell's step (TensorFlow) in the learner release."""
+    x, weights = c["inputs"][:, 0], {"kernel": c["kernel"], "bias": c["bias"]}
+    try:
+        return ref.basic_rnn_step(x, c["h0"], c["kernel"], c["bias"])
+    except ImportError:
+        rnn_cell = tensorflow().compat.v1.nn.rnn_cell
+        return run_tf1(lambda: rnn_cell.BasicRNNCell(c["H"]), x, c["h0"], weights)[0]
+
+
+def _from_step_1(c):
+    """The right answer of the sequence from step 1 on, from h_1: its dh0 is what step 1
+    sends back to h_1, its dkernel and dbias the steps' 1 to T - 1."""
+    return _right("rnn_backward", inputs=c["inputs"][:, 1:], doutputs=c["doutputs"][:, 1:],
+                  h0=_first_state(c), T=c["T"] - 1)(c)
+
+
+def _skips_step_0(c):
+    dinputs, dh1, dkernel, dbias = _from_step_1(c)
+    return np.concatenate([np.zeros_like(c["inputs"][:, :1]), dinputs], axis=1), dh1, dkernel, \
+        dbias
+
+
+def _step_0_only(c):
+    """The kernel's gradient overwritten at every step: step 0's is left (the whole minus the
+    steps' from 1 on)."""
+    dinputs, dh0, dkernel, dbias = _right("rnn_backward")(c)
+    _, _, later_k, later_b = _from_step_1(c)
+    return dinputs, dh0, np.asarray(dkernel) - later_k, np.asarray(dbias) - later_b
 
 
 rnn_backward = Exercise(
     name="rnn_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dinputs (B, T, D), dh0 (B, H), dkernel (D + H, H), dbias (H,)) through the whole "
          "sequence",
     make_case=_rnn_case,
     designs=SEQ_DESIGNS,
     call=lambda fn, c: fn(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"]),
     oracle=_rnn_oracle,
-    reference=_rnn_ref(),
+    reference=_rnn_ref,
     parts=("dinputs", "dh0", "dkernel", "dbias"),
+    weights=(1, 1, 3, 1),  # a wrong dkernel earns at most half
     mistakes=(
         Mistake(
             "dh is not carried back through time: dL/dh_t is doutputs[:, t] PLUS what step "
             "t + 1 sends back to its previous state (the dh of its [dx, dh] = dz @ kernel^T).",
-            _rnn_ref("dh not carried"),
+            perturb=lambda c: {**c, "chunk": 1},  # truncated at every step
         ),
         Mistake(
             "the kernel's gradient is not accumulated over time: every step uses the same "
             "kernel and bias, so dkernel and dbias are the SUMS of the steps' gradients; add "
             "each step's, do not overwrite.",
-            _rnn_ref("not accumulated"),
+            _step_0_only,
         ),
         Mistake(
             "the backward loop skips step 0: run t from T - 1 down to 0 inclusive "
             "(range(T - 1, -1, -1)); step 0 gives dinputs[:, 0] and dh0.",
-            _rnn_ref("skips step 0"),
+            _skips_step_0,
         ),
-        Mistake(TANH_AT_Z, _rnn_ref(step_slip="tanh' of z"),
-                variants=(_rnn_ref(step_slip="no tanh'"),)),
+        Mistake(TANH_AT_Z, _right("rnn_backward", tanh_grad="z"),
+                variants=(_right("rnn_backward", tanh_grad="none"),)),
+        Mistake(BIAS_AVERAGED, after=_averaged(3)),
     ),
 )
 
@@ -326,36 +563,56 @@ def _trunc_ref(case):
                                   case["doutputs"], chunk=case["chunk"])[2:]
 
 
-def _trunc_pieces(case, start="carried", last=None):
-    """Each chunk's (dkernel, dbias) on its own, the chunk starting from the carried state
-    (``"carried"``), from h0 or from zeros; ``last`` keeps only the last / first chunk."""
+def _chunk_bounds(case):
     T, size = case["T"], case["chunk"]
-    outputs, _ = ref.unroll(ref.rnn_cell(case["kernel"], case["bias"]), case["inputs"],
-                            case["h0"])
-    pieces = []
-    for a, b in ref.chunks(T, size):
-        if start == "carried":
-            h = case["h0"] if a == 0 else outputs[:, a - 1]
-        else:
-            h = case["h0"] if start == "h0" else np.zeros_like(case["h0"])
-        _, _, dk, db = bwd.basic_rnn_backward(case["inputs"][:, a:b], h, case["kernel"],
-                                              case["bias"], case["doutputs"][:, a:b])
-        pieces.append((dk, db))
-    if last == "last":
-        return pieces[-1]
-    if last == "first":
-        return pieces[0]
-    if last == "whole chunks":
-        pieces = pieces[: T // size]
-    if T % size == 0 and last == "whole chunks":
-        raise ValueError("no partial chunk to drop")
-    return sum(p[0] for p in pieces), sum(p[1] for p in pieces)
+    return [(a, min(a + size, T)) for a in range(0, T, size)]
+
+
+def _only_chunks(keep):
+    """The right answer with the upstream gradient of every chunk but those ``keep(bounds)``
+    picks set to 0: the gradient does not cross a chunk's start, so that is the sum of the kept
+    chunks' gradients (raises when it keeps none)."""
+    def perturb(case):
+        kept = keep(_chunk_bounds(case))
+        if not kept:
+            raise ValueError("no such chunk")
+        doutputs = np.zeros_like(case["doutputs"])
+        for a, b in kept:
+            doutputs[:, a:b] = case["doutputs"][:, a:b]
+        return {**case, "doutputs": doutputs}
+    return perturb
+
+
+def _whole_chunks(bounds):
+    """The chunks but a last, shorter one (none when T is a multiple of chunk)."""
+    (a, b), (y, z) = bounds[0], bounds[-1]
+    return bounds[:-1] if z - y < b - a else []
+
+
+def _assumed_whole_chunks(case, got):
+    """Whether ``got`` is NumPy's error for cutting T steps into T // chunk equal pieces (a
+    split or reshape) where T is not a multiple of chunk."""
+    return bool(case["T"] % case["chunk"]) and got.kind == "ValueError" and (
+        "equal division" in got.message or "reshape" in got.message)
+
+
+def _each_chunk_from(start):
+    """Every chunk run from ``start`` (``"h0"`` or ``"zeros"``) instead of the carried state:
+    the sum of the right answers of the chunks alone."""
+    def model(case):
+        h = case["h0"] if start == "h0" else np.zeros_like(case["h0"])
+        pieces = [_right("truncated_rnn_backward", inputs=case["inputs"][:, a:b], h0=h,
+                         doutputs=case["doutputs"][:, a:b], T=b - a)(case)
+                  for a, b in _chunk_bounds(case)]
+        return [sum(np.asarray(p[k]) for p in pieces) for k in (0, 1)]
+    return model
 
 
 truncated_rnn_backward = Exercise(
     name="truncated_rnn_backward",
-    task="(dkernel (D + H, H), dbias (H,)): truncated BPTT in chunks of `chunk` steps, summed "
-         "over the chunks",
+    relative_error=True,  # a gradient: a failure says its relative error
+    task="(dkernel (D + H, H), dbias (H,)), the two arrays TensorFlow returns for the "
+         "chunked run",
     make_case=_rnn_case,
     designs=TRUNC_DESIGNS,
     call=lambda fn, c: fn(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"],
@@ -368,24 +625,26 @@ truncated_rnn_backward = Exercise(
             "the gradient is not truncated: the state that enters a chunk is a constant "
             "(tf.stop_gradient), so dh must be zero when the backward pass crosses the start of "
             "a chunk.",
-            lambda c: _rnn_ref()(c)[2:],
+            perturb=lambda c: {**c, "chunk": c["T"]},  # one chunk: no truncation
         ),
         Mistake(
             "the state is reset at every chunk: truncation stops the gradient, not the state; "
             "the forward pass carries h from one chunk into the next.",
-            lambda c: _trunc_pieces(c, start="h0"),
-            variants=(lambda c: _trunc_pieces(c, start="zeros"),),
+            _each_chunk_from("h0"),
+            variants=(_each_chunk_from("zeros"),),
         ),
         Mistake(
             "only one chunk's gradient is kept: the answer is the sum of every chunk's dkernel "
             "and dbias; add them up.",
-            lambda c: _trunc_pieces(c, last="last"),
-            variants=(lambda c: _trunc_pieces(c, last="first"),),
+            _right_on_changed("truncated_rnn_backward", _only_chunks(lambda b: b[-1:])),
+            variants=(_right_on_changed("truncated_rnn_backward",
+                                        _only_chunks(lambda b: b[:1])),),
         ),
         Mistake(
             "the last, shorter chunk is left out: when T is not a multiple of chunk, the final "
             "chunk has T % chunk steps and its gradient counts too.",
-            lambda c: _trunc_pieces(c, last="whole chunks"),
+            perturb=_only_chunks(_whole_chunks),
+            raises=_assumed_whole_chunks,
         ),
     ),
 )
@@ -414,44 +673,59 @@ def _lstm_oracle(case):
     return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
 
 
-def _lstm_ref(slip=None, order=None, **change):
-    def model(c):
-        case = {**c, **change}
-        return bwd.basic_lstm_step_backward(
-            case["x"], case["c"], case["h"], case["kernel"], case["bias"], case["dc_new"],
-            case["dh_new"], case["forget_bias"], order=ref.TF1 if order is None else order,
-            slip=slip)
-    return model
+#: a case's ``f_grad`` (a mistake's changed cell, _changed_tf) as rnnbook.backward's slip
+F_SLIPS = {None: None, "without forget_bias": "sigmoid' of f without forget_bias"}
+
+
+def _lstm_ref(c):
+    return bwd.basic_lstm_step_backward(c["x"], c["c"], c["h"], c["kernel"], c["bias"],
+                                        c["dc_new"], c["dh_new"], c["forget_bias"],
+                                        slip=F_SLIPS[c.get("f_grad")])
 
 
 def _lstm_with(case, **change):
-    """The knob model of 5.5: the reference on ``case`` with one argument changed."""
-    return _lstm_ref(**change)(case)
+    """The knob model of 5.5: the right answer on ``case`` with one argument changed."""
+    return _right("lstm_step_backward", **change)(case)
 
 
-def _keras_read(model):
-    """``model`` as a learner who reads the kernel's blocks in Keras' order i, f, j, o
-    throughout: their cell is TF1's with the kernel's 2nd and 3rd blocks swapped."""
-    def wrong(c):
-        swap = {k: ref.reorder(c[k], ref.KERAS, ref.TF1) for k in ("kernel", "bias")}
-        out = list(model({**c, **swap}))
-        for k in (3, 4):
-            out[k] = ref.reorder(out[k], ref.TF1, ref.KERAS)
-        return tuple(out)
-    return wrong
+def _blocks_read_as_keras(name, parts):
+    """Exercise ``name``'s answer by a learner who reads the kernel's gate blocks in Keras'
+    order throughout: the right answer of the cell with the kernel's and the bias' 2nd and 3rd
+    blocks swapped, its gradients' blocks (``parts``) swapped back."""
+    def model(c):
+        swap = {k: reorder_blocks(c[k], TF1_TO_KERAS) for k in ("kernel", "bias")}
+        return _blocks_swapped(parts)(c, _right(name, **swap)(c))
+    return model
 
 
-def _with_forget_gradient(c):
+def _blocks_swapped(parts):
+    """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
+    def after(case, right):
+        right = list(right)
+        for k in parts:
+            right[k] = reorder_blocks(np.asarray(right[k]), TF1_TO_KERAS)
+        return right
+    return after
+
+
+def _with_forget_gradient(case, right):
     """The right answer and a sixth part: the gradient a variable forget_bias would get (the
-    f block of dz summed over the batch, (H,))."""
-    g = bwd.lstm_cell_step_backward(c["x"], c["c"], c["h"], c["kernel"], c["bias"],
-                                    c["dc_new"], c["dh_new"], c["forget_bias"])
-    H = c["H"]
-    return (g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"],
-            g["dz"][:, 2 * H: 3 * H].sum(axis=0))
+    f block of dbias, (H,))."""
+    H = case["H"]
+    return [*right, np.asarray(right[4])[2 * H: 3 * H]]
 
 
-KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, c, o: TF1's kernel and bias "
+def _no_c_from_h(c):
+    """dc' without the path from h': the right answer with dc' lowered by that path's share,
+    dh' * sigmoid(o) * tanh'(c'), found from the right answers (its dc is dc' * f: with
+    dc' = 1 and dh' = 0 it is f; with dc' = 0 it is the path's share times f)."""
+    zero, one = np.zeros_like(c["dc_new"]), np.ones_like(c["dc_new"])
+    f = np.asarray(_right("lstm_step_backward", dc_new=one, dh_new=zero)(c)[1], np.float64)
+    through_h = np.asarray(_right("lstm_step_backward", dc_new=zero)(c)[1]) / f
+    return _right("lstm_step_backward", dc_new=c["dc_new"] - through_h)(c)
+
+
+KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, g, o: TF1's kernel and bias "
                "hold i, j, f, o, so dz = [di, dj, df, do], in that order.")
 F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate is "
                   "s = sigmoid(f + forget_bias + ...), and its derivative is s * (1 - s) at that "
@@ -459,6 +733,7 @@ F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate i
 
 lstm_step_backward = Exercise(
     name="lstm_step_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dx (B, D), dc (B, H), dh (B, H), dkernel (D + H, 4H), dbias (4H,)) for one "
          "BasicLSTMCell step",
     make_case=_lstm_case,
@@ -466,25 +741,41 @@ lstm_step_backward = Exercise(
     call=lambda fn, c: fn(c["x"], c["c"], c["h"], c["kernel"], c["bias"], c["forget_bias"],
                           c["dc_new"], c["dh_new"]),
     oracle=_lstm_oracle,
-    reference=_lstm_ref(),
+    reference=_lstm_ref,
     parts=("dx", "dc", "dh", "dkernel", "dbias"),
+    weights=(1, 4, 1, 1, 1),  # a wrong dc earns at most half
     mistakes=(
         Mistake(
             "you returned a gradient for forget_bias: it is a constant the cell adds at run "
             "time, not a variable, so it gets none; return (dx, dc, dh, dkernel, dbias).",
-            _with_forget_gradient,
+            after=_with_forget_gradient,
         ),
-        keras_order(KERAS_ORDER, _lstm_with, variants=(_keras_read(_lstm_ref()),)),
-        Mistake(F_WITHOUT_BIAS, _lstm_ref("sigmoid' of f without forget_bias")),
+        Mistake(KERAS_ORDER, after=_blocks_swapped((3, 4)),
+                variants=(_blocks_read_as_keras("lstm_step_backward", (3, 4)),)),
+        Mistake(F_WITHOUT_BIAS, perturb=lambda c: {**c, "f_grad": "without forget_bias"}),
         Mistake(
             "the path from h' back to c' is missing: h' = tanh(c') * sigmoid(o), so dc' gets "
             "dh' * sigmoid(o) * (1 - tanh(c')^2) on top of the upstream dc'.",
-            _lstm_ref("no c' from h'"),
+            _no_c_from_h,
         ),
         forget_bias_hard_coded(
             "the forget_bias argument is ignored: the forward pass adds the forget_bias given, "
             "sigmoid(f + forget_bias), and the backward pass must use the same gate.",
             _lstm_with,
+        ),
+        forget_bias_left_out(
+            "forget_bias is left out: the cell adds it at run time (it is not in the bias "
+            "variable), so f = sigmoid(f + forget_bias) in the forward values the backward "
+            "pass recomputes too.",
+            _lstm_with,
+        ),
+        Mistake(BIAS_AVERAGED, after=_averaged(4)),
+        Mistake(SPLIT_AT_H, after=_split_at_h(0, 2)),
+        Mistake(SIDE_BY_SIDE, after=_side_by_side(3), raises=_joins_unequal_rows),
+        Mistake(
+            "dkernel is transposed: the kernel is (D + H, 4H) and so is its gradient, with "
+            "dW's rows on top of dU's.",
+            after=_transposed(3),
         ),
     ),
 )
@@ -492,22 +783,32 @@ lstm_step_backward = Exercise(
 
 # --- Exercise 5.6: a gradient tensor by its name in the graph (API) --------------------------
 
-#: step 0 (no suffix) and a middle step (t != T - 1 - t: a reversed index shows); B, D, H all
-#: different (audit, issue 18: the middle step was missing, and B = H in the first trial)
-BY_NAME_DESIGNS = (dict(B=2, T=3, D=4, H=3, t=0), dict(B=1, T=4, D=2, H=3, t=2))
+#: the first step (no suffix), the second (the first suffixed name, `split_1`: issue 25 found
+#: an answer wrong there at 2/2 when only t = 0 and t = 2 were tried) and the last (no next
+#: step); t != T - 1 - t where t > 0 (a reversed index shows); B, D, H all different (issue 18)
+BY_NAME_DESIGNS = (dict(B=2, T=3, D=4, H=3, t=0), dict(B=1, T=4, D=2, H=3, t=1),
+                   dict(B=3, T=4, D=2, H=4, t=3))
 SPLIT_0 = ("step 0 has no suffix: static_rnn names step 0's Split `split` (its gradient "
            "`split_grad`) and step t's `split_t` for t > 0; there is no `split_0`.")
 
 
-def _split_0(c):
-    """``split_{t}_grad`` for every t: right for t > 0, no such tensor at t = 0 (the error the
-    session raises, which ``names_split_0`` recognises)."""
-    if c["t"] == 0:
+def _split_0(case, right):
+    """``after``: ``split_{t}_grad`` for every t: right for t > 0, no such tensor at t = 0 (the
+    error the session raises, which ``names_split_0`` recognises)."""
+    if case["t"] == 0:
         raise KeyError("The name 'gradients/rnn/basic_lstm_cell/split_0_grad/concat:0' refers "
                        "to a Tensor which does not exist.")
-    return _by_name_ref()(c)
+    return right
 
 
+def _step(shift):
+    """``perturb``: step t + ``shift`` (raises where there is no such step)."""
+    def perturb(case):
+        t = case["t"] + shift
+        if not 0 <= t < case["T"]:
+            raise ValueError("no such step")
+        return {**case, "t": t}
+    return perturb
 
 
 def _by_name_case(rng, B, T, D, H, t):
@@ -568,55 +869,49 @@ def _by_name_oracle(case):
     return tuple(session.run(list(by_step[4 * t: 4 * t + 4]), feed))
 
 
-def _by_name_ref(step=0):
-    def model(c):
-        B, T, H = c["B"], c["T"], c["H"]
-        t = c["t"] + step
-        if not 0 <= t < T:
-            raise ValueError("no such step")
-        dz = bwd.basic_lstm_backward(c["inputs"], np.zeros((B, H)), np.zeros((B, H)),
-                                     c["kernel"], c["bias"], c["doutputs"])["dz"][:, t]
-        return tuple(np.split(dz, 4, axis=1))
-    return model
+def _by_name_ref(c):
+    B, H = c["B"], c["H"]
+    dz = bwd.basic_lstm_backward(c["inputs"], np.zeros((B, H)), np.zeros((B, H)), c["kernel"],
+                                 c["bias"], c["doutputs"])["dz"][:, c["t"]]
+    return tuple(np.split(dz, 4, axis=1))
 
 
-def _forward_split(c):
-    outputs, _ = ref.unroll(ref.lstm_cell(c["kernel"], c["bias"]), c["inputs"],
-                            (np.zeros((c["B"], c["H"])),) * 2)
-    h = np.zeros((c["B"], c["H"])) if c["t"] == 0 else outputs[:, c["t"] - 1]
-    # the previous c is needed only for the state, not the pre-activations
-    g = ref.lstm_preactivations(c["inputs"][:, c["t"]], h, c["kernel"], c["bias"])
-    return tuple(g[k] for k in ref.TF1)
+def _forward_split(case):
+    """Step t's Split op's outputs (the forward pre-activations), from the real graph."""
+    *_, splits, _ = _lstm_graph(case["B"], case["T"], case["D"], case["H"])
+    session, feed = _by_name_session(case)
+    return tuple(session.run(list(splits[case["t"]].outputs), feed))
 
 
 split_grad_by_name = Exercise(
     name="split_grad_by_name",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(di, dj, df, do), each (B, H): the gradient of the graph's loss with respect to step "
          "t's pre-activations, fetched by name from the session",
     make_case=_by_name_case,
     designs=BY_NAME_DESIGNS,
     call=_by_name_call,
     oracle=_by_name_oracle,
-    reference=_by_name_ref(),
+    reference=_by_name_ref,
     parts=("di", "dj", "df", "do"),
     by_hand=False,
     mistakes=(
         Mistake(
-            "the blocks are in Keras' order i, f, c, o: split_grad/concat joins the gradients "
+            "the blocks are in Keras' order i, f, g, o: split_grad/concat joins the gradients "
             "of the Split's outputs in TF1's order, so its four blocks are di, dj, df, do.",
-            lambda c: (lambda g: (g[0], g[2], g[1], g[3]))(_by_name_ref()(c)),
+            after=lambda c, g: [g[0], g[2], g[1], g[3]],
         ),
         Mistake(
             "you fetched the next step's gradient: static_rnn names step 0's Split `split` and "
             "step t's `split_t`, so step t's gradient is `split_t_grad` (`split_grad` for t = 0).",
-            _by_name_ref(step=1),
+            perturb=_step(1),
         ),
         Mistake(
             "you fetched the previous step's gradient: static_rnn names step 0's Split `split` "
             "and step t's `split_t` (no `split_0`).",
-            _by_name_ref(step=-1),
+            perturb=_step(-1),
         ),
-        Mistake(SPLIT_0, _split_0, raises=names_split_0),
+        Mistake(SPLIT_0, after=_split_0, raises=names_split_0),
         Mistake(
             "you fetched the forward pre-activations (the Split op's outputs), not their "
             "gradient: the gradient is `gradients/rnn/basic_lstm_cell/split_t_grad/concat:0`.",
@@ -633,7 +928,7 @@ KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forge
 
 
 def _keras_case(rng, B, D, H, forget_bias):
-    """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, c, o,
+    """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, g, o,
     forget_bias folded into the f block of the bias): the data the check loads."""
     case = {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
             "x": normal(rng, B, D), "c": normal(rng, B, H, scale=1.5),
@@ -671,42 +966,45 @@ def _keras_oracle(case):
     return g["dkernel"], g["dbias"]
 
 
-def _keras_ref(swap_state=False):
-    def model(c):
-        state = (c["h"], c["c"]) if swap_state else (c["c"], c["h"])
-        g = bwd.basic_lstm_step_backward(c["x"], *state, c["tf1_kernel"], c["tf1_bias"],
-                                         np.zeros_like(c["c"]), c["dh_new"], c["forget_bias"])
-        return g[3], g[4]
-    return model
+def _keras_ref(c):
+    g = bwd.basic_lstm_step_backward(c["x"], c["c"], c["h"], c["tf1_kernel"], c["tf1_bias"],
+                                     np.zeros_like(c["c"]), c["dh_new"], c["forget_bias"])
+    return g[3], g[4]
+
+
+def _recurrent_on_top(case, right):
+    """``after``: the kernel's gradient with the rows of U (the last H) on top of W's."""
+    dkernel = np.asarray(right[0])
+    return [np.concatenate([dkernel[case["D"]:], dkernel[:case["D"]]]), right[1]]
 
 
 keras_grads_to_tf1 = Exercise(
     name="keras_grads_to_tf1",
-    task="(dkernel (D + H, 4H), dbias (4H,)): the Keras cell's gradients in the TF1 "
-         "BasicLSTMCell's layout (W on U, gate blocks i, j, f, o)",
+    relative_error=True,  # a gradient: a failure says its relative error
+    task="(dkernel (D + H, 4H), dbias (4H,)): two arrays with the shapes of the TF1 "
+         "BasicLSTMCell's kernel and bias",
     make_case=_keras_case,
     designs=KERAS_DESIGNS,
     call=_keras_call,
     oracle=_keras_oracle,
-    reference=_keras_ref(),
+    reference=_keras_ref,
     parts=("dkernel", "dbias"),
     by_hand=False,
     mistakes=(
         Mistake(
-            "the gate blocks are still in Keras' order i, f, c, o: TF1's kernel holds i, j, f, "
+            "the gate blocks are still in Keras' order i, f, g, o: TF1's kernel holds i, j, f, "
             "o, so swap the 2nd and 3rd column blocks of both gradients.",
-            lambda c: tuple(ref.reorder(g, ref.TF1, ref.KERAS) for g in _keras_ref()(c)),
+            after=_blocks_swapped((0, 1)),
         ),
         Mistake(
             "the recurrent kernel's gradient is stacked on top: TF1's kernel is [W; U] for "
             "[x, h], so the gradient of Keras' kernel (rows that multiply x) goes first.",
-            lambda c: (np.concatenate([_keras_ref()(c)[0][c["D"]:], _keras_ref()(c)[0][:c["D"]]]),
-                       _keras_ref()(c)[1]),
+            after=_recurrent_on_top,
         ),
         Mistake(
             "the state went into the Keras cell as (c, h): Keras 3 wants [h, c], h first, and "
             "the TF1 state is LSTMStateTuple(c, h), so pass [state.h, state.c].",
-            _keras_ref(swap_state=True),
+            perturb=lambda c: {**c, "c": c["h"], "h": c["c"]},
         ),
     ),
 )
@@ -758,11 +1056,14 @@ def _clip_between(case):
     bias[2 * H] = -case["forget_bias"] - case["w_f_diag"][0] * c0  # f = sigmoid(0)
 
 
-WEIGHTS = ("kernel", "bias", "w_i_diag", "w_f_diag", "w_o_diag", "projection")
+#: the learner's ``weights`` keys, as Exercise 3.3 names them (the variables' name suffixes);
+#: the case keeps the projection as ``projection``, as _weight_key names its variable
+WEIGHTS = {"kernel": "kernel", "bias": "bias", "w_i_diag": "w_i_diag", "w_f_diag": "w_f_diag",
+           "w_o_diag": "w_o_diag", "projection/kernel": "projection"}
 
 
 def _cell_call(fn, case):
-    weights = {k: case[k] for k in WEIGHTS}
+    weights = {k: case[v] for k, v in WEIGHTS.items()}
     return fn(case["x"], case["c"], case["m"], weights, case["forget_bias"], case["cell_clip"],
               case["dc_new"], case["dm_new"])
 
@@ -772,49 +1073,219 @@ def _cell_oracle(case):
     return tuple(g[k] for k in CELL_PARTS)
 
 
-def _cell_ref(slip=None, **change):
-    def model(c):
-        c = {**c, **change}
-        g = bwd.lstm_cell_step_backward(
-            c["x"], c["c"], c["m"], c["kernel"], c["bias"], c["dc_new"], c["dm_new"],
-            c["forget_bias"], c["w_i_diag"], c["w_f_diag"], c["w_o_diag"], c["cell_clip"],
-            c["projection"], slip=slip)
-        return tuple(g[k] for k in CELL_PARTS)
-    return model
+#: a case's ``clip_grad`` (a mistake's changed cell, _changed_tf) as rnnbook.backward's slip
+CLIP_SLIPS = {None: None, "pass": "clip not zeroed"}
+
+
+def _cell_ref(c):
+    g = bwd.lstm_cell_step_backward(
+        c["x"], c["c"], c["m"], c["kernel"], c["bias"], c["dc_new"], c["dm_new"],
+        c["forget_bias"], c["w_i_diag"], c["w_f_diag"], c["w_o_diag"], c["cell_clip"],
+        c["projection"], slip=CLIP_SLIPS[c.get("clip_grad")])
+    return tuple(g[k] for k in CELL_PARTS)
+
+
+def _cell_with(case, **change):
+    """The knob model of 5.8: the right answer on ``case`` with one argument changed."""
+    return _right("lstm_cell_backward", **change)(case)
+
+
+def _plus(*terms):
+    """The sum of right answers (lists of parts) with signs: ``(sign, answer), ...``."""
+    return [sum(sign * np.asarray(a[k], np.float64) for sign, a in terms)
+            for k in range(len(CELL_PARTS))]
+
+
+def _clip_zeroes_upstream_only(c):
+    """Only dc' zeroed where the clip bites, the m' path passed: with R the right answer and
+    R0 that of the cell whose clip passes the gradient (both linear in the upstream dc', dm'),
+    R0 - R0(dm' = 0) + R(dm' = 0)."""
+    no_m = {"dm_new": np.zeros_like(c["dm_new"])}
+    return _plus((1, _cell_with(c, clip_grad="pass")),
+                 (-1, _cell_with(c, clip_grad="pass", **no_m)), (1, _cell_with(c, **no_m)))
+
+
+def _gate_rows(c):
+    """dz (B, 4H), row by row (_rows), as the gate blocks di, dj, df, do."""
+    return np.split(_rows("lstm_cell_backward", 4)(c), 4, axis=1)
+
+
+def _no_o_peephole(c):
+    """dc' without do * w_o_diag: the right answer with dc' lowered by it (do, the o block of
+    dz, does not depend on dc')."""
+    do = _gate_rows(c)[3]
+    return _cell_with(c, dc_new=c["dc_new"] - do * c["w_o_diag"])
+
+
+def _no_peephole_terms_in_dc(c):
+    """dc without the peepholes' terms di * w_i_diag + df * w_f_diag."""
+    di, _, df, _ = _gate_rows(c)
+    right = list(_right("lstm_cell_backward")(c))
+    right[1] = np.asarray(right[1]) - di * c["w_i_diag"] - df * c["w_f_diag"]
+    return right
 
 
 lstm_cell_backward = Exercise(
     name="lstm_cell_backward",
+    relative_error=True,  # a gradient: a failure says its relative error
     task="(dx, dc, dm, dkernel, dbias, dw_i_diag, dw_f_diag, dw_o_diag, dprojection) for one "
          "LSTMCell step with peepholes, cell_clip and num_proj",
     make_case=_cell_case,
     designs=CELL_DESIGNS,
     call=_cell_call,
     oracle=_cell_oracle,
-    reference=_cell_ref(),
+    reference=_cell_ref,
     parts=CELL_PARTS,
+    weights=(1, 8, 1, 1, 1, 1, 1, 1, 1),  # a wrong dc earns at most half
     mistakes=(
         Mistake(
             "the clipped region is not zeroed: where cell_clip bites (|c'| > cell_clip before "
             "the clip) tf.clip_by_value passes no gradient, so dL/dc' is 0 there before it "
             "reaches the gates, the peepholes and c.",
-            _cell_ref("clip not zeroed"),
+            perturb=lambda c: {**c, "clip_grad": "pass"},
         ),
         Mistake(
             "only the upstream dc' is zeroed where the clip bites: m' and the o-peephole use "
             "the CLIPPED c' too, so the whole gradient of the unclipped c' (upstream, from m' "
             "and from o) is 0 there.",
-            _cell_ref("clip zeroes dc' only"),
+            _clip_zeroes_upstream_only,
         ),
         Mistake(
             "the o-peephole's path into c' is missing: o sees w_o_diag * c' (the new, clipped "
             "c'), so dc' also gets do * w_o_diag.",
-            _cell_ref("no o peephole into c"),
+            _no_o_peephole,
         ),
         Mistake(
             "cell_clip is taken as 1.0: clip c' to [-cell_clip, cell_clip] with the cell_clip "
             "you were given, and zero the gradient where that clip bites.",
-            _cell_ref(cell_clip=1.0),
+            perturb=lambda c: {**c, "cell_clip": 1.0},
+        ),
+        Mistake(
+            "dc misses the peepholes' terms: c feeds i and f through w_i_diag and w_f_diag, so "
+            "dc = dc' * f plus di * w_i_diag plus df * w_f_diag.",
+            _no_peephole_terms_in_dc,
+        ),
+        Mistake(
+            "dprojection is transposed: the projection is (H, P) and so is its gradient, "
+            "(m before the projection)^T @ dm'.",
+            after=_transposed(8),
+        ),
+        Mistake(BIAS_AVERAGED, after=_averaged(4)),
+        forget_bias_left_out(
+            "forget_bias is left out: LSTMCell adds it at run time (it is not in the bias "
+            "variable), so f = sigmoid(f + forget_bias + w_f_diag * c) in the forward values "
+            "the backward pass recomputes too.",
+            _cell_with,
+        ),
+    ),
+)
+
+
+# --- Exercise 5.9: check a backward pass (centred differences, relative error) -------------
+
+#: D != H; B = 1 once; two step sizes (a forward difference's error, eps / 2 times the second
+#: derivative, shows at both; a centred one's, eps^2 / 6 times the third, at neither); a
+#: dkernel mostly smaller than the gradient once (there max(|a|, |b|) is not |dkernel|)
+GRAD_CHECK_DESIGNS = (dict(B=2, D=3, H=2, eps=1e-3, scale=1.0),
+                      dict(B=1, D=2, H=3, eps=2e-3, scale=0.05))
+
+
+def _grad_check_case(rng, B, D, H, eps, scale):
+    """One BasicRNNCell step (float64: a centred difference in float32 is mostly rounding) and
+    ``dkernel``, the gradient some backward pass returned, to be checked."""
+    case = _rnn_step_case(rng, B, D, H)
+    for k in ("x", "h", "kernel", "bias", "dh_new"):
+        case[k] = case[k].astype(np.float64)
+    case["eps"] = eps
+    case["dkernel"] = normal(rng, D + H, H, scale=scale).astype(np.float64)  # (D + H, H)
+    return case
+
+
+def _grad_check_oracle(case):
+    """TensorFlow's gradient of sum(h' * dh_new) with respect to the kernel (what centred
+    differences approach), and its relative error against the given dkernel."""
+    true = _rnn_step_oracle(case)[2].astype(np.float64)  # (D + H, H)
+    return true, relative_error(true, case["dkernel"])
+
+
+def _grad_check_ref(case):
+    true = np.asarray(_rnn_step_ref(case)[2], np.float64)
+    return true, relative_error(true, case["dkernel"])
+
+
+def _kernel_hessian_diagonal(case):
+    """d^2 L / d kernel[k]^2 for every entry k, shaped as the kernel (D + H, H): TensorFlow's
+    (a Jacobian of the real cell's gradient)."""
+    tf = tensorflow()
+    rnn_cell = tf.compat.v1.nn.rnn_cell
+    cell = _eager_cell(rnn_cell.BasicRNNCell(case["H"]), case["D"],
+                       {"kernel": case["kernel"], "bias": case["bias"]})
+    x, h = tf.constant(_f32(case["x"])), tf.constant(_f32(case["h"]))
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            out, _ = cell(x, h)
+            loss = tf.reduce_sum(out * _f32(case["dh_new"]))
+        grad = inner.gradient(loss, cell.variables[0])  # the kernel
+    n = int(np.prod(case["kernel"].shape))
+    jacobian = np.asarray(outer.jacobian(grad, cell.variables[0]), np.float64).reshape(n, n)
+    return np.diagonal(jacobian).reshape(case["kernel"].shape)
+
+
+def _forward_difference(case):
+    """(L(w + eps) - L(w)) / eps: the gradient plus eps / 2 times the second derivative (up to
+    eps^2 / 6 times the third, below the tolerance)."""
+    numeric = (np.asarray(_right("gradient_check")(case)[0])
+               + case["eps"] / 2 * _kernel_hessian_diagonal(case))
+    return numeric, relative_error(numeric, case["dkernel"])
+
+
+def _numeric_doubled(case, right):
+    numeric = 2 * np.asarray(right[0], np.float64)
+    return [numeric, relative_error(numeric, case["dkernel"])]
+
+
+gradient_check = Exercise(
+    name="gradient_check",
+    task="(numeric, relative_error): an array with the kernel's shape (D + H, H) and a number",
+    make_case=_grad_check_case,
+    designs=GRAD_CHECK_DESIGNS,
+    call=lambda fn, c: fn(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"], c["dkernel"],
+                          c["eps"]),
+    oracle=_grad_check_oracle,
+    reference=_grad_check_ref,
+    # one answer, not two parts: the relative error of a wrong numeric gradient is right or
+    # wrong by a hair, as the seed falls (the same wrong code would earn 0 or half)
+    relative_error=True,
+    mistakes=(
+        Mistake(
+            "the difference is one-sided: (L(w + eps) - L(w)) / eps is off by eps / 2 times "
+            "the second derivative; the centred (L(w + eps) - L(w - eps)) / (2 eps) is off by "
+            "eps^2 / 6 times the third.",
+            _forward_difference,
+        ),
+        Mistake(
+            "the centred difference is divided by eps: the two points are 2 eps apart, so "
+            "divide by 2 eps.",
+            after=_numeric_doubled,
+        ),
+        Mistake(
+            "the relative error divides by |a| + |b|: this exercise's relative error is "
+            "|a - b| / max(|a|, |b|), the largest over the entries.",
+            after=lambda c, r: [r[0], float(np.max(np.abs(np.asarray(r[0]) - c["dkernel"])
+                                                   / (np.abs(r[0]) + np.abs(c["dkernel"]))))],
+        ),
+        Mistake(
+            "the relative error is averaged over the entries: report the largest, the entry "
+            "that is furthest off.",
+            after=lambda c, r: [r[0], float(np.mean(
+                np.abs(np.asarray(r[0]) - c["dkernel"])
+                / np.maximum(np.abs(r[0]), np.abs(c["dkernel"]))))],
+        ),
+        Mistake(
+            "the relative error divides by |dkernel| alone: divide by max(|a|, |b|), so that "
+            "neither gradient is taken as the right one.",
+            after=lambda c, r: [r[0], float(np.max(np.abs(np.asarray(r[0]) - c["dkernel"])
+                                                   / np.abs(c["dkernel"])))],
         ),
     ),
 )
@@ -823,5 +1294,6 @@ lstm_cell_backward = Exercise(
 CHAPTER = Chapter(5, "05-gradients-by-hand", [
     clip_global_norm, rnn_step_backward, rnn_backward, truncated_rnn_backward,
     lstm_step_backward, split_grad_by_name, keras_grads_to_tf1, lstm_cell_backward,
+    gradient_check,
 ])
 check = CHAPTER.check

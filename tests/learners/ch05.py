@@ -76,11 +76,21 @@ def rnn_step_a(x, h, kernel, bias, dh_new, wrong=None):
         dz = dh_new * (1 - h_new ** 2)
     dkernel = dz.T @ xh if wrong == "transposed" else xh.T @ dz
     dbias = dz if wrong == "bias" else dz.sum(0)
+    if wrong == "mean":
+        dbias = dz.mean(axis=0)
     dxh = dz @ kernel.T
-    D = x.shape[1]
+    D = h.shape[1] if wrong == "split at H" else x.shape[1]
     if wrong == "U as is":
         return dxh[:, :D], dz @ kernel[D:], dkernel, dbias
     return dxh[:, :D], dxh[:, D:], dkernel, dbias
+
+
+def rnn_step_side_by_side(x, h, kernel, bias, dh_new):
+    """dW and dU joined along the wrong axis: NumPy raises where D != H."""
+    D = x.shape[1]
+    W, U = kernel[:D], kernel[D:]
+    dz = dh_new * (1 - np.tanh(x @ W + h @ U + bias) ** 2)
+    return dz @ W.T, dz @ U.T, np.concatenate([x.T @ dz, h.T @ dz], axis=1), dz.sum(0)
 
 
 def rnn_step_b(x, h, kernel, bias, dh_new):
@@ -116,6 +126,9 @@ def rnn_seq_a(inputs, h0, kernel, bias, doutputs, wrong=None):
         if wrong == "overwrite":
             dkernel = xh.T @ dz
             dbias = dz.sum(0)
+        elif wrong == "mean":
+            dkernel += xh.T @ dz
+            dbias += dz.mean(0)
         else:
             dkernel += xh.T @ dz
             dbias += dz.sum(0)
@@ -169,6 +182,20 @@ def trunc_a(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
     return dkernel, dbias
 
 
+def trunc_equal_pieces(inputs, h0, kernel, bias, doutputs, chunk):
+    """Chunks cut with np.split into T // chunk equal pieces: NumPy raises when T is not a
+    multiple of chunk."""
+    T = inputs.shape[1]
+    dkernel, dbias, h = 0.0, 0.0, h0
+    for x, dout in zip(np.split(inputs, T // chunk, axis=1),
+                       np.split(doutputs, T // chunk, axis=1), strict=True):
+        _, _, dk, db = rnn_seq_a(x, h, kernel, bias, dout)
+        dkernel, dbias = dkernel + dk, dbias + db
+        for t in range(x.shape[1]):
+            h = np.tanh(np.concatenate([x[:, t], h], 1) @ kernel + bias)
+    return dkernel, dbias
+
+
 def trunc_b(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
     """One backward loop over the whole sequence that drops dh at each chunk's first step."""
     B, T, D = inputs.shape
@@ -195,11 +222,13 @@ def lstm_a(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     xh = np.concatenate([x, h], axis=1)
     z = xh @ kernel + bias
     i, j, f, o = np.split(z, 4, axis=1)
-    fb = 1.0 if wrong == "fb 1" else forget_bias
+    fb = {"fb 1": 1.0, "fb 0": 0.0}.get(wrong, forget_bias)
     si, tj, sf, so = sig(i), np.tanh(j), sig(f + fb), sig(o)
     c_new = c * sf + si * tj
     tc = np.tanh(c_new)
     dc_t = dc_new + dh_new * so * (1 - tc ** 2)
+    if wrong == "no c from h":
+        dc_t = dc_new
     do = dh_new * tc * so * (1 - so)
     di = dc_t * tj * si * (1 - si)
     dj = dc_t * si * (1 - tj ** 2)
@@ -212,14 +241,16 @@ def lstm_a(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     else:
         dz = np.concatenate([di, dj, df, do], axis=1)
     dxh = dz @ kernel.T
-    D = x.shape[1]
-    out = (dxh[:, :D], dc_t * sf, dxh[:, D:], xh.T @ dz, dz.sum(0))
+    D = h.shape[1] if wrong == "split at H" else x.shape[1]
+    dkernel = dz.T @ xh if wrong == "transposed" else xh.T @ dz
+    dbias = dz.mean(0) if wrong == "mean" else dz.sum(0)
+    out = (dxh[:, :D], dc_t * sf, dxh[:, D:], dkernel, dbias)
     if wrong == "d forget_bias":
         return (*out, df.sum(axis=0))
     return out
 
 
-def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new):
+def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     """Gates by name from column slices, W and U apart, float64."""
     H, D = h.shape[1], x.shape[1]
     K = kernel.astype(np.float64)
@@ -234,7 +265,7 @@ def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new):
     d = {"i": dc2 * g * i * (1 - i), "j": dc2 * i * (1 - g ** 2),
          "f": dc2 * c * f * (1 - f), "o": dh_new * np.tanh(c2) * o * (1 - o)}
     dz = np.hstack([d[name] for name in "ijfo"])
-    dK = np.vstack([x.T @ dz, h.T @ dz])
+    dK = np.hstack([x.T @ dz, h.T @ dz]) if wrong == "hstack" else np.vstack([x.T @ dz, h.T @ dz])
     return [dz @ K[:D].T, dc2 * f, dz @ K[D:].T, dK, dz.sum(axis=0)]
 
 
@@ -244,6 +275,8 @@ def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new):
 def by_name_a(session, feed, t, wrong=None):
     step = {"next": t + 1, "previous": t - 1}.get(wrong, t)
     name = "split_grad" if step == 0 else f"split_{step}_grad"
+    if wrong == "first suffix":  # as if the suffixes started at 2
+        name = "split_grad" if t < 2 else f"split_{t}_grad"
     if wrong == "split_0":
         name = f"split_{t}_grad"
     if wrong == "forward":
@@ -286,7 +319,7 @@ def keras_a(cell, x, state, dh, wrong=None):
         loss = tf.reduce_sum(h * dh)
     dk, dr, db = tape.gradient(loss, [cell.kernel, cell.recurrent_kernel, cell.bias])
     dk, dr, db = np.asarray(dk), np.asarray(dr), np.asarray(db)
-    stacked = np.concatenate([dk, dr])
+    stacked = np.concatenate([dr, dk] if wrong == "recurrent first" else [dk, dr])
 
     def tf1(a):
         i, f, j, o = np.split(a, 4, axis=-1)
@@ -309,7 +342,7 @@ def keras_b(cell, x, state, dh):
                      strict=True))
     full = tf.concat([grads["kernel"], grads["recurrent"]], axis=0)
     H = full.shape[1] // 4
-    order = [0, 2, 1, 3]  # Keras i, f, c, o -> TF1 i, j, f, o
+    order = [0, 2, 1, 3]  # Keras i, f, g, o -> TF1 i, j, f, o
     kernel = tf.concat([full[:, k * H:(k + 1) * H] for k in order], axis=1)
     bias = tf.concat([grads["bias"][k * H:(k + 1) * H] for k in order], axis=0)
     return kernel.numpy(), bias.numpy()
@@ -321,10 +354,12 @@ def keras_b(cell, x, state, dh):
 def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None):
     K, b = weights["kernel"], weights["bias"]
     wi, wf, wo = weights["w_i_diag"], weights["w_f_diag"], weights["w_o_diag"]
-    P_ = weights["projection"]
+    P_ = weights["projection/kernel"]
     D = x.shape[1]
     if wrong == "clip 1":
         cell_clip = 1.0
+    if wrong == "fb 0":
+        forget_bias = 0.0
     xm = np.concatenate([x, m], 1)
     i, j, f, o = np.split(xm @ K + b, 4, axis=1)
     gi = sig(i + wi * c)
@@ -335,7 +370,7 @@ def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None)
     go = sig(o + wo * c_new)
     m_raw = go * np.tanh(c_new)
     dm_raw = dm_new @ P_.T
-    dP = m_raw.T @ dm_new
+    dP = dm_new.T @ m_raw if wrong == "projection T" else m_raw.T @ dm_new
     do = dm_raw * np.tanh(c_new) * go * (1 - go)
     dc_new_total = dc_new + dm_raw * go * (1 - np.tanh(c_new) ** 2)
     if wrong != "no wo path":
@@ -350,11 +385,12 @@ def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None)
     di = dc_raw * gj * gi * (1 - gi)
     dj = dc_raw * gi * (1 - gj ** 2)
     df = dc_raw * c * gf * (1 - gf)
-    dc = dc_raw * gf + di * wi + df * wf
+    dc = dc_raw * gf if wrong == "no peepholes in dc" else dc_raw * gf + di * wi + df * wf
     dz = np.concatenate([di, dj, df, do], 1)
     dxm = dz @ K.T
     dwo = (do * c_new).sum(0)
-    return (dxm[:, :D], dc, dxm[:, D:], xm.T @ dz, dz.sum(0), (di * c).sum(0), (df * c).sum(0),
+    dbias = dz.mean(0) if wrong == "mean" else dz.sum(0)
+    return (dxm[:, :D], dc, dxm[:, D:], xm.T @ dz, dbias, (di * c).sum(0), (df * c).sum(0),
             dwo, dP)
 
 
@@ -373,7 +409,7 @@ def cell_b(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new):
     c1 = np.minimum(np.maximum(c_unclipped, -cell_clip), cell_clip)
     o = sig(zo + w["w_o_diag"] * c1)
     hidden = o * np.tanh(c1)  # (B, H) before the projection
-    d_hidden = dm_new @ w["projection"].T
+    d_hidden = dm_new @ w["projection/kernel"].T
     d_zo = d_hidden * np.tanh(c1) * o * (1 - o)
     d_c1 = dc_new + d_hidden * o * (1 - np.tanh(c1) ** 2) + d_zo * w["w_o_diag"]
     d_c1[clipped] = 0.0
@@ -387,6 +423,50 @@ def cell_b(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new):
             np.sum(d_zf * c, axis=0), np.sum(d_zo * c1, axis=0), hidden.T @ dm_new]
 
 
+# --- 5.9 gradient_check ----------------------------------------------------------------------
+
+
+def grad_check_a(x, h, kernel, bias, dh_new, dkernel, eps, wrong=None):
+    def loss(k):
+        return float(np.sum(np.tanh(np.concatenate([x, h], 1) @ k + bias) * dh_new))
+
+    numeric = np.zeros(kernel.shape)
+    for index in np.ndindex(*kernel.shape):
+        plus, minus = kernel.copy(), kernel.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        if wrong == "forward":
+            numeric[index] = (loss(plus) - loss(kernel)) / eps
+        elif wrong == "no 2":
+            numeric[index] = (loss(plus) - loss(minus)) / eps
+        else:
+            numeric[index] = (loss(plus) - loss(minus)) / (2 * eps)
+    gap = np.abs(numeric - dkernel)
+    if wrong == "sum":
+        return numeric, float(np.max(gap / (np.abs(numeric) + np.abs(dkernel))))
+    if wrong == "analytic only":
+        return numeric, float(np.max(gap / np.abs(dkernel)))
+    each = gap / np.maximum(np.abs(numeric), np.abs(dkernel))
+    return numeric, float(np.mean(each) if wrong == "mean" else np.max(each))
+
+
+def grad_check_b(x, h, kernel, bias, dh_new, dkernel, eps):
+    """W and U apart, the kernel flattened, a list of rows for the numeric gradient."""
+    D = x.shape[1]
+    flat = kernel.ravel().astype(np.float64)
+
+    def loss(values):
+        k = values.reshape(kernel.shape)
+        return np.sum(np.tanh(x @ k[:D] + h @ k[D:] + bias) * dh_new)
+
+    steps = np.eye(flat.size) * eps
+    numeric = np.array([(loss(flat + e) - loss(flat - e)) / (2 * eps) for e in steps])
+    numeric = numeric.reshape(kernel.shape)
+    a, b = np.abs(numeric), np.abs(dkernel)
+    rel = np.where(np.maximum(a, b) > 0, np.abs(numeric - dkernel) / np.maximum(a, b), 0.0)
+    return [numeric.tolist(), rel.max()]
+
+
 RIGHT = {
     "clip_global_norm": [clip_a, clip_b, clip_in_place],
     "rnn_step_backward": [rnn_step_a, rnn_step_b],
@@ -396,6 +476,7 @@ RIGHT = {
     "split_grad_by_name": [by_name_a, by_name_search, by_name_op_outputs],
     "keras_grads_to_tf1": [keras_a, keras_b],
     "lstm_cell_backward": [cell_a, cell_b],
+    "gradient_check": [grad_check_a, grad_check_b],
 }
 
 WRONG = {
@@ -403,6 +484,7 @@ WRONG = {
         (named(clip_a, "clip_each_tensor", wrong="per tensor"), "each tensor is clipped"),
         (named(clip_a, "clip_sum_of_norms", wrong="sum of norms"), "the global norm is the sum"),
         (named(clip_a, "clip_always", wrong="always"), "the tensors are rescaled even"),
+        (named(clip_a, "clip_no_sqrt", wrong="no sqrt"), "the square root is missing"),
     ],
     "rnn_step_backward": [
         (named(rnn_step_a, "tanh_prime_at_z", wrong="tanh at z"), "tanh' is taken at the wrong"),
@@ -410,6 +492,10 @@ WRONG = {
         (named(rnn_step_a, "dkernel_transposed", wrong="transposed"), "dkernel is transposed"),
         (named(rnn_step_a, "dbias_per_row", wrong="bias"), "dbias is not summed"),
         (named(rnn_step_a, "dh_through_u_as_is", wrong="U as is"), "dh went through U"),
+        (named(rnn_step_a, "dbias_mean_over_batch", wrong="mean"),
+         "the bias gradient is averaged"),
+        (named(rnn_step_a, "dxh_split_at_h", wrong="split at H"), "dx and dh are split at"),
+        (rnn_step_side_by_side, "dW and dU are joined side by side"),
     ],
     "rnn_backward": [
         (named(rnn_seq_a, "dh_not_carried", wrong="no carry"), "dh is not carried back"),
@@ -418,12 +504,14 @@ WRONG = {
         (named(rnn_seq_a, "skips_step_0", wrong="skip 0"), "the backward loop skips step 0"),
         (named(rnn_seq_a, "tanh_prime_at_z_in_time", wrong="tanh at z"),
          "tanh' is taken at the wrong"),
+        (named(rnn_seq_a, "dbias_mean_in_time", wrong="mean"), "the bias gradient is averaged"),
     ],
     "truncated_rnn_backward": [
         (named(trunc_b, "not_truncated", wrong="full"), "the gradient is not truncated"),
         (named(trunc_a, "state_reset_per_chunk", wrong="reset"), "the state is reset"),
         (named(trunc_a, "last_chunk_only", wrong="keep last"), "only one chunk's gradient"),
         (named(trunc_a, "tail_dropped", wrong="drop tail"), "the last, shorter chunk"),
+        (trunc_equal_pieces, "the last, shorter chunk"),
     ],
     "lstm_step_backward": [
         (named(lstm_a, "grad_for_forget_bias", wrong="d forget_bias"),
@@ -431,6 +519,12 @@ WRONG = {
         (named(lstm_a, "keras_order", wrong="keras"), "the gradient's gate blocks are in Keras'"),
         (named(lstm_a, "sigmoid_f_without_bias", wrong="f no bias"), "sigmoid' of f is taken"),
         (named(lstm_a, "forget_bias_hard_coded", wrong="fb 1"), "the forget_bias argument"),
+        (named(lstm_a, "forget_bias_left_out", wrong="fb 0"), "forget_bias is left out"),
+        (named(lstm_a, "no_dc_from_dh", wrong="no c from h"), "the path from h' back to c'"),
+        (named(lstm_a, "lstm_dbias_mean", wrong="mean"), "the bias gradient is averaged"),
+        (named(lstm_a, "lstm_dkernel_transposed", wrong="transposed"), "dkernel is transposed"),
+        (named(lstm_a, "lstm_dxh_split_at_h", wrong="split at H"), "dx and dh are split at"),
+        (named(lstm_b, "lstm_dw_du_hstacked", wrong="hstack"), "dW and dU are joined side by"),
     ],
     "split_grad_by_name": [
         (named(by_name_a, "keras_blocks", wrong="keras"), "the blocks are in Keras' order"),
@@ -438,11 +532,15 @@ WRONG = {
         (named(by_name_a, "previous_step", wrong="previous"), "you fetched the previous step's"),
         (named(by_name_a, "split_0_for_step_0", wrong="split_0"), "step 0 has no suffix"),
         (named(by_name_a, "forward_split", wrong="forward"), "you fetched the forward"),
+        (named(by_name_a, "first_suffix_wrong", wrong="first suffix"),
+         "you fetched the previous step's"),
     ],
     "keras_grads_to_tf1": [
         (named(keras_a, "left_in_keras_order", wrong="keras order"),
          "the gate blocks are still in Keras' order"),
         (named(keras_a, "state_c_first", wrong="c first"), "the state went into the Keras"),
+        (named(keras_a, "recurrent_stacked_first", wrong="recurrent first"),
+         "the recurrent kernel's gradient is stacked"),
     ],
     "lstm_cell_backward": [
         (named(cell_a, "clip_not_zeroed", wrong="no mask"), "the clipped region is not zeroed"),
@@ -450,5 +548,23 @@ WRONG = {
          "only the upstream dc' is zeroed"),
         (named(cell_a, "no_o_peephole_path", wrong="no wo path"), "the o-peephole's path"),
         (named(cell_a, "clip_hard_coded", wrong="clip 1"), "cell_clip is taken as 1.0"),
+        (named(cell_a, "dc_without_peepholes", wrong="no peepholes in dc"),
+         "dc misses the peepholes' terms"),
+        (named(cell_a, "dprojection_transposed", wrong="projection T"),
+         "dprojection is transposed"),
+        (named(cell_a, "cell_dbias_mean", wrong="mean"), "the bias gradient is averaged"),
+        (named(cell_a, "cell_forget_bias_left_out", wrong="fb 0"), "forget_bias is left out"),
+    ],
+    "gradient_check": [
+        (named(grad_check_a, "one_sided_difference", wrong="forward"),
+         "the difference is one-sided"),
+        (named(grad_check_a, "divided_by_eps", wrong="no 2"),
+         "the centred difference is divided by eps"),
+        (named(grad_check_a, "relative_over_sum", wrong="sum"),
+         "the relative error divides by |a| + |b|"),
+        (named(grad_check_a, "relative_error_mean", wrong="mean"),
+         "the relative error is averaged"),
+        (named(grad_check_a, "relative_to_analytic", wrong="analytic only"),
+         "the relative error divides by |dkernel|"),
     ],
 }
