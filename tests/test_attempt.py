@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rnnbook.grading import attempt, config, procs, run, walls, wire
-from rnnbook.grading.results import Submission
+from rnnbook.grading.results import Notes, Submission
 from rnnbook.plaindata import Raised
 
 LIMITS = config.Config(timeout=8, cell_timeout=20, budget=30, memory=1200)
@@ -179,7 +179,7 @@ def test_the_budget_comes_before_the_stage_and_the_stage_says_its_own_limit():
 
 
 def settle(ev, breach=None, status=0, skip=None):
-    skip, skipped = set() if skip is None else skip, []
+    skip, skipped = set() if skip is None else skip, Notes()
     stop = attempt.settle(ev, breach, status, skip, skipped, LIMITS.budget)
     return stop, skip, skipped
 
@@ -316,7 +316,7 @@ def attempt_once(zygote, tmp_path, cells, trials, limits=LIMITS, folder="job"):
     ``(stop, answers, skip, skipped, status, notes)``."""
     sub = Submission(path=tmp_path / "s.ipynb", name="s", chapter="ch", cells=cells)
     sub.deadline = time.monotonic() + limits.budget
-    pending, skip, skipped = ["f"], set(), []
+    pending, skip, skipped = ["f"], set(), Notes()
     workdir = tmp_path / (folder or "missing")
     if folder:
         attempt.make_workdir(workdir)

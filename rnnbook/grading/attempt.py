@@ -264,7 +264,7 @@ def settle(events, breach, status, skip, skipped, budget):
         pending.remove(stage[1])
     elif stage and stage[0] == "cell":  # the last cell that started (whatever it said since)
         skip.add(stage[1])
-        skipped.append(f"cell {stage[1] + 1} {why}; it was skipped")
+        skipped.add(f"cell {stage[1] + 1} {why}; it was skipped")
     elif pending:
         sub.answers[pending.pop(0)] = why
     return ""
@@ -273,13 +273,15 @@ def settle(events, breach, status, skip, skipped, budget):
 # --- 6. one stage's end --------------------------------------------------------------------
 
 
+
+
 def finish_stage(sub, event, stage, pending, bounds, counts, line):
     """The end of ``stage``: a cell's error becomes a note; an exercise's answers (``line``,
     parsed as ``event``) are checked against its bound (``bounds``: array bytes) and its
     number of trials (``counts``) and decoded into ``sub.answers``; it leaves ``pending``."""
     if stage[0] == "cell":
         if event["status"] == "error":
-            sub.notes.append(f"cell {stage[1] + 1} raised {event.get('error', '')}")
+            sub.notes.add(f"cell {stage[1] + 1} raised {event.get('error', '')}")
         return
     name = stage[1]
     if event["status"] != "done" or name not in pending:

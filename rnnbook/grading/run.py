@@ -37,8 +37,6 @@ from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
 
-TIMINGS = "timings.csv"  # each submission's seconds and peak memory (not in the reports)
-
 MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
 #: a child's thread pools, one thread each: --workers children share the cores
 ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
@@ -384,13 +382,13 @@ class Run:
             # Both kinds of child run the whole notebook: a cell that hung or crashed in one is
             # skipped in the other too, and its note is said once; other notes are the last
             # child's (the cells raise the same errors in both, but for TensorFlow's absence).
-            notes, skip, skipped = {}, set(), []
+            notes, skip, skipped = {}, set(), results.Notes()
             for kind in ("numpy", "tf"):
                 if kind in groups:
-                    sub.notes = []
+                    sub.notes = results.Notes()
                     self._grade_group(sub, kind, groups[kind], work, skip, skipped)
                     notes[kind] = sub.notes
-            sub.notes = skipped + notes.get("tf", notes.get("numpy", []))
+            sub.notes = skipped.then(notes.get("tf", notes.get("numpy", [])))
         except Exception as error:  # noqa: BLE001 - one submission never stops the others
             sub.error = (f"{sub.path}: the grader failed on this submission "
                          f"({type(error).__name__}: {error})")
@@ -501,19 +499,48 @@ def _case_paths(cases):
     return found
 
 
-def _class_report(out, ordered):
-    """``timings.csv`` (each submission's seconds and peak memory: they vary run to run, so
-    they stay out of the reports), then ``class-report.html`` and ``.csv`` from the reports, in
-    a process of their own (it draws; this one keeps matplotlib out). A failure here is told
-    and costs no grade: the reports are written already."""
+class Outputs:
+    """Writes each output in --out on its own: one that fails (a full disk, a folder in the
+    way) is remembered with why, and the others are still written."""
+
+    def __init__(self):
+        self.failed = []  # "what (why)"
+
+    def write(self, what, action, *args):
+        try:
+            action(*args)
+        except Exception as error:  # noqa: BLE001 - one output never stops the others
+            lines = str(error).strip().splitlines()
+            why = f"{type(error).__name__}: {lines[-1][:200]}" if lines else type(error).__name__
+            self.failed.append(f"{what} ({why})")
+            return False
+        return True
+
+    def said(self):
+        """One line on stderr naming every output that could not be written; True if any."""
+        if self.failed:
+            log(f"error: could not write {len(self.failed)} output"
+                f"{'s' * (len(self.failed) != 1)}: " + "; ".join(self.failed))
+        return bool(self.failed)
+
+
+def _timings(out, ordered):
+    """``timings.csv``: each submission's seconds and peak memory (they vary run to run, so
+    they stay out of the reports)."""
     lines = [["report", "seconds", "peak_mb"]] + [
         [sub.name, round(sub.seconds, 2), round(sub.peak_mb)] for sub, _ in ordered]
-    results.write_atomic(out / TIMINGS, results.csv_text(lines))
+    results.write_atomic(out / results.TIMINGS, results.csv_text(lines))
+
+
+def _class_report(out):
+    """``class-report.html`` and ``.csv`` (and the similarity table) from the reports, in a
+    process of its own (it draws; this one keeps matplotlib out). A failure costs no grade:
+    the reports are written already."""
     made = subprocess.run([sys.executable, "-m", "rnnbook.grading.classreport", str(out)],
                           capture_output=True, text=True)
     if made.returncode != 0:
         reason = (made.stderr.strip().splitlines() or [f"exit status {made.returncode}"])[-1]
-        log(f"error: the class report could not be written ({reason})")
+        raise GradeError(reason)
 
 
 def progress(done, total, sub, seconds, width=20):
@@ -543,12 +570,12 @@ def grade(config, submissions, out, table_file=None):
                              "--overwrite")
     procs.guard_this_process()
     out.mkdir(parents=True, exist_ok=True)
-    rows = {}
+    rows, outputs = {}, Outputs()
     for sub in run.subs:
         if sub.error:
             log(f"error: {sub.error}")
             rows[sub.name] = run.report(sub)
-            results.write(out, sub, rows[sub.name])
+            outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
     os.chmod(work, 0o711)  # (a child run as nobody, without walls, must reach its own folder)
     oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
@@ -568,7 +595,7 @@ def grade(config, submissions, out, table_file=None):
                     if sub.error:
                         log(f"error: {sub.error}")
                     rows[sub.name] = run.report(sub)
-                    results.write(out, sub, rows[sub.name])
+                    outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
                     log(progress(done, len(run.gradable), sub, time.monotonic() - started))
     finally:
         for zygote in run.zygotes.values():
@@ -579,8 +606,8 @@ def grade(config, submissions, out, table_file=None):
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
-    results.write_atomic(out / results.GRADEBOOK,
-                         results.gradebook(ordered, run.tables, roster))
+    outputs.write(results.GRADEBOOK, lambda: results.write_atomic(
+        out / results.GRADEBOOK, results.gradebook(ordered, run.tables, roster)))
     match = results.match_roster(run.subs, roster or [])
     if roster is not None:
         missing = sorted(student.file for student in match.missing)
@@ -590,11 +617,14 @@ def grade(config, submissions, out, table_file=None):
             log(f"roster: not on the roster: {', '.join(str(s.path) for s in match.unknown)}")
         for why in dict.fromkeys(match.clash.values()):
             log(f"error: {why}")
-    similarity.save(out, run.subs, run.cells)  # each exercise's code, for "Similar submissions"
+    # each exercise's code, for "Similar submissions"
+    outputs.write("exercise-code.json", similarity.save, out, run.subs, run.cells)
     if config.class_report:
-        _class_report(out, ordered)
+        outputs.write(results.TIMINGS, _timings, out, ordered)
+        outputs.write("the class report", _class_report, out)
     for sub, report in ordered:
         if not sub.error and sub.name not in match.clash:
             print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",
                   file=_stderr())
-    return 1 if match.clash or any(s.error for s in run.subs) else 0
+    failed = outputs.said()
+    return 1 if failed or match.clash or any(s.error for s in run.subs) else 0

@@ -141,6 +141,14 @@ EXPECTED = {
     "gradebook_name": _expect(FULL, file="gradebook.csv.ipynb",
                               report="submission-gradebook.csv"),
     "late_honest": _expect(FULL, file="late/honest.ipynb", report="honest-2"),
+    # every name the grader writes in --out is reserved: no report folder takes one
+    "timings_name": _expect(FULL, file="timings.csv.ipynb", report="submission-timings.csv"),
+    "class_page_name": _expect(FULL, file="class-report.html.ipynb",
+                               report="submission-class-report.html"),
+    "class_table_name": _expect(FULL, file="Class-Report.CSV.ipynb",
+                                report="submission-Class-Report.CSV"),
+    "similar_name": _expect(FULL, file="similar-submissions.csv.ipynb",
+                            report="submission-similar-submissions.csv"),
     "fifo": Expect(0, error="not a regular file"),
     # broken files
     "invalid_json": Expect(0, error="not a valid notebook"),
@@ -493,6 +501,13 @@ def dots(ctx):
 
 def gradebook_name(ctx):
     return _notebook()
+
+
+def timings_name(ctx):
+    return _notebook()
+
+
+class_page_name = class_table_name = similar_name = timings_name
 
 
 def late_honest(ctx):
