@@ -47,6 +47,7 @@ SLEEP = "77.25"  # `sleep SLEEP`, left running by background_process: must be go
 CHAIN = "77.5"  # `sleep CHAIN`, a detached chain of processes: must be gone afterwards
 SECRET = "corpus-secret-4711"  # in the grader's environment: must not reach a child
 NUMPY_ONLY = "must be done with NumPy"
+LONG_CELLS = 3000  # long_errors: cells that each raise a 2,000-character error
 
 EXERCISES = source.exercises(source.read(SOLUTION))
 BY_HAND = [ex for ex in EXERCISES if ex.by_hand]
@@ -122,6 +123,9 @@ EXPECTED = {
                        notes=(f"name '{LAST.name}' is not defined",)),
     "wrong_signature": _expect(_failing([FIRST], "raised TypeError")),
     "empty": Expect(0, {ex.name: (0, f"no function called `{ex.name}`") for ex in EXERCISES}),
+    # what a submission says reaches its report capped: 20 notes of 500 characters, and a count
+    "long_errors": _expect(FULL, notes=("raised ValueError: xxx",) * 19
+                           + (f"And {LONG_CELLS - 20} more notes.",)),
     # time limits the child cannot move
     "resets_deadline": _expect(FULL, notes=("went over the time limit of 20 s; it was skipped",)),
     "budget_eater": Expect(0, {ex.name: (0, "time budget of 30 s") for ex in EXERCISES}),
@@ -388,6 +392,15 @@ def wrong_signature(ctx):
 def empty(ctx):
     nb = _notebook()
     nb.cells = []
+    return nb
+
+
+def long_errors(ctx):
+    """Cells that each raise a 2,000-character error (10,000 of them once made 39 MB of
+    results.json and feedback.md from a 1.8 MB notebook)."""
+    nb = _notebook()
+    for _ in range(LONG_CELLS):
+        _append(nb, "raise ValueError('x' * 2000)\n")
     return nb
 
 
