@@ -369,3 +369,21 @@ def test_a_real_child_whose_folder_cannot_be_entered_says_its_walls_failed(zygot
     stop, answers, *_, status, _ = attempt_once(zygote, tmp_path, ["x = 1"], TWO,
                                                 folder=None)
     assert (stop, answers, status) == (attempt.NO_SANDBOX, {}, walls.FAILED)
+
+
+def test_a_real_child_makes_magics_plain_python_under_its_own_limits(zygote, tmp_path):
+    """IPython's magics are transformed in the child (they do nothing there), and a cell whose
+    transformation takes too long is the child's time, not the grader's: it is skipped."""
+    cells = ["%time y = 3\n!ls\nx = 2\n", "def f(v):\n    return v * x\n",
+             "%%time\nz = 1\n", "not python at all\n"]
+    stop, answers, skip, skipped, _, notes = attempt_once(zygote, tmp_path, cells, TWO)
+    assert (stop, answers, skip, skipped) == ("", {"f": [2, 5.0]}, set(), [])
+    assert notes == ["cell 4 raised SyntaxError: invalid syntax (<cell 4>, line 1)"]
+    cells = ["def f(v):\n    return v * 2\n", "%time x = 1\n" * 2000]  # 500 passes of it
+    quick = config.Config(timeout=5, cell_timeout=1.5, budget=30, memory=1200)
+    started = time.monotonic()
+    stop, answers, skip, skipped, status, _ = attempt_once(zygote, tmp_path, cells, TWO, quick,
+                                                           folder="again")
+    assert (stop, answers, skip, status != 0) == ("", {}, {1}, True)
+    assert skipped == ["cell 2 went over the time limit of 1.5 s; it was skipped"]
+    assert time.monotonic() - started < 10

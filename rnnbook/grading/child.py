@@ -110,6 +110,22 @@ class _NoIPython:
         return lambda *args, **kwargs: None
 
 
+def plain_python(code, name):
+    """A cell compiled; one that is not Python (IPython's magics, ``!ls``, ``x?``) is made so by
+    IPython's transformer first, here under the child's limits (the magics do nothing)."""
+    try:
+        return compile(code, name, "exec")
+    except SyntaxError as error:
+        transformer = sys.modules.get("rnnbook_ipython")  # loaded by the zygote
+        if transformer is None:
+            raise
+        try:
+            plain = transformer.TransformerManager().transform_cell(code)
+        except Exception:  # noqa: BLE001 - the cell's own syntax error says more
+            raise error from None
+    return compile(plain, name, "exec")
+
+
 def _stub_modules():
     sys.meta_path.insert(0, _NumPyOnlyFinder())
     for name in list(sys.modules):
@@ -139,7 +155,7 @@ def main(job, events_fd, chapters=None):
         emit(cell=index, status="start")
         message = ""
         try:
-            exec(compile(code, f"<cell {index + 1}>", "exec"), namespace)  # noqa: S102
+            exec(plain_python(code, f"<cell {index + 1}>"), namespace)  # noqa: S102
         except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
             message = f"{type(error).__name__}: {said(error, job.get('scratch_mb'))}"[:2000]
         emit(cell=index, status="error" if message else "ok", error=message)

@@ -6,6 +6,7 @@ talks to it on a SEQPACKET socket; each job gets its own events pipe and job pip
 """
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import pathlib
@@ -17,6 +18,7 @@ import threading
 
 HERE = pathlib.Path(__file__).resolve().parent
 ZYGOTE = HERE / "zygote.py"
+IPYTHON = "RNNBOOK_IPYTHON"  # IPython's folder, in a zygote's environment (zygote.IPYTHON)
 
 
 class ZygoteError(RuntimeError):
@@ -32,7 +34,7 @@ class Zygote:
         flags = ["-I", "-S"] if kind == "numpy" else ["-I"]
         self.proc = subprocess.Popen(
             [sys.executable, *flags, str(ZYGOTE), kind, str(theirs.fileno()), *map(str, args)],
-            pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
+            pass_fds=[theirs.fileno()], env={**env, IPYTHON: ipython_folder()}, stdin=subprocess.DEVNULL,
             stdout=log, stderr=log, cwd="/")
         theirs.close()
         self.sock = ours
@@ -111,6 +113,12 @@ class Zygote:
         with contextlib.suppress(OSError):
             self.proc.kill()
         self.proc.wait()
+
+
+def ipython_folder():
+    """IPython's package folder ("" without it): a zygote loads its cell transformer from it."""
+    spec = importlib.util.find_spec("IPython")
+    return os.path.dirname(spec.origin) if spec and spec.origin else ""
 
 
 class Meter:

@@ -128,6 +128,8 @@ EXPECTED = {
                            + (f"And {LONG_CELLS - 20} more notes.",)),
     # time limits the child cannot move
     "resets_deadline": _expect(FULL, notes=("went over the time limit of 20 s; it was skipped",)),
+    # IPython's transformation of a cell is the child's work, under the cell's time limit
+    "magic_flood": _expect(FULL, notes=("went over the time limit of 20 s; it was skipped",)),
     "budget_eater": Expect(0, {ex.name: (0, "time budget of 30 s") for ex in EXERCISES}),
     # answers come back only over the pipe, bounded by what the trial implies
     "answer_bombs": _expect(_failing([FIRST], "not plain data")),
@@ -414,6 +416,12 @@ def resets_deadline(ctx):
         "        send(json.dumps({'cell': cell, 'status': 'start'}).encode() + b'\\n')\n"
         "        send(json.dumps({'cell': cell, 'status': 'ok', 'error': ''}).encode() + b'\\n')\n"
         "    time.sleep(0.05)\n"))
+
+
+def magic_flood(ctx):
+    """A cell of 9,000 ``%time`` lines (114 KB): IPython transforms it in 500 passes over the
+    whole cell; in the grader's own process once, it held the whole batch for 75 s."""
+    return _append(_notebook(), "%time x = 1\n" * 9000)
 
 
 def budget_eater(ctx):
