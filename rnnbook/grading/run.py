@@ -38,6 +38,9 @@ from rnnbook.grading import attempt, procs, results, similarity, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
 
 MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
+#: cells of a submission: reading and checking a notebook costs the grader's own process time
+#: in the number of its cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies
+MAX_CELLS = 5000
 #: a child's thread pools, one thread each: --workers children share the cores
 ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
 NOBODY = 65534
@@ -159,6 +162,7 @@ def load_submission(sub, forced, cells):
             raise GradeError("not a regular file")
         if info.st_size > MAX_NOTEBOOK:
             raise GradeError(f"larger than {MAX_NOTEBOOK // 2**20} MB")
+        _count_cells(sub.path)
         nb = source.read(sub.path)
         sub.chapter = which_chapter(nb, forced, cells)
     except source.SourceError as error:
@@ -169,6 +173,18 @@ def load_submission(sub, forced, cells):
         # as written: the child makes IPython's magics plain Python, under its limits
         sub.cells = [c.source for c in nb.cells if c.cell_type == "code"]
     return sub
+
+
+def _count_cells(path):
+    """Refuse a notebook of more than :data:`MAX_CELLS` cells before it is checked cell by
+    cell (the count is one JSON parse: a file that is not JSON is left to the full read)."""
+    try:
+        with open(path, "rb") as f:
+            cells = json.load(f).get("cells")
+    except (ValueError, AttributeError, RecursionError):
+        return
+    if isinstance(cells, list) and len(cells) > MAX_CELLS:
+        raise GradeError(f"more than {MAX_CELLS:,} cells ({len(cells):,})")
 
 
 def collect(paths):

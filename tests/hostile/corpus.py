@@ -162,6 +162,7 @@ EXPECTED = {
     "json_not_a_notebook": Expect(0, error="not a valid notebook"),
     "binary": Expect(0, error="not a valid notebook"),
     "unknown_chapter": Expect(0, error="cannot tell which chapter"),
+    "cell_flood": Expect(0, error="more than 5,000 cells (40,0"),
     # getting out
     "steal_solutions": Expect(0, {ex.name: (0, "not written yet") for ex in EXERCISES},
                               walls=True),
@@ -560,6 +561,14 @@ def unknown_chapter(ctx):
     del nb.metadata["rnnbook"]
     nb.cells = [c for c in nb.cells if not c.source.startswith("# Exercise")]
     return nb
+
+
+def cell_flood(ctx):
+    """40,000 tiny cells (6 MB): reading and checking them once took the grader 10 s."""
+    nb = json.loads(nbformat.writes(_notebook()))
+    nb["cells"] += [{"cell_type": "code", "id": f"c{k}", "metadata": {}, "source": "x = 1",
+                     "outputs": [], "execution_count": None} for k in range(40_000)]
+    return json.dumps(nb).encode()
 
 
 def steal_solutions(ctx):
