@@ -255,6 +255,7 @@ class Run:
         self.zygotes, self.specs = {}, {}
         self.isolation = ""
         self.drop = None  # without walls, as root: the uid the children run as
+        self.cgroups = None  # procs.Cgroups: each child's memory and processes, by the kernel
 
     # --- set-up -----------------------------------------------------------------------------
 
@@ -329,6 +330,25 @@ class Run:
                 "(solutions included) and write wherever this user can")
         self.isolation = f"none ({failed})" + self._as_nobody()
         log(f"note: submissions run without walls here ({failed})")
+
+    def count(self):
+        """Find the cgroups each child will have (none: the grader counts), and say in the
+        ``walls:`` line how memory and processes are counted and bounded."""
+        self.cgroups = procs.Cgroups.find()
+        walled, limit = bool(self.specs), self.config.processes
+        shm = (f", SysV shared memory at most {walls.SHM_SEGMENTS} segments of "
+               f"{walls.SHM_MB} MB" if walled else "")
+        if self.cgroups:
+            memory = (f"memory: {self.cgroups.describe()} (the kernel's count), and resident + "
+                      f"scratch + memfd files{shm}")
+            processes = f"processes: {self.cgroups.describe()} pids, {limit}"
+        else:
+            memory = f"memory: resident + scratch + memfd files (no memory cgroup){shm}"
+            processes = (f"processes: RLIMIT_NPROC {limit} in the child's user namespace"
+                         + (" (not binding: the grader runs as root)" if os.geteuid() == 0
+                            else "") if walled else
+                         "processes: not bounded (no walls, no pids cgroup)")
+        self.isolation += f"; {memory}; {processes}"
 
     def _as_nobody(self):
         """Without walls, a grader running as root runs its children as nobody, where nobody
@@ -429,10 +449,18 @@ class Run:
         job = attempt.job(sub, pending, skip, {n: self.trials[(sub.chapter, n)] for n in pending},
                           self.env(workdir), workdir, drop,
                           walls.scratch_mb(self.config.memory) if walled else None,
-                          self.walls_spec(kind, workdir.parent, workdir) if walled else None)
+                          self.walls_spec(kind, workdir.parent, workdir) if walled else None,
+                          self.config.processes if walled and not self.cgroups else None)
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
-        child = attempt.Child(self.zygotes[kind], job, walled)
+        group = (self.cgroups.group(self.config.memory, self.config.processes)
+                 if self.cgroups else None)
+        try:
+            child = attempt.Child(self.zygotes[kind], job, walled, group)
+        except BaseException:
+            if group:
+                group.close()
+            raise
         try:
             events = attempt.Events(sub, attempt.plan(len(sub.cells), skip, pending), pending,
                                     bounds, counts, self.config)
@@ -440,6 +468,7 @@ class Run:
         finally:
             status = child.end()
             shutil.rmtree(workdir, ignore_errors=True)
+        breach = breach or child.killed_for_memory(self.config)
         stop = attempt.settle(events, breach, status, skip, skipped, self.config.budget)
         if stop == attempt.NO_SANDBOX:
             log(f"error: {sub.path}: {events.walls_failed}")
@@ -591,6 +620,7 @@ def grade(config, submissions, out, table_file=None):
             run.start_zygotes(work)
             oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
             run.build_walls(work)
+            run.count()
             workers = min(config.workers, len(run.gradable))
             log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
                 f"time, seed {run.seed}, walls: {run.isolation}")
@@ -607,6 +637,8 @@ def grade(config, submissions, out, table_file=None):
     finally:
         for zygote in run.zygotes.values():
             zygote.close()
+        if run.cgroups:
+            run.cgroups.close()
         shutil.rmtree(work, ignore_errors=True)
     if oracle.ident:
         oracle.join()

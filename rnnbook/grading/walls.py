@@ -21,7 +21,8 @@ forked process (the *keeper*) enters new Linux namespaces, made without privileg
    :func:`scratch_used`) and a ``/dev`` with only null, zero, full, random and urandom;
 5. forks the child as the first process of the new pid namespace (it sees no other process, and
    when it ends the kernel kills everything it started), with a fresh read-only ``/proc``, one
-   more user and mount namespace (so none of these mounts can be undone) and ``no_new_privs``.
+   more user and mount namespace (so none of these mounts can be undone) and ``no_new_privs``;
+   its IPC namespace holds at most :data:`SHM_SEGMENTS` SysV segments of :data:`SHM_MB` MB.
 
 A hidden folder inside another hidden folder is covered already and is not mounted again; a
 hidden folder that is also a scratch folder (a submission directly in ``/tmp``) is just the
@@ -51,6 +52,7 @@ AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
 SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added in Linux 5.12)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 POOL = "/dev"  # where the scratch pool is mounted, under the hidden /dev
+SHM_SEGMENTS, SHM_MB = 16, 32  # SysV shared memory a child may hold (segments, MB together)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -296,9 +298,23 @@ def enter():
     """In the first process of the new pid namespace: its own /proc, loopback, locked mounts."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the process that forked it
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this pid namespace only
+    _cap_shared_memory()
     _loopback_up()
     _lock()
     remount("/proc", readonly=True)  # no sysctl or /proc file can be written from here on
+
+
+def _cap_shared_memory():
+    """SysV shared memory (this IPC namespace's own; no resident size shows it) capped at
+    :data:`SHM_SEGMENTS` segments of :data:`SHM_MB` MB together. Before :func:`_lock`: the
+    namespace belongs to the keeper's user namespace."""
+    for name, value in (("shmmni", SHM_SEGMENTS), ("shmmax", SHM_MB * 2**20),
+                        ("shmall", SHM_MB * 2**20 // os.sysconf("SC_PAGE_SIZE"))):
+        try:
+            with open(f"/proc/sys/kernel/{name}", "w") as f:
+                f.write(str(value))
+        except OSError:
+            pass  # a kernel that keeps them to the host's root ): not capped
 
 
 def _loopback_up():

@@ -48,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 MAX_JOB = 512 * 2**20
 MAX_OUTPUT = 32 * 2**20  # bytes the submission may print, or write into one file
+MAX_FILES = 1024  # descriptors a child may hold open
 IPYTHON = "RNNBOOK_IPYTHON"  # in the environment: IPython's folder, for its cell transformer
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -298,6 +299,9 @@ def worker(job, events_fd, chapters):
         os.dup2(null, 0)
         os.close(null)
         resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
+        _cap(resource.RLIMIT_NOFILE, MAX_FILES)  # memfds are counted one by one: not millions
+        if job.get("processes"):  # no pids cgroup: counted in the child's own user namespace
+            _cap(resource.RLIMIT_NPROC, job["processes"])
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if job.get("drop_to") is not None:  # root without walls: the submission runs as nobody
@@ -312,6 +316,12 @@ def worker(job, events_fd, chapters):
     child = sys.modules["rnnbook_child"]
     sys.modules["rnnbook_environment"].call_with_roomy_stack(child.main, job, events_fd, chapters)
     os._exit(0)
+
+
+def _cap(limit, value):
+    soft, hard = resource.getrlimit(limit)
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(limit, (value, value))
 
 
 def _fatal(fd, message):
