@@ -279,6 +279,14 @@ def _read(path):
         return f.read()
 
 
+def ceiling(memory_mb):
+    """The kernel's bound for a limit of ``memory_mb`` MB: a quarter more, at least 256 MB.
+    The grader's own count (resident, scratch, memfd files) stops a child at the limit with
+    its sentence; the kernel, near the limit, would first stall the child reclaiming the page
+    cache, so it only stops what that count does not see (the same sentence)."""
+    return memory_mb + max(256, memory_mb // 4)
+
+
 class Cgroups:
     """The folders under which each child gets a cgroup of its own with the memory and pids
     controllers: one folder (version 2, where the machine delegates both: root, a systemd
@@ -341,10 +349,11 @@ class Cgroups:
         return f"cgroup v{self.version}"
 
     def group(self, memory_mb, processes):
-        """A new cgroup for one child: at most ``memory_mb`` MB (the kernel's count: resident,
-        page tables, tmpfs, memfd and shared memory) and ``processes`` processes and threads."""
+        """A new cgroup for one child: at most ``processes`` processes and threads, and
+        ``memory_mb`` MB and a margin (:func:`ceiling`) by the kernel's count (resident, page
+        tables, tmpfs, memfd and shared memory, the kernel's own)."""
         self.made += 1
-        return Group(self, f"child-{self.made}", memory_mb, processes)
+        return Group(self, f"child-{self.made}", ceiling(memory_mb), processes)
 
     def close(self):
         for top in dict.fromkeys(self.tops.values()):

@@ -38,7 +38,8 @@ SOLUTION = ROOT / "solutions" / f"{STEM}.ipynb"
 LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
 #: the limits the corpus is graded with
 LIMITS = ["--workers", "2", "--timeout", "8", "--memory", "1200", "--cell-timeout", "20",
-          "--budget", "30"]
+          "--budget", "30", "--processes", "64"]
+FLOOD = 300  # fork_bomb, thread_flood: at most this many, should every bound fail
 MARKER = "HACKED-by-corpus.txt"  # a file break_walls tries to create in every folder it finds
 #: the learner side of the check (rnnbook/*.py that a TensorFlow child sees): break_walls tries to
 #: open each for writing
@@ -172,6 +173,13 @@ EXPECTED = {
     # nothing of the instructor's side in reach: no oracle, reference or mistake model in the
     # child's frames, objects or modules, no bytecode of the reference or the checks anywhere
     "steal_oracles": _expect(_failing(EXERCISES, "nothing to steal"), walls=True),
+    # memory no resident size shows: memfd files are counted, SysV shared memory is capped
+    "memfd_hog": _expect(_failing([LAST], "went over the memory limit of 1200 MB"), walls=True),
+    "shm_hog": _expect(FULL, walls=True),
+    # processes and threads of a submission are bounded (--processes 64)
+    "fork_bomb": _expect(FULL, notes=("raised RuntimeError: fork refused after",), walls=True),
+    "thread_flood": _expect(FULL, notes=("raised RuntimeError: threads refused after",),
+                            walls=True),
     # scratch files count: /tmp, /dev/shm and the working folder share one small pool
     "scratch_hog": _expect(_failing([LAST], "MB of scratch files"), walls=True),
 }
@@ -771,6 +779,82 @@ def scratch_hog(ctx, mb=400, ram_mb=0, ex=LAST):
         "                f.write(b'x' * 10 * 2**20)\n"
         f"    kept = np.ones({ram_mb} * 2**17)\n"
         "    __import__('time').sleep(0.5 if kept.size else 0)\n"))
+
+
+def memfd_hog(ctx):
+    """The last exercise holds 80 memfd files of 16 MB, written and never mapped (60 of them
+    once held 960 MB under --memory 600, and the report said 274 MB), then answers right."""
+    return _wrap(_notebook(), LAST, (
+        "    import os, time\n"
+        "    held = globals().setdefault('HELD', [])\n"
+        "    while len(held) < 80:\n"
+        "        fd = os.memfd_create('hog')\n"
+        "        for _ in range(16):\n"
+        "            os.write(fd, b'x' * 2**20)\n"
+        "        held.append(fd)\n"
+        "    time.sleep(1)\n"))
+
+
+def shm_hog(ctx):
+    """The first exercise makes SysV segments of 16 MB, fills each and lets it go (no resident
+    size shows them), up to 80; it raises if it got more than the cap of 32 MB together."""
+    return _wrap(_notebook(), FIRST, (
+        "    import ctypes\n"
+        "    libc = ctypes.CDLL(None, use_errno=True)\n"
+        "    libc.shmat.restype = ctypes.c_void_p\n"
+        "    made = globals().setdefault('MADE', [])\n"
+        "    while len(made) < 80 and not globals().get('REFUSED'):\n"
+        "        segment = libc.shmget(0, 16 * 2**20, 0o1600)  # IPC_PRIVATE, IPC_CREAT\n"
+        "        if segment < 0:\n"
+        "            globals()['REFUSED'] = True\n"
+        "            break\n"
+        "        address = libc.shmat(segment, None, 0)\n"
+        "        ctypes.memset(address, 1, 16 * 2**20)\n"
+        "        libc.shmdt(ctypes.c_void_p(address))\n"
+        "        made.append(segment)\n"
+        "    if len(made) * 16 > 32:\n"
+        "        raise RuntimeError(f'held {len(made) * 16} MB of SysV shared memory')\n"))
+
+
+def fork_bomb(ctx):
+    """A cell starts processes until refused (small ones, ``sleep``: a fork of the notebook's
+    process would go over the memory limit first), at most FLOOD should the bound fail, then
+    ends them and says how many it made."""
+    return _append(_notebook(), (
+        "import os\n"
+        "pids, refused = [], ''\n"
+        f"for _ in range({FLOOD}):\n"
+        "    try:\n"
+        "        pids.append(os.posix_spawnp('sleep', ['sleep', '20'], {}))\n"
+        "    except OSError as error:\n"
+        "        refused = str(error)\n"
+        "        break\n"
+        "for pid in pids:\n"
+        "    os.kill(pid, 9)\n"
+        "    os.waitpid(pid, 0)\n"
+        "raise RuntimeError(f'fork refused after {len(pids)} processes ({refused})' if refused\n"
+        f"                   else 'all {FLOOD} processes made')\n"))
+
+
+def thread_flood(ctx):
+    """A cell starts threads until refused (at most FLOOD, should the bound fail), then ends
+    them and says how many it made."""
+    return _append(_notebook(), (
+        "import threading\n"
+        "stop, threads, refused = threading.Event(), [], ''\n"
+        f"for _ in range({FLOOD}):\n"
+        "    thread = threading.Thread(target=stop.wait, daemon=True)\n"
+        "    try:\n"
+        "        thread.start()\n"
+        "    except RuntimeError as error:\n"
+        "        refused = str(error)\n"
+        "        break\n"
+        "    threads.append(thread)\n"
+        "stop.set()\n"
+        "for thread in threads:\n"
+        "    thread.join()\n"
+        "raise RuntimeError(f'threads refused after {len(threads)} ({refused})' if refused\n"
+        f"                   else 'all {FLOOD} threads made')\n"))
 
 
 def build(subs, out, walls=True, only=None):
