@@ -5,6 +5,7 @@ hand-written event lines and numbers; the child and the loop that reads it get a
 zygote and tiny notebooks. The hostile corpus (tests/test_grade.py) grades whole submissions.
 """
 import json
+import os
 import pathlib
 import time
 
@@ -387,3 +388,53 @@ def test_a_real_child_makes_magics_plain_python_under_its_own_limits(zygote, tmp
     assert (stop, answers, skip, status != 0) == ("", {}, {1}, True)
     assert skipped == ["cell 2 went over the time limit of 1.5 s; it was skipped"]
     assert time.monotonic() - started < 10
+
+
+def test_memfd_files_count_as_memory():
+    """Memory in memfd files shows in no resident size: the grader counts them (each once)."""
+    fds = [os.memfd_create("counted") for _ in range(3)]
+    try:
+        before = procs.memfd_mb([os.getpid()])
+        for fd in fds:
+            os.write(fd, b"x" * 4 * 2**20)
+        dup = os.dup(fds[0])  # the same file twice: counted once
+        assert 11.9 < procs.memfd_mb([os.getpid()]) - before < 12.5
+        os.close(dup)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_a_cgroup_bounds_processes_and_threads():
+    """Where the machine has cgroups (root, a delegated v2 slice), a child's group holds at
+    most its processes and threads, and is gone when closed."""
+    import subprocess
+    import sys
+
+    cgroups = procs.Cgroups.find()
+    if cgroups is None:
+        pytest.skip("no cgroup with the memory and pids controllers can be made here")
+    group = cgroups.group(256, 20)
+    try:
+        threads = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys, threading\n"
+             "sys.stdin.readline()\n"
+             "stop, made = threading.Event(), 0\n"
+             "try:\n"
+             "    for _ in range(100):\n"
+             "        threading.Thread(target=stop.wait, daemon=True).start()\n"
+             "        made += 1\n"
+             "except RuntimeError:\n"
+             "    pass\n"
+             "print(made)\n"
+             "stop.set()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        group.add(threads.pid)
+        made, _ = threads.communicate("go\n", timeout=60)
+        assert 10 <= int(made) < 20, made  # the interpreter's own thread counts too
+        assert not group.oom_killed()
+    finally:
+        group.close()
+        cgroups.close()
+    assert not any(os.path.exists(d) for d in group.dirs.values())
+    assert procs.ceiling(600) == 856 and procs.ceiling(2048) == 2560
