@@ -317,8 +317,9 @@ class Run:
                 break
             self.specs[kind] = True
         if not failed:
-            self.isolation = ("namespaces (no other submission, no repository, no --out; "
-                              "read-only system; by-hand exercises without TensorFlow)")
+            self.isolation = ("namespaces (only the system, Python and its scratch: no other "
+                              "submission, no copy of the repository, no --out; read-only; "
+                              "by-hand exercises without TensorFlow)")
             return
         self.specs = {}
         if mode == "required":
