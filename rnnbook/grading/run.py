@@ -339,12 +339,14 @@ class Run:
         walled, limit = bool(self.specs), self.config.processes
         shm = (f", SysV shared memory at most {walls.SHM_SEGMENTS} segments of "
                f"{walls.SHM_MB} MB" if walled else "")
+        # a child's descriptors are listed only by root (its process is not dumpable)
+        memfd = "memfd files" if os.geteuid() == 0 else "not memfd files (not root)"
         if self.cgroups:
             memory = (f"memory: {self.cgroups.describe()} (the kernel's count), and resident + "
-                      f"scratch + memfd files{shm}")
+                      f"scratch + {memfd}{shm}")
             processes = f"processes: {self.cgroups.describe()} pids, {limit}"
         else:
-            memory = f"memory: resident + scratch + memfd files (no memory cgroup){shm}"
+            memory = f"memory: resident + scratch + {memfd} (no memory cgroup){shm}"
             processes = (f"processes: RLIMIT_NPROC {limit} in the child's user namespace"
                          + (" (not binding: the grader runs as root)" if os.geteuid() == 0
                             else "") if walled else
