@@ -70,8 +70,10 @@ def test_the_job_sends_the_cells_the_skips_and_only_the_pending_exercises_trials
     assert job == {"chapter": "ch", "cells": ["x = 0", "x = 1", "x = 2"], "skip": [0, 2],
                    "exercises": [{"name": "g", "trials": [{"args": [2], "kwargs": {}}]}],
                    "env": {"HOME": "/w/j"}, "workdir": "/w/j", "drop_to": None,
-                   "scratch_mb": None, "walls": None}
-    walled = attempt.job(sub, ["f", "g"], set(), trials, {}, "/w/j", 65534, 300, {"cwd": "/w"})
+                   "scratch_mb": None, "walls": None, "processes": None}
+    walled = attempt.job(sub, ["f", "g"], set(), trials, {}, "/w/j", 65534, 300, {"cwd": "/w"},
+                         64)
+    assert walled["processes"] == 64  # RLIMIT_NPROC in the child, where no cgroup bounds it
     assert [e["name"] for e in walled["exercises"]] == ["f", "g"]
     assert (walled["drop_to"], walled["scratch_mb"], walled["walls"]) == (65534, 300, {"cwd": "/w"})
     json.dumps(wire.encode(walled))  # what the child is sent is plain data
