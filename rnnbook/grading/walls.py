@@ -314,7 +314,7 @@ def _cap_shared_memory():
             with open(f"/proc/sys/kernel/{name}", "w") as f:
                 f.write(str(value))
         except OSError:
-            pass  # a kernel that keeps them to the host's root ): not capped
+            pass  # a kernel that keeps them to the host's root: not capped
 
 
 def _loopback_up():
