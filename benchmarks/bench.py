@@ -108,13 +108,13 @@ import contextlib, io, os, time
 import rnnbook
 tf = rnnbook.setup()
 from rnnbook import checks, source
-from rnnbook.grading.run import plain_python  # the set-up cell's %pip line, as the grader
+from IPython.core.inputtransformer2 import TransformerManager  # the set-up cell's %pip line
 for stem in checks.CHAPTERS:
     os.environ["RNNBOOK_GRADING"] = "1"  # run the solution cells with their checks silenced
     ns = {}
     for cell in source.read(f"solutions/{stem}.ipynb").cells:
         if cell.cell_type == "code":
-            exec(plain_python(cell.source), ns)
+            exec(TransformerManager().transform_cell(cell.source), ns)
     del os.environ["RNNBOOK_GRADING"]
     chapter = checks.load(stem)
     for ex in chapter.exercises:

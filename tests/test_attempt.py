@@ -5,6 +5,7 @@ hand-written event lines and numbers; the child and the loop that reads it get a
 zygote and tiny notebooks. The hostile corpus (tests/test_grade.py) grades whole submissions.
 """
 import json
+import os
 import pathlib
 import time
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from rnnbook.grading import attempt, config, procs, run, walls, wire
-from rnnbook.grading.results import Submission
+from rnnbook.grading.results import Notes, Submission
 from rnnbook.plaindata import Raised
 
 LIMITS = config.Config(timeout=8, cell_timeout=20, budget=30, memory=1200)
@@ -69,8 +70,10 @@ def test_the_job_sends_the_cells_the_skips_and_only_the_pending_exercises_trials
     assert job == {"chapter": "ch", "cells": ["x = 0", "x = 1", "x = 2"], "skip": [0, 2],
                    "exercises": [{"name": "g", "trials": [{"args": [2], "kwargs": {}}]}],
                    "env": {"HOME": "/w/j"}, "workdir": "/w/j", "drop_to": None,
-                   "scratch_mb": None, "walls": None}
-    walled = attempt.job(sub, ["f", "g"], set(), trials, {}, "/w/j", 65534, 300, {"cwd": "/w"})
+                   "scratch_mb": None, "walls": None, "processes": None}
+    walled = attempt.job(sub, ["f", "g"], set(), trials, {}, "/w/j", 65534, 300, {"cwd": "/w"},
+                         64)
+    assert walled["processes"] == 64  # RLIMIT_NPROC in the child, where no cgroup bounds it
     assert [e["name"] for e in walled["exercises"]] == ["f", "g"]
     assert (walled["drop_to"], walled["scratch_mb"], walled["walls"]) == (65534, 300, {"cwd": "/w"})
     json.dumps(wire.encode(walled))  # what the child is sent is plain data
@@ -179,7 +182,7 @@ def test_the_budget_comes_before_the_stage_and_the_stage_says_its_own_limit():
 
 
 def settle(ev, breach=None, status=0, skip=None):
-    skip, skipped = set() if skip is None else skip, []
+    skip, skipped = set() if skip is None else skip, Notes()
     stop = attempt.settle(ev, breach, status, skip, skipped, LIMITS.budget)
     return stop, skip, skipped
 
@@ -316,7 +319,7 @@ def attempt_once(zygote, tmp_path, cells, trials, limits=LIMITS, folder="job"):
     ``(stop, answers, skip, skipped, status, notes)``."""
     sub = Submission(path=tmp_path / "s.ipynb", name="s", chapter="ch", cells=cells)
     sub.deadline = time.monotonic() + limits.budget
-    pending, skip, skipped = ["f"], set(), []
+    pending, skip, skipped = ["f"], set(), Notes()
     workdir = tmp_path / (folder or "missing")
     if folder:
         attempt.make_workdir(workdir)
@@ -369,3 +372,71 @@ def test_a_real_child_whose_folder_cannot_be_entered_says_its_walls_failed(zygot
     stop, answers, *_, status, _ = attempt_once(zygote, tmp_path, ["x = 1"], TWO,
                                                 folder=None)
     assert (stop, answers, status) == (attempt.NO_SANDBOX, {}, walls.FAILED)
+
+
+def test_a_real_child_makes_magics_plain_python_under_its_own_limits(zygote, tmp_path):
+    """IPython's magics are transformed in the child (they do nothing there), and a cell whose
+    transformation takes too long is the child's time, not the grader's: it is skipped."""
+    cells = ["%time y = 3\n!ls\nx = 2\n", "def f(v):\n    return v * x\n",
+             "%%time\nz = 1\n", "not python at all\n"]
+    stop, answers, skip, skipped, _, notes = attempt_once(zygote, tmp_path, cells, TWO)
+    assert (stop, answers, skip, skipped) == ("", {"f": [2, 5.0]}, set(), [])
+    assert notes == ["cell 4 raised SyntaxError: invalid syntax (<cell 4>, line 1)"]
+    cells = ["def f(v):\n    return v * 2\n", "%time x = 1\n" * 2000]  # 500 passes of it
+    quick = config.Config(timeout=5, cell_timeout=1.5, budget=30, memory=1200)
+    started = time.monotonic()
+    stop, answers, skip, skipped, status, _ = attempt_once(zygote, tmp_path, cells, TWO, quick,
+                                                           folder="again")
+    assert (stop, answers, skip, status != 0) == ("", {}, {1}, True)
+    assert skipped == ["cell 2 went over the time limit of 1.5 s; it was skipped"]
+    assert time.monotonic() - started < 10
+
+
+def test_memfd_files_count_as_memory():
+    """Memory in memfd files shows in no resident size: the grader counts them (each once)."""
+    fds = [os.memfd_create("counted") for _ in range(3)]
+    try:
+        before = procs.memfd_mb([os.getpid()])
+        for fd in fds:
+            os.write(fd, b"x" * 4 * 2**20)
+        dup = os.dup(fds[0])  # the same file twice: counted once
+        assert 11.9 < procs.memfd_mb([os.getpid()]) - before < 12.5
+        os.close(dup)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_a_cgroup_bounds_processes_and_threads():
+    """Where the machine has cgroups (root, a delegated v2 slice), a child's group holds at
+    most its processes and threads, and is gone when closed."""
+    import subprocess
+    import sys
+
+    cgroups = procs.Cgroups.find()
+    if cgroups is None:
+        pytest.skip("no cgroup with the memory and pids controllers can be made here")
+    group = cgroups.group(256, 20)
+    try:
+        threads = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys, threading\n"
+             "sys.stdin.readline()\n"
+             "stop, made = threading.Event(), 0\n"
+             "try:\n"
+             "    for _ in range(100):\n"
+             "        threading.Thread(target=stop.wait, daemon=True).start()\n"
+             "        made += 1\n"
+             "except RuntimeError:\n"
+             "    pass\n"
+             "print(made)\n"
+             "stop.set()\n"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        group.add(threads.pid)
+        made, _ = threads.communicate("go\n", timeout=60)
+        assert 10 <= int(made) < 20, made  # the interpreter's own thread counts too
+        assert not group.oom_killed()
+    finally:
+        group.close()
+        cgroups.close()
+    assert not any(os.path.exists(d) for d in group.dirs.values())
+    assert procs.ceiling(600) == 856 and procs.ceiling(2048) == 2560

@@ -268,6 +268,10 @@ def test_corpus_loses_no_report_and_changes_nothing(corpus_run):
     assert not running(["sleep", corpus.SLEEP])  # nothing a submission started outlives it
     assert not running(["sleep", corpus.CHAIN])
     assert corpus.SECRET not in (out / "environment" / "results.json").read_text()
+    for name in ("results.json", "feedback.md"):  # 3,000 long errors: 20 short notes
+        assert (out / "long_errors" / name).stat().st_size < 32_000
+    for name in reports.OUTPUTS if ran.returncode != 2 else ():  # none lost to a report's name
+        assert (out / name).is_file(), name
 
 
 @slow
@@ -300,6 +304,57 @@ def test_report_names_are_safe_and_distinct():
                      "hidden", "ok", "ok-2", "up"]
     for name in names:
         assert "/" not in name and not name.startswith(".") and name != "gradebook.csv"
+    outputs = [pathlib.Path(f"h/{n}.ipynb") for n in reports.OUTPUTS]
+    outputs += [pathlib.Path(p) for p in ("h/CLASS-REPORT.html.ipynb", "h/timings.csv.part.ipynb")]
+    for name in reports.names(outputs):
+        assert name.startswith("submission-"), name
+    from rnnbook.grading import classreport, similarity
+
+    assert similarity.TABLE in reports.OUTPUTS
+    written = set(re.findall(r'"([\w-]+\.(?:html|csv))"', pathlib.Path(classreport.__file__)
+                             .read_text()))
+    assert written and written <= set(reports.OUTPUTS), written  # what the class report writes
+
+
+@slow
+def test_an_output_that_cannot_be_written_stops_no_other(tmp_path):
+    """A folder where timings.csv goes: every other output is written, one line says what
+    could not be and why, the exit status is 1. A submission named like an output is fine."""
+    out = tmp_path / "out"
+    (out / "timings.csv").mkdir(parents=True)
+    subs = []
+    for name in ("timings.csv", "class-report.html", "similar-submissions.csv"):
+        subs.append(tmp_path / f"{name}.ipynb")
+        subs[-1].write_bytes(SOLUTION.read_bytes())
+    ran = grade(*subs, "--out", out, "--seed", 3, *([] if walls_stand() else ["--no-walls"]))
+    assert ran.returncode == 1, ran.stderr
+    failed = [line for line in ran.stderr.splitlines() if "could not write" in line]
+    assert len(failed) == 1, ran.stderr
+    assert failed[0].startswith("grade: error: could not write 1 output: timings.csv "
+                                "(IsADirectoryError: [Errno 21] Is a directory: "), failed
+    for name in ("gradebook.csv", "class-report.html", "class-report.csv",
+                 "similar-submissions.csv"):
+        assert (out / name).is_file(), name
+    for path in subs:
+        report = results(out, "submission-" + path.stem)
+        assert report["score"] == TOTAL
+    scores = [line for line in ran.stderr.splitlines() if line.endswith(f": {TOTAL:g} / {TOTAL}")]
+    assert len(scores) == 3
+
+
+def test_what_a_submission_says_reaches_a_report_capped():
+    notes = reports.Notes()
+    for k in range(10_000):
+        notes.add(f"cell {k + 1} raised ValueError: " + "x" * 2000)
+    assert len(notes) == reports.MAX_NOTES and notes.more == 10_000 - reports.MAX_NOTES
+    assert all(len(n) < reports.MAX_TEXT + 40 for n in notes)
+    assert notes[0].endswith(" ... and 1526 more characters")
+    text = reports.Notes(["first"]).then(notes).text()
+    assert text.startswith("\nNote: first\nNote: cell 1 raised")
+    assert text.endswith("\nAnd 9981 more notes.") and len(text) < 12_000
+    sub = reports.Submission(path=pathlib.Path("s.ipynb"), name="s", error="y" * 10**6)
+    assert len(json.dumps(reports.not_graded(sub, 1))) < 3 * reports.MAX_OUTPUT
+    assert reports.cap("short") == "short"
 
 
 def test_answers_are_bounded_before_they_are_decoded():

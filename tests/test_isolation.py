@@ -211,3 +211,58 @@ def test_each_zygote_has_one_plain_data_module(tmp_path):
     assert said == {"one_module": True, "child_uses_it": True, "answer_returns_it": True}, said
     assert answers == [{"__raised__": ["ValueError", "no weights here",
                                          "line 2: raise ValueError('no weights here')"]}], answers
+
+
+@slow
+def test_another_copy_of_the_project_is_out_of_reach():
+    """The walls are an allow-list: a second clone of the repository outside the home folder
+    (here under /srv; under /var/tmp, /opt or /work it is the same) is unreadable to both kinds
+    of child, which see the Python installation, the learner package and their scratch only."""
+    need_walls("no user namespaces here")
+    from rnnbook.grading import run
+
+    base = "/srv" if os.access("/srv", os.W_OK) else "/var/tmp"
+    clone = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-clone-", dir=base))
+    try:
+        wanted = ["rnnbook/reference.py", "rnnbook/backward.py", "rnnbook/checks/ch01.py",
+                  "tests/learners/ch01.py"]
+        for name in wanted:
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, clone / name)
+        paths = [str(clone / name) for name in wanted] + [str(clone)]
+        prelude = (
+            "    import os\n"
+            f"    for path in {paths!r}:\n"
+            "        if os.path.exists(path):\n"
+            "            raise RuntimeError('another copy is in reach: ' + path)\n")
+        cells = run.exercise_cells()
+        api = next(((stem, c) for stem, cs in cells.items() for c in cs if not c.by_hand), None)
+        subs, out = clone / "subs", clone / "out"
+        subs.mkdir()
+        nb = corpus._wrap(corpus._notebook(), corpus.FIRST, prelude)  # the NumPy-only child
+        nbformat.write(nb, str(subs / "numpy.ipynb"))
+        if api:  # the TensorFlow child
+            stem, cell = api
+            nb = corpus._wrap(corpus.source.read(ROOT / "solutions" / f"{stem}.ipynb"), cell,
+                              prelude)
+            nbformat.write(nb, str(subs / "tf.ipynb"))
+        ran = grade(ROOT, subs, "--out", out, "--seed", 2, "--no-class-report")
+        assert ran.returncode == 0, ran.stderr
+        assert "walls: namespaces" in ran.stderr
+        for path in subs.glob("*.ipynb"):
+            report = json.loads((out / path.stem / "results.json").read_text())
+            assert report["score"] == report["extra_data"]["max_score"], report["output"]
+            assert "in reach" not in json.dumps(report)
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+
+
+def test_the_walls_are_an_allow_list(tmp_path):
+    """Every folder of / but the system's is hidden; links and files are not folders."""
+    for name in ("usr", "etc", "srv", "opt", "work", "home"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "lib").symlink_to("usr")
+    (tmp_path / "file").write_text("")
+    hidden = walls.outside_system(str(tmp_path))
+    assert [p for p in hidden if p.startswith(str(tmp_path))] == [
+        str(tmp_path / n) for n in ("home", "opt", "srv", "work")]

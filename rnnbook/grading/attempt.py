@@ -39,14 +39,16 @@ NO_ANSWER = "sent back no answer (the notebook's code got in the way of the grad
 # --- 1. the job ----------------------------------------------------------------------------
 
 
-def job(sub, pending, skip, trials, env, workdir, drop=None, scratch_mb=None, walls_spec=None):
+def job(sub, pending, skip, trials, env, workdir, drop=None, scratch_mb=None, walls_spec=None,
+        processes=None):
     """What the child is sent: ``sub``'s cells (but ``skip``), each exercise of ``pending``
     with its ``trials`` (``{name: [trial]}``), ``env``, its working folder, the uid to drop
-    to (no walls, as root), the scratch pool's size and the walls (None: none)."""
+    to (no walls, as root), the scratch pool's size, the walls (None: none) and the number of
+    processes and threads it may have (RLIMIT_NPROC; None: a pids cgroup bounds them)."""
     return {"chapter": sub.chapter, "cells": sub.cells, "skip": sorted(skip),
             "exercises": [{"name": n, "trials": trials[n]} for n in pending],
             "env": env, "workdir": str(workdir), "drop_to": drop,
-            "scratch_mb": scratch_mb, "walls": walls_spec}
+            "scratch_mb": scratch_mb, "walls": walls_spec, "processes": processes}
 
 
 def plan(cells, skip, pending):
@@ -74,15 +76,19 @@ def make_workdir(workdir, drop=None):
 
 class Child:
     """A child forked on ``zygote`` for ``job``: its events pipe, its keeper (the child and
-    everything it starts are below it) and, behind the walls, the meter of its scratch pool."""
+    everything it starts are below it), behind the walls the meter of its scratch pool, and
+    where the machine has one, its cgroup (``group``, :class:`~.procs.Group`: the kernel's
+    bound on its memory and processes)."""
 
-    def __init__(self, zygote, job, walled):
+    def __init__(self, zygote, job, walled, group=None):
         payload = json.dumps(wire.encode(job)).encode()
-        self.zygote = zygote
+        self.zygote, self.group = zygote, group
+        self.scratch, self.oom = 0.0, False  # the last scratch reading; killed by the kernel
         self.meter = procs.Meter() if walled else None
         self.pipe, w = os.pipe()
         try:
-            self.token, self.keeper = zygote.spawn(payload, w, self.meter and self.meter.fd)
+            self.token, self.keeper = zygote.spawn(payload, w, self.meter and self.meter.fd,
+                                                   group)
         except BaseException:
             os.close(self.pipe)
             if self.meter:
@@ -97,9 +103,12 @@ class Child:
         return os.read(self.pipe, 1 << 16) if ready else None
 
     def memory(self):
-        """``(rss, scratch)``: MB resident below the keeper, MB in the scratch pool."""
-        rss = procs.rss_mb(procs.descendants(self.keeper))
-        return rss, self.meter.mb() if self.meter else 0.0
+        """``(resident, scratch)``: MB below the keeper, resident or in the memfd files it
+        holds (memory no resident size shows); MB in the scratch pool."""
+        below = procs.descendants(self.keeper)
+        resident = procs.rss_mb(below) + procs.memfd_mb(below)
+        self.scratch = self.meter.mb() if self.meter else 0.0
+        return resident, self.scratch
 
     def end(self):
         """Kill whatever is left of the child; its exit status (None: it never ended)."""
@@ -114,6 +123,14 @@ class Child:
         finally:
             if self.meter:
                 self.meter.close()
+            if self.group:
+                self.oom = self.group.oom_killed()
+                self.group.close()
+
+    def killed_for_memory(self, limits):
+        """After :meth:`end`: the breach when the kernel killed the child at its cgroup's
+        memory limit (before the grader's reading saw it), or None."""
+        return memory_breach(limits, self.scratch) if self.oom else None
 
 
 # --- 3. the events -------------------------------------------------------------------------
@@ -204,13 +221,18 @@ def over_limits(limits, rss, scratch, now, budget_deadline, stage_deadline, stag
     """Why the child must stop (memory first, then the submission's budget: :data:`BUDGET`,
     then ``stage``'s time limit), or None. MB and seconds of one clock."""
     if rss + scratch > limits.memory:
-        return f"went over the memory limit of {limits.memory} MB" + (
-            f" ({scratch:.0f} MB of it in scratch files)" if scratch >= 1 else "")
+        return memory_breach(limits, scratch)
     if now > budget_deadline:
         return BUDGET
     if now > stage_deadline:
         return f"went over the time limit of {time_limit(limits, stage):g} s"
     return None
+
+
+def memory_breach(limits, scratch):
+    """The sentence for a child over ``limits.memory`` MB, ``scratch`` MB of it in files."""
+    return f"went over the memory limit of {limits.memory} MB" + (
+        f" ({scratch:.0f} MB of it in scratch files)" if scratch >= 1 else "")
 
 
 def watch(child, events, limits, sub, clock=time.monotonic):
@@ -264,7 +286,7 @@ def settle(events, breach, status, skip, skipped, budget):
         pending.remove(stage[1])
     elif stage and stage[0] == "cell":  # the last cell that started (whatever it said since)
         skip.add(stage[1])
-        skipped.append(f"cell {stage[1] + 1} {why}; it was skipped")
+        skipped.add(f"cell {stage[1] + 1} {why}; it was skipped")
     elif pending:
         sub.answers[pending.pop(0)] = why
     return ""
@@ -273,13 +295,15 @@ def settle(events, breach, status, skip, skipped, budget):
 # --- 6. one stage's end --------------------------------------------------------------------
 
 
+
+
 def finish_stage(sub, event, stage, pending, bounds, counts, line):
     """The end of ``stage``: a cell's error becomes a note; an exercise's answers (``line``,
     parsed as ``event``) are checked against its bound (``bounds``: array bytes) and its
     number of trials (``counts``) and decoded into ``sub.answers``; it leaves ``pending``."""
     if stage[0] == "cell":
         if event["status"] == "error":
-            sub.notes.append(f"cell {stage[1] + 1} raised {event.get('error', '')}")
+            sub.notes.add(f"cell {stage[1] + 1} raised {event.get('error', '')}")
         return
     name = stage[1]
     if event["status"] != "done" or name not in pending:

@@ -67,7 +67,7 @@ def compiled(code, number):
     ``linecache``, so that an error's line is quoted as the notebook's check quotes it."""
     name = f"<cell {number}>"
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
-    return compile(code, name, "exec")
+    return plain_python(code, name)
 
 
 class _NoTensorFlow:
@@ -115,6 +115,22 @@ class _NoIPython:
 
     def __getattr__(self, name):
         return lambda *args, **kwargs: None
+
+
+def plain_python(code, name):
+    """A cell compiled; one that is not Python (IPython's magics, ``!ls``, ``x?``) is made so by
+    IPython's transformer first, here under the child's limits (the magics do nothing)."""
+    try:
+        return compile(code, name, "exec")
+    except SyntaxError as error:
+        transformer = sys.modules.get("rnnbook_ipython")  # loaded by the zygote
+        if transformer is None:
+            raise
+        try:
+            plain = transformer.TransformerManager().transform_cell(code)
+        except Exception:  # noqa: BLE001 - the cell's own syntax error says more
+            raise error from None
+    return compile(plain, name, "exec")
 
 
 def _stub_modules():

@@ -1,7 +1,8 @@
 """The grader's command line: ``python -m rnnbook.grading``.
 
     python -m rnnbook.grading SUBMISSION.ipynb|FOLDER [...] --out DIR [--seed N] [--workers K]
-        [--timeout S] [--cell-timeout S] [--budget S] [--memory MB] [--chapter STEM]
+        [--timeout S] [--cell-timeout S] [--budget S] [--memory MB] [--processes N]
+        [--chapter STEM]
         [--overwrite] [--no-walls] [--visibility V] [--roster roster.csv]
 
 Writes ``DIR/<name>/results.json`` and ``feedback.md`` as each submission is graded, and
@@ -32,7 +33,9 @@ def parser():
     for flag, kind, what in (("timeout", float, "seconds per exercise"),
                              ("cell-timeout", float, "seconds per notebook cell"),
                              ("budget", float, "seconds of wall time per submission"),
-                             ("memory", int, "MB of memory per submission's process")):
+                             ("memory", int, "MB of memory per submission's process"),
+                             ("processes", int, "processes and threads per submission's "
+                                                "process")):
         default = getattr(defaults, flag.replace("-", "_"))
         p.add_argument(f"--{flag}", type=kind, default=default,
                        help=f"{what} (default {default:g})")
@@ -59,6 +62,7 @@ def main(argv=None):
     walls = "off" if args.no_walls else "auto" if args.walls_if_possible else "required"
     config = Config(seed=args.seed, chapter=args.chapter, timeout=args.timeout,
                     cell_timeout=args.cell_timeout, budget=args.budget, memory=args.memory,
+                    processes=args.processes,
                     workers=args.workers, walls=walls, overwrite=args.overwrite,
                     visibility=args.visibility, roster=args.roster and str(args.roster),
                     class_report=not args.no_class_report)

@@ -22,6 +22,7 @@ class Config:
     cell_timeout: float = 120.0  # seconds per notebook cell
     budget: float = 300.0  # seconds of wall time per submission, all its children together
     memory: int = 2048  # MB resident, per submission's child and what it starts
+    processes: int = 256  # processes and threads of a submission's child, together
     workers: int = os.cpu_count() or 1
     walls: str = "required"  # "auto": without them where they cannot stand; "off"
     overwrite: bool = False
@@ -31,12 +32,16 @@ class Config:
 
     def limits_text(self):
         return (f"--timeout {self.timeout:g} --cell-timeout {self.cell_timeout:g} "
-                f"--budget {self.budget:g} --memory {self.memory}")
+                f"--budget {self.budget:g} --memory {self.memory} "
+                f"--processes {self.processes}")
 
     def check(self):
         if min(self.workers, self.timeout, self.cell_timeout, self.budget, self.memory) <= 0:
             raise ValueError("--workers, --timeout, --cell-timeout, --budget and --memory must "
                              "be positive")
+        if self.processes < 16:
+            raise ValueError("--processes must be at least 16 (a TensorFlow child has a few "
+                             "threads of its own)")
         if self.walls not in WALLS:
             raise ValueError(f"walls must be one of {', '.join(WALLS)}")
         if self.visibility not in VISIBILITY:

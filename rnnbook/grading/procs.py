@@ -6,6 +6,7 @@ talks to it on a SEQPACKET socket; each job gets its own events pipe and job pip
 """
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import pathlib
@@ -17,6 +18,7 @@ import threading
 
 HERE = pathlib.Path(__file__).resolve().parent
 ZYGOTE = HERE / "zygote.py"
+IPYTHON = "RNNBOOK_IPYTHON"  # IPython's folder, in a zygote's environment (zygote.IPYTHON)
 
 
 class ZygoteError(RuntimeError):
@@ -32,7 +34,7 @@ class Zygote:
         flags = ["-I", "-S"] if kind == "numpy" else ["-I"]
         self.proc = subprocess.Popen(
             [sys.executable, *flags, str(ZYGOTE), kind, str(theirs.fileno()), *map(str, args)],
-            pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
+            pass_fds=[theirs.fileno()], env={**env, IPYTHON: ipython_folder()}, stdin=subprocess.DEVNULL,
             stdout=log, stderr=log, cwd="/")
         theirs.close()
         self.sock = ours
@@ -76,9 +78,11 @@ class Zygote:
         if self.ready is not True:
             raise ZygoteError(f"the {self.kind} zygote failed: {self.ready}")
 
-    def spawn(self, payload, events_w, meter=None):
+    def spawn(self, payload, events_w, meter=None, group=None):
         """Fork a child for ``payload`` (bytes: the job); returns ``(token, keeper pid)``.
-        ``meter``: a :class:`Meter`'s descriptor, where the keeper writes the child's scratch use."""
+        ``meter``: a :class:`Meter`'s descriptor, where the keeper writes the child's scratch use;
+        ``group``: a :class:`Group` the keeper joins before it gets its job (and so before it
+        forks the child)."""
         self.wait_ready()
         job_r, job_w = os.pipe()
         with self.lock:
@@ -96,6 +100,13 @@ class Zygote:
         if token not in self.forked:
             os.close(job_w)
             raise ZygoteError(f"the {self.kind} zygote went away")
+        if group is not None:
+            try:
+                group.add(self.forked[token])
+            except OSError as error:  # the keeper ends, and the grader says why
+                kill(self.forked[token])
+                os.close(job_w)
+                raise ZygoteError(f"could not put the child in its cgroup ({error})") from None
         threading.Thread(target=_write_all, args=(job_w, payload), daemon=True).start()
         return token, self.forked.pop(token)
 
@@ -111,6 +122,12 @@ class Zygote:
         with contextlib.suppress(OSError):
             self.proc.kill()
         self.proc.wait()
+
+
+def ipython_folder():
+    """IPython's package folder ("" without it): a zygote loads its cell transformer from it."""
+    spec = importlib.util.find_spec("IPython")
+    return os.path.dirname(spec.origin) if spec and spec.origin else ""
 
 
 class Meter:
@@ -202,3 +219,196 @@ def ended(code):
             name = f"signal {-code}"
         return f"crashed its process ({name})"
     return f"ended the process (exit code {code})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Accounting: each child's memory and processes, counted and bounded by the kernel where it can
+
+
+def memfd_mb(pids):
+    """MB in the memfd files that ``pids`` hold open (each file once): memory no resident size
+    shows until it is mapped. A process whose descriptors cannot be listed adds nothing."""
+    seen, total = set(), 0
+    for p in pids:
+        try:
+            fds = os.listdir(f"/proc/{p}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if not os.readlink(f"/proc/{p}/fd/{fd}").startswith("/memfd:"):
+                    continue
+                info = os.stat(f"/proc/{p}/fd/{fd}")
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
+    return total / 2**20
+
+
+def _mounts():
+    """``[(mount point, file system type, super options)]`` of this process."""
+    found = []
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            found.append((fields[4], fields[sep + 1], fields[sep + 3].split(",")))
+    return found
+
+
+def _own_cgroups():
+    """``{controller or "": path}`` from /proc/self/cgroup ("": the version 2 hierarchy)."""
+    found = {}
+    with contextlib.suppress(OSError), open("/proc/self/cgroup") as f:
+        for line in f:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for name in controllers.split(",") if controllers else [""]:
+                found[name] = path
+    return found
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def ceiling(memory_mb):
+    """The kernel's bound for a limit of ``memory_mb`` MB: a quarter more, at least 256 MB.
+    The grader's own count (resident, scratch, memfd files) stops a child at the limit with
+    its sentence; the kernel, near the limit, would first stall the child reclaiming the page
+    cache, so it only stops what that count does not see (the same sentence)."""
+    return memory_mb + max(256, memory_mb // 4)
+
+
+class Cgroups:
+    """The folders under which each child gets a cgroup of its own with the memory and pids
+    controllers: one folder (version 2, where the machine delegates both: root, a systemd
+    slice with ``Delegate=yes``, a container) or one per controller (version 1, as root).
+    :meth:`find` makes them for this run, or returns None where neither can be made."""
+
+    def __init__(self, version, tops):
+        self.version, self.tops = version, tops  # {"memory": folder, "pids": folder}
+        self.made = 0
+
+    @classmethod
+    def find(cls):
+        for version in (2, 1):
+            tops = {}
+            try:
+                tops = cls._v2() if version == 2 else cls._v1()
+                if tops:
+                    return cls(version, tops)
+            except OSError:
+                for top in dict.fromkeys(tops.values()):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(top)
+        return None
+
+    @staticmethod
+    def _v2():
+        point = next((m for m, kind, _ in _mounts() if kind == "cgroup2"), None)
+        own = _own_cgroups().get("")
+        if point is None or own is None:
+            return {}
+        here = os.path.join(point, own.lstrip("/"))
+        if not {"memory", "pids"} <= set(_read(os.path.join(here, "cgroup.controllers")).split()):
+            return {}
+        if not {"memory", "pids"} <= set(_read(os.path.join(here, "cgroup.subtree_control"))
+                                         .split()):
+            _write(os.path.join(here, "cgroup.subtree_control"), "+memory +pids")
+        top = os.path.join(here, f"rnnbook-grade-{os.getpid()}")
+        os.mkdir(top)
+        try:
+            _write(os.path.join(top, "cgroup.subtree_control"), "+memory +pids")
+        except OSError:
+            os.rmdir(top)
+            raise
+        return {"memory": top, "pids": top}
+
+    @staticmethod
+    def _v1():
+        own, tops = _own_cgroups(), {}
+        for controller in ("memory", "pids"):
+            point = next((m for m, kind, opts in _mounts()
+                          if kind == "cgroup" and controller in opts), None)
+            if point is None or controller not in own:
+                return {}
+            top = os.path.join(point, own[controller].lstrip("/"), f"rnnbook-grade-{os.getpid()}")
+            os.mkdir(top)
+            tops[controller] = top
+        return tops
+
+    def describe(self):
+        return f"cgroup v{self.version}"
+
+    def group(self, memory_mb, processes):
+        """A new cgroup for one child: at most ``processes`` processes and threads, and
+        ``memory_mb`` MB and a margin (:func:`ceiling`) by the kernel's count (resident, page
+        tables, tmpfs, memfd and shared memory, the kernel's own)."""
+        self.made += 1
+        return Group(self, f"child-{self.made}", ceiling(memory_mb), processes)
+
+    def close(self):
+        for top in dict.fromkeys(self.tops.values()):
+            with contextlib.suppress(OSError):
+                os.rmdir(top)
+
+
+class Group:
+    """One child's cgroup (:meth:`Cgroups.group`): its keeper joins it before reading its job,
+    so the child and everything it starts are in it."""
+
+    def __init__(self, cgroups, name, memory_mb, processes):
+        self.version = cgroups.version
+        self.dirs = {c: os.path.join(top, name) for c, top in cgroups.tops.items()}
+        for folder in dict.fromkeys(self.dirs.values()):
+            os.mkdir(folder)
+        limit = str(int(memory_mb) * 2**20)
+        memory, pids = self.dirs["memory"], self.dirs["pids"]
+        if self.version == 2:
+            _write(os.path.join(memory, "memory.max"), limit)
+            with contextlib.suppress(OSError):  # no swap to hide in
+                _write(os.path.join(memory, "memory.swap.max"), "0")
+        else:
+            _write(os.path.join(memory, "memory.limit_in_bytes"), limit)
+        _write(os.path.join(pids, "pids.max"), str(processes))
+
+    def add(self, pid):
+        for folder in dict.fromkeys(self.dirs.values()):
+            _write(os.path.join(folder, "cgroup.procs"), str(pid))
+
+    def oom_killed(self):
+        """Whether the kernel killed a process of the group for going over its memory."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            for line in _read(os.path.join(self.dirs["memory"], name)).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        except (OSError, ValueError):
+            pass
+        return False
+
+    def close(self):
+        """Kill whatever is left in the group and remove it."""
+        folders = list(dict.fromkeys(self.dirs.values()))
+        for _ in range(500):
+            left = []
+            for folder in folders:
+                with contextlib.suppress(OSError, ValueError):
+                    left += [int(p) for p in _read(os.path.join(folder, "cgroup.procs")).split()]
+            for pid in left:
+                kill(pid)
+            if not left:
+                break
+            threading.Event().wait(0.002)
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)

@@ -17,6 +17,49 @@ from rnnbook.compare import Outcome, evaluate
 from rnnbook.plaindata import Raised
 
 GRADEBOOK = "gradebook.csv"
+TIMINGS = "timings.csv"  # each submission's seconds and peak memory (not in the reports)
+#: every name the grader writes in --out besides the report folders (the class report's and
+#: the similarity table's too): no report folder may take one, in any case
+OUTPUTS = (GRADEBOOK, TIMINGS, "class-report.html", "class-report.csv",
+           "similar-submissions.csv")
+#: how much of a submission's own text reaches a report: the notes (cells that raised, ...)
+#: and the characters of each (the rest is said as "and N more")
+MAX_NOTES, MAX_TEXT, MAX_OUTPUT = 20, 500, 4000
+
+
+def cap(text, limit=MAX_TEXT):
+    """``text`` cut to ``limit`` characters, saying how many more there were."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} ... and {len(text) - limit} more characters"
+
+
+class Notes(list):
+    """A submission's notes: at most :data:`MAX_NOTES`, each cut to :data:`MAX_TEXT` characters
+    (:func:`cap`); ``more`` counts the notes left out (10,000 cells that each raise a long error
+    cost a report one line, and the grader no memory)."""
+
+    more = 0
+
+    def add(self, text):
+        if len(self) < MAX_NOTES:
+            self.append(cap(text))
+        else:
+            self.more += 1
+
+    def then(self, other):
+        """These notes, then ``other``'s, in one :class:`Notes`."""
+        joined = Notes()
+        for note in [*self, *other]:
+            joined.add(note)
+        joined.more += self.more + getattr(other, "more", 0)
+        return joined
+
+    def text(self):
+        """The notes as the report's lines (each ``\nNote: ...``), the count left out last."""
+        more = f"\nAnd {self.more} more note{'s' * (self.more != 1)}." if self.more else ""
+        return "".join(f"\nNote: {n}" for n in self) + more
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 #: a spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV Injection")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -53,7 +96,7 @@ class Submission:
     name: str  # its report folder under --out (safe, unique)
     chapter: str = ""
     cells: list = field(default_factory=list)  # code cells, made plain Python
-    notes: list = field(default_factory=list)  # what happened to the cells
+    notes: list = field(default_factory=Notes)  # what happened to the cells
     answers: dict = field(default_factory=dict)  # exercise -> answers | why none | None
     error: str = ""  # why it was not graded
     seconds: float = 0.0  # wall time of its grading, all its children together
@@ -62,13 +105,14 @@ class Submission:
 
 def names(paths):
     """A report folder name for each path: its stem made safe (letters, digits, ``._-``; no
-    leading dot, so never ``.`` or ``..``; never ``gradebook.csv``), unique ignoring case
-    (``-2``, ``-3``, ... on a clash)."""
+    leading dot, so never ``.`` or ``..``; never one of :data:`OUTPUTS` or a ``.part``
+    file), unique ignoring case (``-2``, ``-3``, ... on a clash)."""
+    reserved = {name.lower() for name in OUTPUTS}
     taken, found = set(), []
     for path in paths:
         stem = path.name[: -len(".ipynb")] if path.name.endswith(".ipynb") else path.name
         base = _UNSAFE.sub("_", stem).lstrip(".")[:100] or "submission"
-        if base.lower() in (GRADEBOOK, GRADEBOOK + ".part") or base.endswith(".part"):
+        if base.lower() in reserved or base.lower().endswith(".part"):
             base = "submission-" + base
         name, k = base, 1
         while name.lower() in taken:
@@ -163,7 +207,7 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
         points = points_for(outcome, cell.points)
         score += points
         maximum += cell.points
-        output = outcome.message
+        output = cap(outcome.message, MAX_OUTPUT)  # it may quote what the submission raised
         if 0 < outcome.share < 1:  # partial credit: say how it was counted
             output += "\n" + score_line(outcome, points, cell.points)
         tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
@@ -172,7 +216,7 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
                                      **verdict(outcome, sub.answers.get(ex.name)),
                                      "parts": outcome.parts,
                                      "parts_right": outcome.parts_earned}})
-    notes = "".join(f"\nNote: {n}" for n in sub.notes)
+    notes = Notes().then(sub.notes).text()
     return {
         "score": round(score, 2),
         "output": f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
@@ -187,7 +231,7 @@ def not_graded(sub, seed, cells=None):
     """The results object of a submission that could not be graded: 0 of its chapter's
     points when the chapter is known (``cells``: its exercise cells), and why in words the
     student can act on (:func:`why_not_graded`)."""
-    why = why_not_graded(sub)
+    why = cap(why_not_graded(sub), MAX_OUTPUT)
     extra = {"seed": seed, "chapter": sub.chapter, "error": why}
     if cells:
         extra["max_score"] = sum(cell.points for cell in cells)

@@ -37,9 +37,10 @@ from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
 from rnnbook.grading.config import ROOT, SOLUTIONS
 
-TIMINGS = "timings.csv"  # each submission's seconds and peak memory (not in the reports)
-
 MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
+#: cells of a submission: reading and checking a notebook costs the grader's own process time
+#: in the number of its cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies
+MAX_CELLS = 5000
 #: a child's thread pools, one thread each: --workers children share the cores
 ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
 NOBODY = 65534
@@ -153,16 +154,6 @@ def plain_trials(ex, cases):
     return trials
 
 
-def plain_python(code):
-    """A cell's code as plain Python (IPython magics become ``get_ipython()`` calls)."""
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        return TransformerManager().transform_cell(code)
-    except Exception:  # noqa: BLE001 - the child reports the syntax error
-        return code
-
-
 def load_submission(sub, forced, cells):
     """Read ``sub.path`` (only read: never written); ``sub.error`` says why it cannot be graded."""
     sub.chapter = forced or ""  # a file that cannot be read still counts in its chapter
@@ -172,6 +163,7 @@ def load_submission(sub, forced, cells):
             raise GradeError("not a regular file")
         if info.st_size > MAX_NOTEBOOK:
             raise GradeError(f"larger than {MAX_NOTEBOOK // 2**20} MB")
+        _count_cells(sub.path)
         nb = source.read(sub.path)
         sub.chapter = which_chapter(nb, forced, cells)
     except source.SourceError as error:
@@ -179,9 +171,22 @@ def load_submission(sub, forced, cells):
     except (GradeError, OSError) as error:
         sub.error = f"{sub.path}: {error}"
     else:
-        # every cell keeps its place (markdown as ""), so "cell 7" is the learner's 7th cell
-        sub.cells = [plain_python(c.source) if c.cell_type == "code" else "" for c in nb.cells]
+        # every cell keeps its place (markdown as ""), so "cell 7" is the learner's 7th cell;
+        # code as written: the child makes IPython's magics plain Python, under its limits
+        sub.cells = [c.source if c.cell_type == "code" else "" for c in nb.cells]
     return sub
+
+
+def _count_cells(path):
+    """Refuse a notebook of more than :data:`MAX_CELLS` cells before it is checked cell by
+    cell (the count is one JSON parse: a file that is not JSON is left to the full read)."""
+    try:
+        with open(path, "rb") as f:
+            cells = json.load(f).get("cells")
+    except (ValueError, AttributeError, RecursionError):
+        return
+    if isinstance(cells, list) and len(cells) > MAX_CELLS:
+        raise GradeError(f"more than {MAX_CELLS:,} cells ({len(cells):,})")
 
 
 def collect(paths):
@@ -252,6 +257,7 @@ class Run:
         self.zygotes, self.specs = {}, {}
         self.isolation = ""
         self.drop = None  # without walls, as root: the uid the children run as
+        self.cgroups = None  # procs.Cgroups: each child's memory and processes, by the kernel
 
     # --- set-up -----------------------------------------------------------------------------
 
@@ -313,8 +319,9 @@ class Run:
                 break
             self.specs[kind] = True
         if not failed:
-            self.isolation = ("namespaces (no other submission, no repository, no --out; "
-                              "read-only system; by-hand exercises without TensorFlow)")
+            self.isolation = ("namespaces (only the system, Python and its scratch: no other "
+                              "submission, no copy of the repository, no --out; read-only; "
+                              "by-hand exercises without TensorFlow)")
             return
         self.specs = {}
         if mode == "required":
@@ -326,6 +333,27 @@ class Run:
                 "(solutions included) and write wherever this user can")
         self.isolation = f"none ({failed})" + self._as_nobody()
         log(f"note: submissions run without walls here ({failed})")
+
+    def count(self):
+        """Find the cgroups each child will have (none: the grader counts), and say in the
+        ``walls:`` line how memory and processes are counted and bounded."""
+        self.cgroups = procs.Cgroups.find()
+        walled, limit = bool(self.specs), self.config.processes
+        shm = (f", SysV shared memory at most {walls.SHM_SEGMENTS} segments of "
+               f"{walls.SHM_MB} MB" if walled else "")
+        # a child's descriptors are listed only by root (its process is not dumpable)
+        memfd = "memfd files" if os.geteuid() == 0 else "not memfd files (not root)"
+        if self.cgroups:
+            memory = (f"memory: {self.cgroups.describe()} (the kernel's count), and resident + "
+                      f"scratch + {memfd}{shm}")
+            processes = f"processes: {self.cgroups.describe()} pids, {limit}"
+        else:
+            memory = f"memory: resident + scratch + {memfd} (no memory cgroup){shm}"
+            processes = (f"processes: RLIMIT_NPROC {limit} in the child's user namespace"
+                         + (" (not binding: the grader runs as root)" if os.geteuid() == 0
+                            else "") if walled else
+                         "processes: not bounded (no walls, no pids cgroup)")
+        self.isolation += f"; {memory}; {processes}"
 
     def _as_nobody(self):
         """Without walls, a grader running as root runs its children as nobody, where nobody
@@ -386,13 +414,13 @@ class Run:
             # Both kinds of child run the whole notebook: a cell that hung or crashed in one is
             # skipped in the other too, and its note is said once; other notes are the last
             # child's (the cells raise the same errors in both, but for TensorFlow's absence).
-            notes, skip, skipped = {}, set(), []
+            notes, skip, skipped = {}, set(), results.Notes()
             for kind in ("numpy", "tf"):
                 if kind in groups:
-                    sub.notes = []
+                    sub.notes = results.Notes()
                     self._grade_group(sub, kind, groups[kind], work, skip, skipped)
                     notes[kind] = sub.notes
-            sub.notes = skipped + notes.get("tf", notes.get("numpy", []))
+            sub.notes = skipped.then(notes.get("tf", notes.get("numpy", [])))
         except Exception as error:  # noqa: BLE001 - one submission never stops the others
             sub.error = (f"{sub.path}: the grader failed on this submission "
                          f"({type(error).__name__}: {error})")
@@ -426,10 +454,18 @@ class Run:
         job = attempt.job(sub, pending, skip, {n: self.trials[(sub.chapter, n)] for n in pending},
                           self.env(workdir), workdir, drop,
                           walls.scratch_mb(self.config.memory) if walled else None,
-                          self.walls_spec(kind, workdir.parent, workdir) if walled else None)
+                          self.walls_spec(kind, workdir.parent, workdir) if walled else None,
+                          self.config.processes if walled and not self.cgroups else None)
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
-        child = attempt.Child(self.zygotes[kind], job, walled)
+        group = (self.cgroups.group(self.config.memory, self.config.processes)
+                 if self.cgroups else None)
+        try:
+            child = attempt.Child(self.zygotes[kind], job, walled, group)
+        except BaseException:
+            if group:
+                group.close()
+            raise
         try:
             events = attempt.Events(sub, attempt.plan(len(sub.cells), skip, pending), pending,
                                     bounds, counts, self.config)
@@ -437,6 +473,7 @@ class Run:
         finally:
             status = child.end()
             shutil.rmtree(workdir, ignore_errors=True)
+        breach = breach or child.killed_for_memory(self.config)
         stop = attempt.settle(events, breach, status, skip, skipped, self.config.budget)
         if stop == attempt.NO_SANDBOX:
             log(f"error: {sub.path}: {events.walls_failed}")
@@ -503,19 +540,48 @@ def _case_paths(cases):
     return found
 
 
-def _class_report(out, ordered):
-    """``timings.csv`` (each submission's seconds and peak memory: they vary run to run, so
-    they stay out of the reports), then ``class-report.html`` and ``.csv`` from the reports, in
-    a process of their own (it draws; this one keeps matplotlib out). A failure here is told
-    and costs no grade: the reports are written already."""
+class Outputs:
+    """Writes each output in --out on its own: one that fails (a full disk, a folder in the
+    way) is remembered with why, and the others are still written."""
+
+    def __init__(self):
+        self.failed = []  # "what (why)"
+
+    def write(self, what, action, *args):
+        try:
+            action(*args)
+        except Exception as error:  # noqa: BLE001 - one output never stops the others
+            lines = str(error).strip().splitlines()
+            why = f"{type(error).__name__}: {lines[-1][:200]}" if lines else type(error).__name__
+            self.failed.append(f"{what} ({why})")
+            return False
+        return True
+
+    def said(self):
+        """One line on stderr naming every output that could not be written; True if any."""
+        if self.failed:
+            log(f"error: could not write {len(self.failed)} output"
+                f"{'s' * (len(self.failed) != 1)}: " + "; ".join(self.failed))
+        return bool(self.failed)
+
+
+def _timings(out, ordered):
+    """``timings.csv``: each submission's seconds and peak memory (they vary run to run, so
+    they stay out of the reports)."""
     lines = [["report", "seconds", "peak_mb"]] + [
         [sub.name, round(sub.seconds, 2), round(sub.peak_mb)] for sub, _ in ordered]
-    results.write_atomic(out / TIMINGS, results.csv_text(lines))
+    results.write_atomic(out / results.TIMINGS, results.csv_text(lines))
+
+
+def _class_report(out):
+    """``class-report.html`` and ``.csv`` (and the similarity table) from the reports, in a
+    process of its own (it draws; this one keeps matplotlib out). A failure costs no grade:
+    the reports are written already."""
     made = subprocess.run([sys.executable, "-m", "rnnbook.grading.classreport", str(out)],
                           capture_output=True, text=True)
     if made.returncode != 0:
         reason = (made.stderr.strip().splitlines() or [f"exit status {made.returncode}"])[-1]
-        log(f"error: the class report could not be written ({reason})")
+        raise GradeError(reason)
 
 
 def progress(done, total, sub, seconds, width=20):
@@ -545,12 +611,12 @@ def grade(config, submissions, out, table_file=None):
                              "--overwrite")
     procs.guard_this_process()
     out.mkdir(parents=True, exist_ok=True)
-    rows = {}
+    rows, outputs = {}, Outputs()
     for sub in run.subs:
         if sub.error:
             log(f"error: {sub.error}")
             rows[sub.name] = run.report(sub)
-            results.write(out, sub, rows[sub.name])
+            outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
     os.chmod(work, 0o711)  # (a child run as nobody, without walls, must reach its own folder)
     oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
@@ -559,6 +625,7 @@ def grade(config, submissions, out, table_file=None):
             run.start_zygotes(work)
             oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
             run.build_walls(work)
+            run.count()
             workers = min(config.workers, len(run.gradable))
             log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
                 f"time, seed {run.seed}, walls: {run.isolation}")
@@ -570,19 +637,21 @@ def grade(config, submissions, out, table_file=None):
                     if sub.error:
                         log(f"error: {sub.error}")
                     rows[sub.name] = run.report(sub)
-                    results.write(out, sub, rows[sub.name])
+                    outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
                     log(progress(done, len(run.gradable), sub, time.monotonic() - started))
     finally:
         for zygote in run.zygotes.values():
             zygote.close()
+        if run.cgroups:
+            run.cgroups.close()
         shutil.rmtree(work, ignore_errors=True)
     if oracle.ident:
         oracle.join()
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
-    results.write_atomic(out / results.GRADEBOOK,
-                         results.gradebook(ordered, run.tables, roster))
+    outputs.write(results.GRADEBOOK, lambda: results.write_atomic(
+        out / results.GRADEBOOK, results.gradebook(ordered, run.tables, roster)))
     match = results.match_roster(run.subs, roster or [])
     if roster is not None:
         missing = sorted(student.file for student in match.missing)
@@ -592,11 +661,14 @@ def grade(config, submissions, out, table_file=None):
             log(f"roster: not on the roster: {', '.join(str(s.path) for s in match.unknown)}")
         for why in dict.fromkeys(match.clash.values()):
             log(f"error: {why}")
-    similarity.save(out, run.subs, run.cells)  # each exercise's code, for "Similar submissions"
+    # each exercise's code, for "Similar submissions"
+    outputs.write("exercise-code.json", similarity.save, out, run.subs, run.cells)
     if config.class_report:
-        _class_report(out, ordered)
+        outputs.write(results.TIMINGS, _timings, out, ordered)
+        outputs.write("the class report", _class_report, out)
     for sub, report in ordered:
         if not sub.error and sub.name not in match.clash:
             print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",
                   file=_stderr())
-    return 1 if match.clash or any(s.error for s in run.subs) else 0
+    failed = outputs.said()
+    return 1 if failed or match.clash or any(s.error for s in run.subs) else 0

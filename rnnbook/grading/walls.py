@@ -5,9 +5,11 @@ forked process (the *keeper*) enters new Linux namespaces, made without privileg
 (user, mount, pid, network, IPC), and there
 
 1. makes every mount read-only;
-2. hides folders under empty tmpfs: the repository (solutions/, .git, the grader), each
-   submission's folder, the ``--out`` folder, the grading run's work folder, the home folder,
-   ``/run``; for a NumPy-only child also every site-packages folder (TensorFlow, Keras, ...);
+2. hides folders under empty tmpfs: everything but the system (an allow-list: every folder of
+   ``/`` but :data:`SYSTEM`, so another copy of the repository anywhere is out of sight), and
+   wherever it may be, the repository (solutions/, .git, the grader), each submission's
+   folder, the ``--out`` folder, the grading run's work folder, the home folder, ``/run``;
+   for a NumPy-only child also every site-packages folder (TensorFlow, Keras, ...);
 3. brings back read-only what the child needs from inside them (the Python standard library;
    NumPy; for a TensorFlow child the venv and, one file at a time, the ``.py`` files of
    rnnbook's learner side, with ``reference.py`` / ``backward.py`` covered by the release's
@@ -19,7 +21,8 @@ forked process (the *keeper*) enters new Linux namespaces, made without privileg
    :func:`scratch_used`) and a ``/dev`` with only null, zero, full, random and urandom;
 5. forks the child as the first process of the new pid namespace (it sees no other process, and
    when it ends the kernel kills everything it started), with a fresh read-only ``/proc``, one
-   more user and mount namespace (so none of these mounts can be undone) and ``no_new_privs``.
+   more user and mount namespace (so none of these mounts can be undone) and ``no_new_privs``;
+   its IPC namespace holds at most :data:`SHM_SEGMENTS` SysV segments of :data:`SHM_MB` MB.
 
 A hidden folder inside another hidden folder is covered already and is not mounted again; a
 hidden folder that is also a scratch folder (a submission directly in ``/tmp``) is just the
@@ -49,6 +52,7 @@ AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
 SYS_MOUNT_SETATTR = 442  # the same number on every architecture (added in Linux 5.12)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 POOL = "/dev"  # where the scratch pool is mounted, under the hidden /dev
+SHM_SEGMENTS, SHM_MB = 16, 32  # SysV shared memory a child may hold (segments, MB together)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -294,9 +298,23 @@ def enter():
     """In the first process of the new pid namespace: its own /proc, loopback, locked mounts."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the process that forked it
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this pid namespace only
+    _cap_shared_memory()
     _loopback_up()
     _lock()
     remount("/proc", readonly=True)  # no sysctl or /proc file can be written from here on
+
+
+def _cap_shared_memory():
+    """SysV shared memory (this IPC namespace's own; no resident size shows it) capped at
+    :data:`SHM_SEGMENTS` segments of :data:`SHM_MB` MB together. Before :func:`_lock`: the
+    namespace belongs to the keeper's user namespace."""
+    for name, value in (("shmmni", SHM_SEGMENTS), ("shmmax", SHM_MB * 2**20),
+                        ("shmall", SHM_MB * 2**20 // os.sysconf("SC_PAGE_SIZE"))):
+        try:
+            with open(f"/proc/sys/kernel/{name}", "w") as f:
+                f.write(str(value))
+        except OSError:
+            pass  # a kernel that keeps them to the host's root: not capped
 
 
 def _loopback_up():
@@ -340,6 +358,13 @@ DEV_LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
              "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"}
 SCRATCH = ["/tmp", "/dev/shm"]  # private to each child, in one pool with its working folder
 SCRATCH_MAX = 256  # MB: the pool is a quarter of --memory, at most this (and counted in it)
+#: what a child sees of the file system besides what comes back for it (the Python installation,
+#: NumPy or the venv, rnnbook's learner side, its scratch): the system's programs, libraries and
+#: settings, read-only. Every other folder of ``/`` is hidden (/home, /root, /srv, /opt, /var,
+#: /work, /mnt, ...: wherever another copy of the project may be), and so are these folders of
+#: the system where sources are kept
+SYSTEM = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "proc", "sys", "dev")
+SYSTEM_HIDDEN = ("/usr/src", "/usr/local/src", "/usr/share/doc")
 #: what the learner release leaves out of rnnbook/ (the instructor's folder, and the tools that
 #: read solutions/), and the modules that solve exercises (the release and every child get the
 #: stub in their place)
@@ -361,6 +386,17 @@ def learner_files(package):
         if name.endswith(".py") and name not in INSTRUCTOR + STUBBED and os.path.isfile(path):
             found.append(path)
     return found
+
+
+def outside_system(top="/"):
+    """The folders a child does not see: every folder of ``top`` but :data:`SYSTEM` (a link
+    there leads to a folder that is hidden or system), and :data:`SYSTEM_HIDDEN`."""
+    found = []
+    for name in sorted(os.listdir(top)):
+        path = os.path.join(top, name)
+        if name not in SYSTEM and not os.path.islink(path) and os.path.isdir(path):
+            found.append(path)
+    return found + [p for p in SYSTEM_HIDDEN if os.path.isdir(p) and not os.path.islink(p)]
 
 
 def real(path):
@@ -386,7 +422,8 @@ def site_folders():
 def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(), absent=(),
          stub=None, scratch=SCRATCH_MAX):
     """The walls for one child of ``kind`` ("numpy" or "tf"): see the module's docstring."""
-    hide = {real(p) for p in [root, work, out, os.path.expanduser("~"), "/run"]}
+    hide = {real(p) for p in [root, work, out, os.path.expanduser("~"), "/run",
+                              *outside_system()]}
     hide |= {real(os.path.dirname(p)) for p in subs} | {os.path.dirname(os.path.abspath(p))
                                                          for p in subs}
     stdlib = {real(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")}

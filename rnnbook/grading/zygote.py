@@ -48,6 +48,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 MAX_JOB = 512 * 2**20
 MAX_OUTPUT = 32 * 2**20  # bytes the submission may print, or write into one file
+MAX_FILES = 1024  # descriptors a child may hold open
+IPYTHON = "RNNBOOK_IPYTHON"  # in the environment: IPython's folder, for its cell transformer
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -74,6 +76,7 @@ def prepare(kind, args):
     _plaindata(kind)  # before the child, which uses it
     for name in ("wire", "walls", "child"):
         _load(f"rnnbook_{name}", f"{name}.py")
+    _ipython_transformer(os.environ.get(IPYTHON, ""))
     _load("rnnbook_environment", os.path.join("..", "environment.py"))
     if kind == "numpy":
         return None
@@ -98,6 +101,32 @@ def prepare(kind, args):
         raise RuntimeError("the exercises' oracles would be in reach of the child: "
                            + ", ".join(alive[:5]))
     return callers
+
+
+def _ipython_transformer(folder):
+    """IPython's cell transformer (magics become ``get_ipython()`` calls), loaded by path from
+    IPython's ``folder`` as ``rnnbook_ipython``: the child turns a cell into plain Python itself,
+    under its own limits (9,000 ``%time`` lines took seconds, in the grader once). It needs only
+    the standard library; IPython itself is neither imported nor left importable."""
+    if not folder:
+        return
+    fakes = {name: types.ModuleType(name) for name in ("IPython", "IPython.utils")}
+    for module in fakes.values():
+        module.__path__ = []
+    saved = {name: sys.modules.get(name) for name in [*fakes, "IPython.utils.tokenutil"]}
+    try:
+        sys.modules.update(fakes)
+        fakes["IPython.utils"].tokenutil = _load(
+            "IPython.utils.tokenutil", os.path.join(folder, "utils", "tokenutil.py"))
+        _load("rnnbook_ipython", os.path.join(folder, "core", "inputtransformer2.py"))
+    except (OSError, SyntaxError, ImportError):
+        sys.modules.pop("rnnbook_ipython", None)  # the child compiles cells as they are
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
 
 
 def _plaindata(kind):
@@ -270,6 +299,9 @@ def worker(job, events_fd, chapters):
         os.dup2(null, 0)
         os.close(null)
         resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
+        _cap(resource.RLIMIT_NOFILE, MAX_FILES)  # memfds are counted one by one: not millions
+        if job.get("processes"):  # no pids cgroup: counted in the child's own user namespace
+            _cap(resource.RLIMIT_NPROC, job["processes"])
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if job.get("drop_to") is not None:  # root without walls: the submission runs as nobody
@@ -284,6 +316,12 @@ def worker(job, events_fd, chapters):
     child = sys.modules["rnnbook_child"]
     sys.modules["rnnbook_environment"].call_with_roomy_stack(child.main, job, events_fd, chapters)
     os._exit(0)
+
+
+def _cap(limit, value):
+    soft, hard = resource.getrlimit(limit)
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(limit, (value, value))
 
 
 def _fatal(fd, message):

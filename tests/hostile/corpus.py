@@ -38,7 +38,8 @@ SOLUTION = ROOT / "solutions" / f"{STEM}.ipynb"
 LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
 #: the limits the corpus is graded with
 LIMITS = ["--workers", "2", "--timeout", "8", "--memory", "1200", "--cell-timeout", "20",
-          "--budget", "30"]
+          "--budget", "30", "--processes", "64"]
+FLOOD = 300  # fork_bomb, thread_flood: at most this many, should every bound fail
 MARKER = "HACKED-by-corpus.txt"  # a file break_walls tries to create in every folder it finds
 #: the learner side of the check (rnnbook/*.py that a TensorFlow child sees): break_walls tries to
 #: open each for writing
@@ -47,6 +48,7 @@ SLEEP = "77.25"  # `sleep SLEEP`, left running by background_process: must be go
 CHAIN = "77.5"  # `sleep CHAIN`, a detached chain of processes: must be gone afterwards
 SECRET = "corpus-secret-4711"  # in the grader's environment: must not reach a child
 NUMPY_ONLY = "must be done with NumPy"
+LONG_CELLS = 3000  # long_errors: cells that each raise a 2,000-character error
 
 EXERCISES = source.exercises(source.read(SOLUTION))
 BY_HAND = [ex for ex in EXERCISES if ex.by_hand]
@@ -122,8 +124,13 @@ EXPECTED = {
                        notes=(f"name '{LAST.name}' is not defined",)),
     "wrong_signature": _expect(_failing([FIRST], "raised TypeError")),
     "empty": Expect(0, {ex.name: (0, f"no function called `{ex.name}`") for ex in EXERCISES}),
+    # what a submission says reaches its report capped: 20 notes of 500 characters, and a count
+    "long_errors": _expect(FULL, notes=("raised ValueError: xxx",) * 19
+                           + (f"And {LONG_CELLS - 20} more notes.",)),
     # time limits the child cannot move
     "resets_deadline": _expect(FULL, notes=("went over the time limit of 20 s; it was skipped",)),
+    # IPython's transformation of a cell is the child's work, under the cell's time limit
+    "magic_flood": _expect(FULL, notes=("went over the time limit of 20 s; it was skipped",)),
     "budget_eater": Expect(0, {ex.name: (0, "time budget of 30 s") for ex in EXERCISES}),
     # answers come back only over the pipe, bounded by what the trial implies
     "answer_bombs": _expect(_failing([FIRST], "not plain data")),
@@ -141,6 +148,14 @@ EXPECTED = {
     "gradebook_name": _expect(FULL, file="gradebook.csv.ipynb",
                               report="submission-gradebook.csv"),
     "late_honest": _expect(FULL, file="late/honest.ipynb", report="honest-2"),
+    # every name the grader writes in --out is reserved: no report folder takes one
+    "timings_name": _expect(FULL, file="timings.csv.ipynb", report="submission-timings.csv"),
+    "class_page_name": _expect(FULL, file="class-report.html.ipynb",
+                               report="submission-class-report.html"),
+    "class_table_name": _expect(FULL, file="Class-Report.CSV.ipynb",
+                                report="submission-Class-Report.CSV"),
+    "similar_name": _expect(FULL, file="similar-submissions.csv.ipynb",
+                            report="submission-similar-submissions.csv"),
     "fifo": Expect(0, error="not a regular file"),
     # broken files
     "invalid_json": Expect(0, error="not a valid notebook"),
@@ -148,6 +163,7 @@ EXPECTED = {
     "json_not_a_notebook": Expect(0, error="not a valid notebook"),
     "binary": Expect(0, error="not a valid notebook"),
     "unknown_chapter": Expect(0, error="cannot tell which chapter"),
+    "cell_flood": Expect(0, error="more than 5,000 cells (40,0"),
     # getting out
     "steal_solutions": Expect(0, {ex.name: (0, "not written yet") for ex in EXERCISES},
                               walls=True),
@@ -157,6 +173,13 @@ EXPECTED = {
     # nothing of the instructor's side in reach: no oracle, reference or mistake model in the
     # child's frames, objects or modules, no bytecode of the reference or the checks anywhere
     "steal_oracles": _expect(_failing(EXERCISES, "nothing to steal"), walls=True),
+    # memory no resident size shows: memfd files are counted, SysV shared memory is capped
+    "memfd_hog": _expect(_failing([LAST], "went over the memory limit of 1200 MB"), walls=True),
+    "shm_hog": _expect(FULL, walls=True),
+    # processes and threads of a submission are bounded (--processes 64)
+    "fork_bomb": _expect(FULL, notes=("raised RuntimeError: fork refused after",), walls=True),
+    "thread_flood": _expect(FULL, notes=("raised RuntimeError: threads refused after",),
+                            walls=True),
     # scratch files count: /tmp, /dev/shm and the working folder share one small pool
     "scratch_hog": _expect(_failing([LAST], "MB of scratch files"), walls=True),
 }
@@ -383,6 +406,15 @@ def empty(ctx):
     return nb
 
 
+def long_errors(ctx):
+    """Cells that each raise a 2,000-character error (10,000 of them once made 39 MB of
+    results.json and feedback.md from a 1.8 MB notebook)."""
+    nb = _notebook()
+    for _ in range(LONG_CELLS):
+        _append(nb, "raise ValueError('x' * 2000)\n")
+    return nb
+
+
 def resets_deadline(ctx):
     """A cell that never ends but keeps telling the grader it has just started."""
     return _append(_notebook(), PIPES + (
@@ -393,6 +425,12 @@ def resets_deadline(ctx):
         "        send(json.dumps({'cell': cell, 'status': 'start'}).encode() + b'\\n')\n"
         "        send(json.dumps({'cell': cell, 'status': 'ok', 'error': ''}).encode() + b'\\n')\n"
         "    time.sleep(0.05)\n"))
+
+
+def magic_flood(ctx):
+    """A cell of 9,000 ``%time`` lines (114 KB): IPython transforms it in 500 passes over the
+    whole cell; in the grader's own process once, it held the whole batch for 75 s."""
+    return _append(_notebook(), "%time x = 1\n" * 9000)
 
 
 def budget_eater(ctx):
@@ -495,6 +533,13 @@ def gradebook_name(ctx):
     return _notebook()
 
 
+def timings_name(ctx):
+    return _notebook()
+
+
+class_page_name = class_table_name = similar_name = timings_name
+
+
 def late_honest(ctx):
     return _notebook()
 
@@ -524,6 +569,14 @@ def unknown_chapter(ctx):
     del nb.metadata["rnnbook"]
     nb.cells = [c for c in nb.cells if not c.source.startswith("# Exercise")]
     return nb
+
+
+def cell_flood(ctx):
+    """40,000 tiny cells (6 MB): reading and checking them once took the grader 10 s."""
+    nb = json.loads(nbformat.writes(_notebook()))
+    nb["cells"] += [{"cell_type": "code", "id": f"c{k}", "metadata": {}, "source": "x = 1",
+                     "outputs": [], "execution_count": None} for k in range(40_000)]
+    return json.dumps(nb).encode()
 
 
 def steal_solutions(ctx):
@@ -750,6 +803,81 @@ def plants_mistake(ctx):
 
 EXPECTED["plants_mistake"] = _expect(_failing([FIRST, LAST], "raised ValueError"))
 # --- end of issue 26, item 5 -----------------------------------------------------------------
+
+def memfd_hog(ctx):
+    """The last exercise holds 80 memfd files of 16 MB, written and never mapped (60 of them
+    once held 960 MB under --memory 600, and the report said 274 MB), then answers right."""
+    return _wrap(_notebook(), LAST, (
+        "    import os, time\n"
+        "    held = globals().setdefault('HELD', [])\n"
+        "    while len(held) < 80:\n"
+        "        fd = os.memfd_create('hog')\n"
+        "        for _ in range(16):\n"
+        "            os.write(fd, b'x' * 2**20)\n"
+        "        held.append(fd)\n"
+        "    time.sleep(1)\n"))
+
+
+def shm_hog(ctx):
+    """The first exercise makes SysV segments of 16 MB, fills each and lets it go (no resident
+    size shows them), up to 80; it raises if it got more than the cap of 32 MB together."""
+    return _wrap(_notebook(), FIRST, (
+        "    import ctypes\n"
+        "    libc = ctypes.CDLL(None, use_errno=True)\n"
+        "    libc.shmat.restype = ctypes.c_void_p\n"
+        "    made = globals().setdefault('MADE', [])\n"
+        "    while len(made) < 80 and not globals().get('REFUSED'):\n"
+        "        segment = libc.shmget(0, 16 * 2**20, 0o1600)  # IPC_PRIVATE, IPC_CREAT\n"
+        "        if segment < 0:\n"
+        "            globals()['REFUSED'] = True\n"
+        "            break\n"
+        "        address = libc.shmat(segment, None, 0)\n"
+        "        ctypes.memset(address, 1, 16 * 2**20)\n"
+        "        libc.shmdt(ctypes.c_void_p(address))\n"
+        "        made.append(segment)\n"
+        "    if len(made) * 16 > 32:\n"
+        "        raise RuntimeError(f'held {len(made) * 16} MB of SysV shared memory')\n"))
+
+
+def fork_bomb(ctx):
+    """A cell starts processes until refused (small ones, ``sleep``: a fork of the notebook's
+    process would go over the memory limit first), at most FLOOD should the bound fail, then
+    ends them and says how many it made."""
+    return _append(_notebook(), (
+        "import os\n"
+        "pids, refused = [], ''\n"
+        f"for _ in range({FLOOD}):\n"
+        "    try:\n"
+        "        pids.append(os.posix_spawnp('sleep', ['sleep', '20'], {}))\n"
+        "    except OSError as error:\n"
+        "        refused = str(error)\n"
+        "        break\n"
+        "for pid in pids:\n"
+        "    os.kill(pid, 9)\n"
+        "    os.waitpid(pid, 0)\n"
+        "raise RuntimeError(f'fork refused after {len(pids)} processes ({refused})' if refused\n"
+        f"                   else 'all {FLOOD} processes made')\n"))
+
+
+def thread_flood(ctx):
+    """A cell starts threads until refused (at most FLOOD, should the bound fail), then ends
+    them and says how many it made."""
+    return _append(_notebook(), (
+        "import threading\n"
+        "stop, threads, refused = threading.Event(), [], ''\n"
+        f"for _ in range({FLOOD}):\n"
+        "    thread = threading.Thread(target=stop.wait, daemon=True)\n"
+        "    try:\n"
+        "        thread.start()\n"
+        "    except RuntimeError as error:\n"
+        "        refused = str(error)\n"
+        "        break\n"
+        "    threads.append(thread)\n"
+        "stop.set()\n"
+        "for thread in threads:\n"
+        "    thread.join()\n"
+        "raise RuntimeError(f'threads refused after {len(threads)} ({refused})' if refused\n"
+        f"                   else 'all {FLOOD} threads made')\n"))
 
 
 def build(subs, out, walls=True, only=None):
