@@ -268,6 +268,7 @@ def evaluate(ex, cases, expected, answers, seed=None):
     again: ``check(fn, seed=N)`` makes the same trials, in the notebook and from the grader's
     seed."""
     failing, passing, first, error = [], [], None, None
+    loose = True  # whether every failing answer has the right values in another type
     for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
         if isinstance(got, Raised):
@@ -278,6 +279,7 @@ def evaluate(ex, cases, expected, answers, seed=None):
             passing.append((case, got))
             continue
         failing.append((case, got))  # only the first failing trial's difference is shown
+        loose = loose and ex.same_type and agrees(want, got, ex.rtol, ex.atol)
         first = first or (where, difference(want, got, ex.rtol, ex.atol, parts=ex.parts,
                                             strict=ex.same_type))
     if error is not None:
@@ -297,6 +299,10 @@ def evaluate(ex, cases, expected, answers, seed=None):
         lines.append(f"  Parts right on every trial: {len(right)} of {len(ex.parts)}"
                      + (f"; wrong on some trial: {', '.join(wrong)}." if right else "."))
         lines.append(f"  {points_said(Outcome(ex, False, '', parts_right=right))}")
+    if loose:
+        sentence = type_sentence(ex)
+        lines.append(f"  Likely mistake: {sentence}")
+        return _again(Outcome(ex, False, "\n".join(lines), len(cases), sentence, right), seed)
     mistake, hits = diagnose(ex, failing, passing)
     if mistake is None and right:
         part, mistake = diagnose_part(ex, failing, right)
@@ -314,6 +320,14 @@ def evaluate(ex, cases, expected, answers, seed=None):
         lines.append(f"  Likely mistake: {mistake.sentence}")
     return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right),
                   seed)
+
+
+def type_sentence(ex):
+    """The mistake of an answer with the right values in another type, where the type is part
+    of the answer (:attr:`Exercise.same_type`)."""
+    return ("the values are right but not their type: return each part as the exercise asks "
+            "(one array where one array is asked for, not a tuple or list of its pieces: "
+            "np.stack them, or pack them as the exercise says).")
 
 
 def points_said(outcome):

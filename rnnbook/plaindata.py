@@ -51,10 +51,11 @@ def _plain(value):
 def changed_sentence(names):
     """The mistake sentence for a function that changed its arguments ``names`` (a message of a
     :data:`CHANGED` ``Raised``: the names joined by ", ")."""
-    listed = ", ".join(f"`{n}`" for n in names.split(", "))
-    return (f"your function changed its argument{'s' * (', ' in names)} {listed} in place: "
-            "the caller's data must stay as it was; return a new array (work on a copy, "
-            "e.g. `x = x.copy()`).")
+    listed = names.split(", ")
+    first = listed[0] if listed[0].isidentifier() else "x"
+    return (f"your function changed its argument{'s' * (len(listed) > 1)} "
+            f"{', '.join(f'`{n}`' for n in listed)} in place: the caller's data must stay as "
+            f"it was; return a new array (work on a copy: `{first} = {first}.copy()`).")
 
 
 class Watch:

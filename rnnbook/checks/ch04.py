@@ -574,6 +574,7 @@ stream_in_chunks = Exercise(
     oracle=_stream_oracle,
     reference=_chunked,
     by_hand=False,
+    same_type=True,  # the packed array, not the session's tuple of LSTMStateTuples
     parts=("outputs", "final_state"),
     mistakes=(
         Mistake(
