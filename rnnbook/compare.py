@@ -336,13 +336,12 @@ def points_said(outcome):
     ex = outcome.exercise
     weights = ex.part_weights
     if len(set(weights)) == 1:
-        how = f"each part right on every trial earns 1/{len(weights)} of the points"
+        how = f"each part right on every trial earns 1/{len(weights)}"
     else:
-        split = ", ".join(f"{name} {w / sum(weights):.0%}"
-                          for name, w in zip(ex.parts, weights, strict=True))
-        how = f"the points are split by part ({split})"
-    return (f"Points: {how}, never all for a wrong answer; this answer earns "
-            f"{outcome.share:.0%} of them.")
+        how = "split by part (" + ", ".join(
+            f"{name} {w / sum(weights):.0%}" for name, w in zip(ex.parts, weights, strict=True))
+        how += ")"
+    return f"Points: {how}; this answer earns {outcome.share:.0%}."
 
 
 def _again(outcome, seed):

@@ -251,11 +251,9 @@ def test_the_parts_line_says_how_they_set_the_points():
     case, want = {"n": 1}, [np.ones(2), np.zeros(2)]
     got = [np.ones(2), np.ones(2)]
     equal = evaluate(exercise(), [case], [want], [got]).message
-    assert "Points: each part right on every trial earns 1/2 of the points" in equal
-    assert "this answer earns 50% of them." in equal
+    assert "Points: each part right on every trial earns 1/2; this answer earns 50%." in equal
     weighed = evaluate(exercise((1, 3)), [case], [want], [got]).message
-    assert "the points are split by part (a 25%, b 75%)" in weighed
-    assert "this answer earns 25% of them." in weighed
+    assert "Points: split by part (a 25%, b 75%); this answer earns 25%." in weighed
 
 
 @pytest.mark.parametrize("same_type,got,passed", [
