@@ -71,7 +71,7 @@ def grade(paths, out, *options, cwd=ROOT, env=None):
     """Run a grader (the repository's, or a bundle's with ``cwd``) on ``paths``."""
     ran = subprocess.run([sys.executable, "-m", "rnnbook.grading", *map(str, paths),
                           "--out", str(out), "--seed", str(SEED), "--workers", "1",
-                          "--no-class-report", *options],
+                          "--no-class-report", *map(str, options)],
                          capture_output=True, text=True, timeout=1800, cwd=cwd,
                          env={**os.environ, **(env or {})})
     assert ran.returncode == 0, ran.stderr[-3000:]
@@ -360,3 +360,63 @@ def test_answer_cells_hold_what_the_answer_needs():
             for label, code in answers:
                 compile(code, label, "exec")
                 assert textwrap.dedent(code) == code
+
+
+# --- the wire and the grader's child ------------------------------------------------------------
+
+
+def test_a_job_carries_tuples_named_tuples_and_numpy_scalars():
+    """What the check passes reaches the child as the same types; an answer (what a child
+    sends) may hold none of them."""
+    import collections
+
+    import numpy as np
+
+    from rnnbook.grading import wire
+
+    state = collections.namedtuple("LSTMStateTuple", ("c", "h"))
+    job = {"args": [(state(np.ones((1, 2), np.float32), np.zeros((1, 2), np.float32)),),
+                    [np.float32(0.5), np.int64(3), 1.0, 2, True], {"w": np.arange(3)}]}
+    back = wire.decode(json.loads(wire.dumps(wire.encode(job))), 2**20, dicts=True)
+    (layer,), numbers, weights = back["args"]
+    assert type(back["args"][0]) is tuple and type(layer).__name__ == "LSTMStateTuple"
+    assert layer._fields == ("c", "h") and layer.c.dtype == np.float32 and layer.h.shape == (1, 2)
+    assert [type(n) for n in numbers] == [np.float32, np.int64, float, int, bool]
+    assert numbers[0] == 0.5 and weights["w"].tolist() == [0, 1, 2]
+    again = wire.decode(json.loads(wire.dumps(wire.encode(back))), 2**20, dicts=True)
+    assert type(again["args"][0][0]) is type(layer)  # one class per name and fields
+    for marker in ({"__tuple__": [1]}, {"__named__": ["T", ["a"], [1]]},
+                   {"__scalar__": ["float32", 1.0]}):
+        with pytest.raises(wire.WireError):
+            wire.decode([marker], 2**20)  # an answer: refused
+    for bad in (["T", ["a", "a"], [1, 2]], ["T", ["a"], [1, 2]], ["not a name", ["a"], [1]]):
+        with pytest.raises(wire.WireError):
+            wire.decode({"__named__": bad}, 2**20, dicts=True)
+    with pytest.raises(wire.WireError):
+        wire.decode({"__scalar__": ["object", 1]}, 2**20, dicts=True)
+
+
+IN_PLACE = """def reset_ended(state, ended):
+    state[:, :, ended] = 0
+    return state
+"""
+FIELDS = """def pack_state(states):
+    return np.stack([np.stack([s.c, s.h]) for s in states])
+"""
+
+
+@pytest.mark.slow
+def test_the_grader_takes_fields_and_names_a_changed_argument(tmp_path):
+    """4.1 answered through LSTMStateTuple's fields earns its points in the grader (it got 0:
+    "'list' object has no attribute 'c'"); 4.3 answered in place fails there as in the
+    notebook, naming `state`."""
+    from rnnbook.plaindata import changed_sentence
+
+    stem = "04-stateful-batching"
+    path = write(notebook(stem, {"pack_state": FIELDS, "reset_ended": IN_PLACE}),
+                 tmp_path / "in" / f"{stem}.ipynb")
+    tests = reports(grade([path], tmp_path / "out"))[stem]
+    assert tests["pack_state"]["score"] == tests["pack_state"]["max_score"], tests["pack_state"]
+    changed = tests["reset_ended"]
+    assert changed["score"] == 0 and changed["extra_data"]["mistake"] == changed_sentence("state")
+    assert f"To see these trials again: check(reset_ended, seed={SEED})." in changed["output"]
