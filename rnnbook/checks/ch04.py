@@ -100,6 +100,7 @@ pack_state = Exercise(
     designs=STATE_DESIGNS,
     call=lambda fn, c: fn(_as_tuple(c)),
     oracle=lambda c: _tf_pack(_as_tuple(c)),
+    same_type=True,  # one array: the tuple it was given holds the same values
     reference=lambda c: ref.pack(ref.unpack(c["packed"])),
     mistakes=(
         Mistake(C_H_PACKED, lambda c: c["packed"][:, ::-1]),
@@ -400,6 +401,7 @@ stacked_step = Exercise(
     make_case=_stacked_case,
     designs=STACK_DESIGNS,
     call=lambda fn, c: fn(c["x"], c["state"], *_layers(c)),
+    same_type=True,  # the packed new state, as 4.6's final state
     oracle=_stacked_oracle,
     reference=_stacked,
     parts=("output", "new_state"),
