@@ -6,9 +6,13 @@ STAMP  := $(VENV)/.installed
 # What to grade with `make grade` (a notebook or a folder of notebooks) and where reports go.
 SUBMISSIONS ?= submissions
 OUT ?= _build/grades
-# `make book EDITION=course`: the book without the Solutions part (for a course that grades
-# the exercises), into _build/course/_build/html. The default edition keeps the solutions.
+# `make book EDITION=course REPOSITORY=<the course's repository>`: the book for a course that
+# grades the exercises (no Solutions, no page for instructors; its Colab cells install the
+# learner release from the course's repository), into _build/course/_build/html. The default
+# edition keeps the solutions. REPOSITORY (or $RNNBOOK_REPOSITORY: a URL or GitHub owner/name)
+# is the repository the book points to; default _config.yml's repository.url.
 EDITION ?= self-study
+REPOSITORY ?=
 # `make autograder` settings: CHAPTER (required) is the assignment; SEED (optional) one seed for all.
 CHAPTER ?=
 SEED ?=
@@ -25,7 +29,9 @@ help:
 	@echo "                 target does it first; it reinstalls when requirements.txt or"
 	@echo "                 pyproject.toml is newer than .venv/.installed)"
 	@echo "make book        build the HTML book into _build/html (strict, offline)"
-	@echo "                 EDITION=course: without solutions, into _build/course/_build/html"
+	@echo "                 REPOSITORY=<url or owner/name>: the repository it points to"
+	@echo "                 EDITION=course REPOSITORY=<the course's>: no solutions, no page"
+	@echo "                 for instructors, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
 	@echo "make exercise-check EXERCISE=N.K  one exercise's tests, its 200-seed sweep, nbval of"
 	@echo "                 its notebook (STEM=<stem>: every exercise of one notebook; JOBS=0: one process)"
@@ -35,6 +41,7 @@ help:
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
 	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>] [VISIBILITY=<v>]"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
+	@echo "                 REPOSITORY=<url>: the course's repository its Colab cells install from"
 	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
 	@echo "make lint        ruff over the package, tests, benchmarks and scripts"
 	@echo "make tensorboard serve book/logs/ (the chapters' graphs) on http://127.0.0.1:6006"
@@ -52,11 +59,12 @@ venv: $(STAMP)
 
 book: $(STAMP)
 ifeq ($(EDITION),course)
-	$(BIN)/python scripts/course_edition.py _build/course/_toc.yml
-	$(BIN)/jupyter-book build . -W -n --keep-going --toc _build/course/_toc.yml \
-		--path-output _build/course
+	$(if $(REPOSITORY),RNNBOOK_REPOSITORY='$(REPOSITORY)') $(BIN)/python scripts/edition.py course _build/course
+	$(BIN)/jupyter-book build . -W -n --keep-going --config _build/course/_config.yml \
+		--toc _build/course/_toc.yml --path-output _build/course
 else ifeq ($(EDITION),self-study)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(if $(REPOSITORY),RNNBOOK_REPOSITORY='$(REPOSITORY)') $(BIN)/python scripts/edition.py self-study _build/self-study
+	$(BIN)/jupyter-book build . -W -n --keep-going --config _build/self-study/_config.yml
 else
 	@echo "make: EDITION must be self-study (the default) or course, not '$(EDITION)'" >&2; exit 2
 endif
@@ -88,7 +96,8 @@ autograder: $(STAMP)
 		$(if $(VISIBILITY),--visibility $(VISIBILITY))
 
 release: $(STAMP)
-	$(BIN)/python -m rnnbook.grading.release learners --out _build/release
+	$(BIN)/python -m rnnbook.grading.release learners --out _build/release \
+		$(if $(REPOSITORY),--repository '$(REPOSITORY)')
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

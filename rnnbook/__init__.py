@@ -14,6 +14,7 @@ Modules, one job each:
 - :mod:`rnnbook.backward`     the one NumPy backward pass of the cells (instructor side too)
 - :mod:`rnnbook.record`       a self-learner's passed exercises, in ~/.rnnbook (``rnnbook.progress()``)
 - :mod:`rnnbook.plots`        every figure of the book
+- :mod:`rnnbook.numbers`      the numbers a chapter's prose states, glued from its run
 - :mod:`rnnbook.tasks`        Chapter 4's small training tasks
 - :mod:`rnnbook.graphs`       writing TF graphs for TensorBoard, reading them back, serving them
 - :mod:`rnnbook.source`       reads the one source: exercise headers, points, solution markers

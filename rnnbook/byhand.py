@@ -15,7 +15,7 @@ import traceback
 
 import numpy as np
 
-from rnnbook.plaindata import Raised, Watch, to_plain
+from rnnbook.plaindata import Raised, Watch, to_plain, where
 
 BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a library
 #: what a by-hand answer may not call: TensorFlow, Keras and this package (its checks, oracles
@@ -124,12 +124,9 @@ def _library_dirs():
 
 def raised(error):
     """A :class:`Raised` for ``error`` that points at the learner's own line: the last frame of
-    the traceback that is not in rnnbook, the standard library or an installed package."""
-    where = ""
+    the traceback that is not in rnnbook, the standard library or an installed package, named
+    by its function when that is not the one the check called (:func:`~rnnbook.plaindata.where`)."""
     skip = _library_dirs()
     frames = [f for f in traceback.extract_tb(error.__traceback__)
               if not os.path.realpath(f.filename).startswith(skip) and "rnnbook" not in f.filename]
-    if frames:
-        frame = frames[-1]
-        where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
-    return Raised(type(error).__name__, str(error), where)
+    return Raised(type(error).__name__, str(error), where(frames))

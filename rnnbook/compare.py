@@ -36,6 +36,7 @@ class Outcome:
     trials: int = 0
     mistake: str = ""  # the sentence of the mistake it recognised, if any
     parts_right: tuple = ()  # the names of the parts right on every trial (all when passed)
+    hedge: str = ""  # "it explains 1 of the 3 failing trials": the mistake is likely, not sure
 
     @property
     def parts(self):
@@ -313,13 +314,12 @@ def evaluate(ex, cases, expected, answers, seed=None):
     if mistake is None:
         lines.append(f"  It should return {ex.task}.")
         return _again(Outcome(ex, False, "\n".join(lines), len(cases), parts_right=right), seed)
-    if len(hits) < len(failing):
-        lines.append(f"  Likely mistake (it explains {len(hits)} of the {len(failing)} failing "
-                     f"trials): {mistake.sentence}")
-    else:
-        lines.append(f"  Likely mistake: {mistake.sentence}")
-    return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right),
-                  seed)
+    hedge = (f"it explains {len(hits)} of the {len(failing)} failing trials"
+             if len(hits) < len(failing) else "")
+    lines.append(f"  Likely mistake ({hedge}): {mistake.sentence}" if hedge
+                 else f"  Likely mistake: {mistake.sentence}")
+    return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right,
+                          hedge), seed)
 
 
 def type_sentence(ex):
@@ -415,9 +415,9 @@ def _raised_outcome(ex, cases, error, failing, passing):
     mistake, _ = diagnose(ex, failing, passing)
     if mistake is None:
         return Outcome(ex, False, message, len(cases))
-    message += (f"\n  On the {'trial' if len(failing) == 1 else 'trials'} where it returned, "
-                f"likely mistake: {mistake.sentence}")
-    return Outcome(ex, False, message, len(cases), mistake.sentence)
+    hedge = f"on the {'trial' if len(failing) == 1 else 'trials'} where it returned"
+    message += f"\n  {hedge[0].upper()}{hedge[1:]}, likely mistake: {mistake.sentence}"
+    return Outcome(ex, False, message, len(cases), mistake.sentence, hedge=hedge)
 
 
 def _raised_message(ex, got, where):

@@ -10,6 +10,12 @@
 
 ``--check`` writes nothing and exits 1 when a file is out of date. The output depends only on
 the sources, so regenerating leaves git clean.
+
+The set-up cell's install block (:func:`setup_block`) is written here once: on Colab it
+installs the package from the book's repository; elsewhere it says what to install and stops,
+so it never installs over a learner's own copy. ``scripts/setup_cell.py`` writes it into the
+first code cell of every notebook in ``book/`` and ``solutions/``; the learner copies take it
+from ``solutions/``.
 """
 import argparse
 import pathlib
@@ -21,6 +27,63 @@ from rnnbook import source
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KEEP_METADATA = ("kernelspec", "rnnbook")
+CONFIG = ROOT / "_config.yml"
+
+#: The set-up cell's install block; ``{url}`` is the repository the book is built from.
+SETUP_BLOCK = """\
+if importlib.util.find_spec("rnnbook") is None:  # not installed in this kernel's Python
+    import sys
+
+    if "google.colab" not in sys.modules:  # never install over a copy of your own
+        raise ModuleNotFoundError('rnnbook is not installed: in your clone of the '
+                                  'book, run  pip install -e ".[jupyter]"  then '
+                                  'restart the kernel')
+    %pip install --quiet "rnnbook @ git+{url}\""""
+#: The first line of the block, and its last one's start (where a block is found in a cell).
+SETUP_FIRST = SETUP_BLOCK.splitlines()[0].split("  #")[0]
+SETUP_LAST = "    %pip install"
+
+
+def repository_url(config=CONFIG):
+    """The book's repository as ``_config.yml`` sets it (``repository.url``): the Colab install
+    line of every notebook in the repository names it."""
+    import yaml  # instructor side: PyYAML comes with jupyter-book
+
+    return yaml.safe_load(pathlib.Path(config).read_text())["repository"]["url"]
+
+
+def repository_from(value):
+    """A repository's URL from ``value``: a URL as it is, a GitHub ``owner/name`` as
+    ``https://github.com/owner/name``; raises :class:`source.SourceError` otherwise."""
+    value = value.strip().rstrip("/")
+    if "://" in value:
+        return value
+    if value.count("/") != 1 or not all(value.split("/")):
+        raise source.SourceError(f"{value!r}: give a repository's URL or a GitHub owner/name")
+    return f"https://github.com/{value}"
+
+
+def setup_block(url):
+    """The install block of the set-up cell, installing from the repository at ``url``."""
+    return SETUP_BLOCK.format(url=url)
+
+
+def with_setup_block(code, url, where="cell"):
+    """``code`` (a set-up cell's source) with its install block replaced by
+    :func:`setup_block` for ``url``; raises :class:`source.SourceError` without one."""
+    lines = code.split("\n")
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith(SETUP_FIRST))
+        end = next(i for i in range(start, len(lines)) if lines[i].startswith(SETUP_LAST))
+    except StopIteration:
+        raise source.SourceError(f"{where}: no install block (a line {SETUP_FIRST!r} down to "
+                                 f"{SETUP_LAST.strip()!r})") from None
+    return "\n".join(lines[:start] + setup_block(url).split("\n") + lines[end + 1:])
+
+
+def setup_cell(nb):
+    """The index of ``nb``'s set-up cell: its first code cell."""
+    return next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code")
 
 
 def learner_copy(nb, where="notebook"):

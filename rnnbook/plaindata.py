@@ -124,3 +124,17 @@ def _same(value, copy, depth=0):
             k is k0 and _same(v, c, depth + 1)
             for (k, v), (k0, c) in zip(items, copy, strict=True))
     return value is copy
+
+
+def where(frames):
+    """Where a :class:`Raised` points, from the learner's own frames of its traceback
+    (``traceback.FrameSummary``, outermost first): the last one's line; and its function's
+    name when it is not the function the check called (an exercise that fails because a
+    function it calls raised blames that function, not itself)."""
+    if not frames:
+        return ""
+    frame = frames[-1]
+    place = f"line {frame.lineno}"
+    if frame.name != frames[0].name and frame.name != "<module>":
+        place += f" in {frame.name}"
+    return f"{place}: {frame.line}" if frame.line else place

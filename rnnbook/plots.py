@@ -4,7 +4,8 @@ picture, so that the page shows the idea and its numbers rather than the plottin
 - :func:`figure`         a new figure at the book's size, resolution and type sizes
 - :func:`kernel_blocks`  a TF1 kernel as a heatmap with its W/U (and gate) blocks (Chapters 1, 2)
 - :func:`gate_heatmaps`  gate values over time, one annotated panel per gate (Chapter 2)
-- :func:`lstm_cell_diagram`  LSTMCell's c line and m line, with its options (Chapter 3)
+- :func:`lstm_cell_diagram`  the one picture of the LSTM cell: gates highlighted beside their
+  equations, options (Chapter 3) and gradient paths (Chapter 5); Chapters 2, 3, 5
 - :func:`stateful_layout`    a long series cut into stateful batches, right and wrong (Chapter 4)
 - :func:`chunk_runs`     one unit's output, whole run vs chunks carried or from zeros (Chapter 4)
 - :func:`error_by_step`  stateful vs zeros: error by step within a chunk, and a trace (Chapter 4)
@@ -131,56 +132,135 @@ def gate_heatmaps(values, rest, labels, ncols=2, width=MAX_WIDTH, height=4.4):
     return fig
 
 
-def lstm_cell_diagram():
-    """TF1's ``LSTMCell`` as a diagram: the c line (red) along the top, the m line (blue) along
-    the bottom, the gates between, and the options (peepholes, clips, projection) dashed."""
-    fig, ax = figure(MAX_WIDTH, 4.0)
-    ax.set(xlim=(0, 13), ylim=(-0.5, 6.3), aspect="equal")
+#: the LSTM's gates in the book's notation (TF1's i, j, f, o; Keras' candidate is g = j):
+#: colour, the node's label, and the equation shown beside the diagram
+CELL_GATES = {
+    "f": ("tab:orange", "σ  f", r"forget: $\sigma(f + b_f)$, how much of $c_{t-1}$ is kept"),
+    "i": ("tab:green", "σ  i", r"input: $\sigma(i)$, how much of the candidate is written"),
+    "j": ("tab:purple", "tanh  j",
+          r"candidate: $\tanh(j)$, what could be written (Keras: $g$)"),
+    "o": ("tab:cyan", "σ  o", r"output: $h_t = \sigma(o) \odot \tanh(c_t)$, what is shown"),
+    "c": ("tab:red", "", r"memory: $c_t = \sigma(f + b_f) \odot c_{t-1}"
+                         r" + \sigma(i) \odot \tanh(j)$"),
+}
+#: what a highlight may name: a gate, or the c line
+HIGHLIGHTS = (None, *CELL_GATES)
+
+
+def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=False,
+                      gradients=False, h="h"):
+    """The book's one picture of an LSTM cell (after colah's): the c line (red) along the
+    top, the h line (blue) along the bottom, the four gates between, each gate's equation
+    beside the diagram, in the book's notation (:data:`CELL_GATES`).
+
+    ``highlight`` names one gate (``"f"``, ``"i"``, ``"j"``, ``"o"``) or the memory line
+    (``"c"``): it and its equation are drawn in colour, the rest in grey. ``peepholes``,
+    ``clip`` (``cell_clip`` on c, ``proj_clip`` on the projected h) and ``projection``
+    (``num_proj``) add ``LSTMCell``'s options, dashed (Chapter 3; ``h="m"`` names the h line
+    as its source does). ``gradients`` draws the two ways a gradient goes back one step
+    (Chapter 5): along c, multiplied by the forget gate, and through the gates and $U$.
+    Returns the figure.
+    """
+    if highlight not in HIGHLIGHTS:
+        raise ValueError(f"highlight one of {', '.join(map(str, HIGHLIGHTS))}, "
+                         f"not {highlight!r}")
+    fig, ax = figure(MAX_WIDTH, 5.4)
+    ax.set(xlim=(0, 13), ylim=(-3.0, 6.6), aspect="equal")
     ax.axis("off")
+    grey, black = "0.65", "black"
+    c_col, h_col = "tab:red", "tab:blue"
 
-    def node(x0, y0, text, w=0.9, dashed=False):
+    def shown(group):
+        """The colour of a part of ``group`` (a gate, "c" or None for wiring)."""
+        if highlight is None or group == highlight:
+            return CELL_GATES[group][0] if group in CELL_GATES else black
+        return grey
+
+    def node(x0, y0, text, group=None, w=0.9, dashed=False):
+        colour = shown(group)
+        on = highlight is not None and group == highlight
         ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6, boxstyle="round,pad=0.05",
-                                    facecolor="white", edgecolor="black",
+                                    facecolor="lightyellow" if on else "white",
+                                    edgecolor=colour, lw=2.5 if on else 1.2,
                                     linestyle="--" if dashed else "-"))
-        ax.text(x0, y0, text, ha="center", va="center", fontsize=10)
+        ax.text(x0, y0, text, ha="center", va="center", fontsize=10,
+                color=black if colour != grey else grey)
 
-    def arrow(x0, y0, x1, y1, color="black", dashed=False, width=1.2):
+    def arrow(x0, y0, x1, y1, colour=black, dashed=False, width=1.2, style="->"):
         ax.annotate("", (x1, y1), (x0, y0),
-                    arrowprops=dict(arrowstyle="->", color=color, lw=width,
+                    arrowprops=dict(arrowstyle=style, color=colour, lw=width,
                                     linestyle="--" if dashed else "-"))
 
-    c, m, g, k = "tab:red", "tab:blue", "gray", "black"
-    nodes = [(3.0, 5.2, "×", 0.9, False), (5.0, 5.2, "+", 0.9, False),
-             (6.6, 5.2, "clip", 1.0, True), (1.5, 0.6, "[x, m]", 1.1, False),
-             (3.0, 2.2, "σ  f", 1.1, False), (4.3, 2.2, "σ  i", 1.1, False),
-             (5.6, 2.2, "tanh  j", 1.1, False), (8.0, 2.2, "σ  o", 1.1, False),
-             (5.0, 3.6, "×", 0.9, False), (8.6, 4.2, "tanh", 0.9, False),
-             (8.6, 3.1, "×", 0.9, False), (10.0, 3.1, "× $W_{proj}$", 1.3, True),
-             (11.5, 3.1, "clip", 1.0, True)]
-    for x0, y0, text, w, dashed in nodes:
-        node(x0, y0, text, w, dashed=dashed)
-    arrows = [(0.2, 5.2, 2.65, 5.2, c, False, 2.5), (3.35, 5.2, 4.65, 5.2, c, False, 2.5),
-              (5.35, 5.2, 6.05, 5.2, c, False, 2.5), (7.1, 5.2, 12.6, 5.2, c, False, 2.5),
-              (0.2, 0.6, 0.9, 0.6, m, False, 2.5), (1.5, -0.2, 1.5, 0.25, k, False, 1.2),
-              *[(1.5, 0.95, gx, 1.85, g, False, 0.8) for gx in (3.0, 4.3, 5.6, 8.0)],
-              (3.0, 2.55, 3.0, 4.85, k, False, 1.2), (4.3, 2.55, 4.85, 3.3, k, False, 1.2),
-              (5.6, 2.55, 5.15, 3.3, k, False, 1.2), (5.0, 3.95, 5.0, 4.85, k, False, 1.2),
-              (8.6, 5.2, 8.6, 4.55, c, False, 1.2), (8.6, 3.85, 8.6, 3.45, k, False, 1.2),
-              (8.0, 2.55, 8.4, 2.85, k, False, 1.2), (8.95, 3.1, 9.3, 3.1, m, False, 1.2),
-              (10.65, 3.1, 11.0, 3.1, m, False, 1.2), (11.5, 2.75, 11.5, 0.6, m, False, 2.5),
-              (11.5, 0.6, 12.6, 0.6, m, False, 2.5), (11.5, 3.45, 11.5, 4.1, m, False, 2.5),
-              (1.9, 5.2, 2.8, 2.55, g, True, 0.8), (1.9, 5.2, 4.1, 2.55, g, True, 0.8),
-              (7.4, 5.2, 8.2, 2.55, g, True, 0.8)]
-    for x0, y0, x1, y1, color, dashed, width in arrows:
-        arrow(x0, y0, x1, y1, color, dashed, width)
-    labels = [(0.2, 5.5, "$c_{t-1}$", c, 12), (12.0, 5.5, "$c_t$", c, 12),
-              (0.0, 0.9, "$m_{t-1}$", m, 11), (12.0, 0.85, "$m_t$", m, 12),
-              (1.65, -0.45, "$x_t$", k, 12), (11.65, 3.8, "output $m_t$", m, 10),
-              (0.6, 3.5, "peepholes\n$w_i, w_f$: $c_{t-1}$", g, 9),
-              (6.2, 3.2, "$w_o$: new $c_t$", g, 9)]
-    for x0, y0, text, color, size in labels:
-        ax.text(x0, y0, text, color=color, fontsize=size)
-    ax.set_title("LSTMCell: c (red) is the memory, m (blue) the hidden state and output")
+    line_c = c_col if highlight in (None, "c") else grey
+    line_h = h_col if highlight in (None, "o") else grey
+    # the c line: c_{t-1} -> x (forget) -> + (write) -> [clip] -> c_t
+    node(3.0, 5.2, "×", "f")
+    node(5.0, 5.2, "+", "c")
+    arrow(0.2, 5.2, 2.55, 5.2, line_c, width=2.5)
+    arrow(3.45, 5.2, 4.55, 5.2, line_c, width=2.5)
+    if clip:
+        node(6.6, 5.2, "clip", "c", w=1.0, dashed=True)
+        arrow(5.45, 5.2, 6.05, 5.2, line_c, width=2.5)
+        arrow(7.15, 5.2, 12.6, 5.2, line_c, width=2.5)
+    else:
+        arrow(5.45, 5.2, 12.6, 5.2, line_c, width=2.5)
+    # the gates, fed by [x_t, h_{t-1}]
+    node(1.5, 0.6, f"[x, {h}]", w=1.1)
+    arrow(0.2, 0.6, 0.9, 0.6, line_h, width=2.5)
+    arrow(1.5, -0.2, 1.5, 0.25)
+    for gate, gx in (("f", 3.0), ("i", 4.3), ("j", 5.6), ("o", 8.0)):
+        node(gx, 2.2, CELL_GATES[gate][1], gate, w=1.1)
+        arrow(1.5, 0.95, gx, 1.85, shown(gate) if highlight else grey, width=0.8)
+    arrow(3.0, 2.55, 3.0, 4.85, shown("f"))  # sigma(f + b_f) multiplies c
+    node(5.0, 3.6, "×", "i")  # sigma(i) tanh(j): what is written
+    arrow(4.3, 2.55, 4.85, 3.3, shown("i"))
+    arrow(5.6, 2.55, 5.15, 3.3, shown("j"))
+    arrow(5.0, 3.95, 5.0, 4.85, shown("i") if highlight != "j" else shown("j"))
+    # the h line: tanh(c_t) x sigma(o) -> [projection] -> [clip] -> h_t, out and back
+    node(8.6, 4.2, "tanh", "o")
+    node(8.6, 3.1, "×", "o")
+    arrow(8.6, 5.2, 8.6, 4.55, line_c)
+    arrow(8.6, 3.85, 8.6, 3.45, shown("o"))
+    arrow(8.0, 2.55, 8.4, 2.85, shown("o"))
+    x_out = 8.95
+    if projection:
+        node(10.0, 3.1, "× $W_{proj}$", w=1.3, dashed=True)
+        arrow(x_out, 3.1, 9.3, 3.1, line_h)
+        x_out = 10.65
+    if clip and projection:
+        node(11.5, 3.1, "clip", w=1.0, dashed=True)
+        arrow(x_out, 3.1, 11.0, 3.1, line_h)
+        arrow(11.5, 2.75, 11.5, 0.6, line_h, width=2.5)
+    else:
+        ax.plot([x_out, 11.5, 11.5], [3.1, 3.1, 0.6], color=line_h, lw=2.5)
+    arrow(11.5, 0.6, 12.6, 0.6, line_h, width=2.5)
+    arrow(11.5, 3.1 + (0.35 if clip and projection else 0), 11.5, 4.1, line_h, width=2.5)
+    labels = [(0.2, 5.5, "$c_{t-1}$", line_c, 12), (12.0, 5.5, "$c_t$", line_c, 12),
+              (0.0, 0.9, f"${h}_{{t-1}}$", line_h, 11), (12.0, 0.85, f"${h}_t$", line_h, 12),
+              (1.65, -0.45, "$x_t$", black, 12), (11.65, 3.8, f"output ${h}_t$", line_h, 10)]
+    if peepholes:
+        arrow(1.9, 5.2, 2.8, 2.55, grey, dashed=True, width=0.8)
+        arrow(1.9, 5.2, 4.1, 2.55, grey, dashed=True, width=0.8)
+        arrow(7.4, 5.2, 8.2, 2.55, grey, dashed=True, width=0.8)
+        labels += [(0.4, 3.5, "peepholes\n$w_i, w_f$: $c_{t-1}$", grey, 9),
+                   (6.2, 3.2, "$w_o$: new $c_t$", grey, 9)]
+    if gradients:  # backward: dashed, right to left, above the c line and below the h line
+        arrow(12.4, 5.85, 0.4, 5.85, "darkred", dashed=True, width=1.8)
+        labels.append((1.0, 6.05, r"along c: $\partial L/\partial c_t \odot \sigma(f + b_f)$"
+                       r" goes back to $c_{t-1}$", "darkred", 9))
+        arrow(12.4, 0.1, 0.4, 0.1, "navy", dashed=True, width=1.8)
+        labels.append((2.6, -0.45, r"through the gates: $dz\,U^\top$ goes back to "
+                       f"${h}_{{t-1}}$", "navy", 9))
+    for x0, y0, text, colour, size in labels:
+        ax.text(x0, y0, text, color=colour, fontsize=size)
+    # the equations, beside the picture: the highlighted one in colour
+    for row, (group, (colour, _, equation)) in enumerate(CELL_GATES.items()):
+        on = highlight in (None, group)
+        ax.text(0.2, -1.15 - 0.42 * row, equation, fontsize=10,
+                color=colour if on else grey, va="center",
+                fontweight="bold" if highlight == group else "normal")
+    title = "LSTM cell: c (red) is the memory, " + h + " (blue) the hidden state and output"
+    ax.set_title(title)
     fig.tight_layout()
     return fig
 

@@ -163,3 +163,42 @@ def test_more_api_answers_on_every_seed(name):
             assert not result.passed, f"{fn.__name__} passed on seed {seed}"
             if sentence is not None:
                 assert result.mistake.startswith(sentence), f"{fn.__name__}:\n{result}"
+
+
+def the_release_names_the_same_mistakes(chapter, name, seeds=(0, 1)):
+    """Each mistake of exercise ``name`` answers the same with the NumPy reference as with
+    TensorFlow's oracle on its changed cases (the learner release has no reference: there the
+    oracle answers ``perturb=``/``after=`` mistakes, rnnbook/exercise.py), or does not apply
+    with either. Returns the list of disagreements."""
+    from rnnbook.compare import agrees
+    from rnnbook.plaindata import to_plain
+
+    ex = chapter[name]
+    reference, found = ex.reference, []
+    for seed in seeds:
+        for k, case in enumerate(chapter.cases(name, seed)):
+            for mistake in ex.mistakes:
+                model = getattr(mistake.answer, "__wrapped__", mistake.answer)  # no memo
+                answers = []
+                for ref in (reference, None):
+                    ex.reference = ref
+                    try:
+                        answers.append(to_plain(model(case)))
+                    except Exception as error:  # noqa: BLE001 - does not apply here
+                        answers.append(type(error).__name__)
+                    finally:
+                        ex.reference = reference
+                with_ref, with_oracle = answers
+                same = (with_ref == with_oracle if isinstance(with_ref, str)
+                        else not isinstance(with_oracle, str)
+                        and agrees(with_ref, with_oracle, ex.rtol, ex.atol))
+                if not same:
+                    found.append(f"seed {seed} trial {k + 1}: {mistake.sentence[:50]!r}: "
+                                 f"{str(with_ref)[:60]} != {str(with_oracle)[:60]}")
+    return found
+
+
+@pytest.mark.parametrize("name", [ex.name for ex in CHAPTER.exercises])
+def test_mistakes_are_the_same_with_the_oracle_as_with_the_reference(name):
+    """What the learner release names (the oracle answering) is what the repository names."""
+    assert not the_release_names_the_same_mistakes(CHAPTER, name)

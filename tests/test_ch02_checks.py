@@ -19,6 +19,7 @@ rnnbook.setup()  # before anything imports TensorFlow
 from rnnbook import graphs  # noqa: E402
 from rnnbook.byhand import BY_HAND, answer  # noqa: E402
 from rnnbook.checks import ch02  # noqa: E402
+from rnnbook.compare import evaluate  # noqa: E402
 from rnnbook.plaindata import Raised  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -84,6 +85,69 @@ def test_every_trial_set_has_a_forget_bias_other_than_1_and_0(name):
         biases = [case["forget_bias"] for case in ch02.CHAPTER.cases(name, seed)]
         assert any(b not in (0.0, 1.0) for b in biases), biases
         assert 0.0 not in biases
+
+
+@pytest.mark.parametrize("name, steps", [("gate_tensor_name", lambda case: 7),
+                                         ("gate_preactivations", lambda case: case["T"])])
+def test_every_trial_set_asks_for_the_first_second_and_last_step(name, steps):
+    """Issue 25's boundaries: step 0 (the bare `split`), step 1 (the first suffix) and the
+    last step are asked on every seed, so an answer wrong at only one of them never gets full
+    marks (tests/learners/ch02.py's `*_suffix_from_two` are wrong at step 1 alone)."""
+    for seed in range(200):
+        cases = ch02.CHAPTER.cases(name, seed)
+        asked = {case["t"] for case in cases}
+        last = {steps(case) - 1 for case in cases}
+        assert {0, 1} <= asked and asked & last, (seed, asked)
+
+
+def test_a_wrong_first_suffix_fails_on_every_seed_with_its_sentence():
+    from tests.learners import ch02 as learners
+
+    ex = ch02.CHAPTER["gate_tensor_name"]
+    for seed in range(200):
+        cases = ch02.CHAPTER.cases(ex.name, seed)
+        got = [answer(ex, learners.name_suffix_from_two, case) for case in cases]
+        outcome = evaluate(ex, cases, [ex.reference(c) for c in cases], got)
+        assert not outcome.passed and outcome.mistake == ch02.SPLIT_1, (seed, outcome)
+
+
+@pytest.mark.parametrize("name", [ex.name for ex in ch02.CHAPTER.exercises])
+def test_mistakes_are_the_same_with_the_oracle_as_with_the_reference(name):
+    """What the learner release names (the oracle answering) is what the repository names."""
+    from tests.test_ch01 import the_release_names_the_same_mistakes
+
+    assert not the_release_names_the_same_mistakes(ch02.CHAPTER, name)
+
+
+def test_perturbed_families_change_the_case_not_the_model():
+    """common.py's ``*_case`` families: the right answer on a changed case (blocks j and f
+    swapped, forget_bias set); ``split_at_h_raises`` names NumPy's row mismatch of D and H
+    only."""
+    from rnnbook.checks import common
+
+    case = {"kernel": np.arange(8.0).reshape(1, 8), "bias": np.arange(8.0), "forget_bias": 2.5,
+            "D": 2, "H": 3}
+    changed = common.keras_order_case("s").perturb(case)
+    assert changed["kernel"].tolist() == [[0, 1, 4, 5, 2, 3, 6, 7]]
+    assert changed["bias"].tolist() == [0, 1, 4, 5, 2, 3, 6, 7]
+    assert common.forget_bias_left_out_case("s").perturb(case)["forget_bias"] == 0.0
+    assert common.forget_bias_twice_case("s").perturb(case)["forget_bias"] == 5.0
+    assert common.forget_bias_hard_coded_case("s").perturb(case)["forget_bias"] == 1.0
+    mistake = common.split_at_h_raises("s")
+    for rows, error in ((3, ValueError), (2, None)):
+        try:
+            np.ones((1, 2)) @ np.ones((rows, 4))
+        except ValueError as raised:
+            assert error is ValueError
+            assert mistake.raises(case, Raised("ValueError", str(raised)))
+    try:
+        np.dot(np.ones((1, 2)), np.ones((3, 4)))
+    except ValueError as raised:
+        assert mistake.raises(case, Raised("ValueError", str(raised)))
+    try:
+        np.ones((1, 2)) @ np.ones((5, 4))  # D + H rows: x @ kernel, not a split at H
+    except ValueError as raised:
+        assert not mistake.raises(case, Raised("ValueError", str(raised)))
 
 
 def test_event_file_holds_the_graph_the_oracle_reads():

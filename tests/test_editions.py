@@ -1,5 +1,9 @@
-"""The course edition (`make book EDITION=course`): the book without the Solutions part, and
-no solution code anywhere in its HTML or its `_sources/`."""
+"""The editions (`make book`, `make book EDITION=course`, scripts/edition.py): the repository
+a build points to, read once at build time; the course edition without the Solutions part and
+the page *For instructors*, pointing to the course's own repository (its set-up cells install
+the learner release from there), with no solution code, no link and no Binder or Colab button
+to the public repository anywhere in its HTML or its `_sources/`."""
+import os
 import pathlib
 import re
 import shutil
@@ -14,6 +18,10 @@ from rnnbook import source
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import course_edition  # noqa: E402
+import edition  # noqa: E402
+
+PUBLIC = edition.generate.repository_url()
+COURSE = "https://github.com/example-university/rnn-course"
 
 
 def code(line):
@@ -56,38 +64,131 @@ def chapter_text():
     return "\n".join(seen)
 
 
-def test_course_toc_drops_every_solutions_page_and_nothing_else():
+def test_course_toc_drops_every_solutions_page_and_the_instructors_page_and_nothing_else():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     course = course_edition.course_toc(yaml.safe_load((ROOT / "_toc.yml").read_text()))
 
     def files(t):
-        return [c["file"] for p in t["parts"] for c in p["chapters"]]
+        return [e["file"] for p in t["parts"] for c in p["chapters"]
+                for e in [c] + c.get("sections", [])]
 
-    assert [f for f in files(toc) if not f.startswith("solutions/")] == files(course)
+    assert [f for f in files(toc) if not f.startswith("solutions/")
+            and f != course_edition.INSTRUCTORS] == files(course)
     assert any(f.startswith("solutions/") for f in files(toc))
 
 
-@pytest.mark.slow
-def test_course_edition_holds_no_solution_code(tmp_path):
-    toc = tmp_path / "_toc.yml"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "course_edition.py"), str(toc)],
-                   check=True, capture_output=True)
+def test_course_toc_leaves_out_the_instructors_page_and_keeps_its_sections():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    course = course_edition.course_toc(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    files = [c["file"] for p in course["parts"] for c in p["chapters"]]
+    files += [s["file"] for p in course["parts"] for c in p["chapters"]
+              for s in c.get("sections", [])]
+    assert course_edition.INSTRUCTORS not in files and "book/mistakes" in files
+    assert "For instructors" not in [p.get("caption") for p in course["parts"]]
+    assert any(c["file"] == course_edition.INSTRUCTORS for p in toc["parts"]
+               for c in p["chapters"])
+
+
+def test_a_build_points_to_the_repository_it_is_given_else_to_the_configured_one(tmp_path):
+    assert edition.repository({}) == (PUBLIC, "_config.yml's repository.url")
+    fork = {edition.ENV: "someone/rnn-fork"}
+    assert edition.repository(fork) == ("https://github.com/someone/rnn-fork", edition.ENV)
+    assert edition.repository({edition.ENV: COURSE + "/"}, "course") == (COURSE, edition.ENV)
+    url = edition.write("self-study", tmp_path, fork)
+    conf = yaml.safe_load((tmp_path / "_config.yml").read_text())
+    assert url == conf["repository"]["url"] == conf["sphinx"]["config"]["rnnbook_repository"]
+    assert conf["launch_buttons"]["colab_url"]  # the self-study edition keeps its buttons
+    assert not (tmp_path / "_toc.yml").exists()
+
+
+@pytest.mark.parametrize("environ", [{}, {edition.ENV: PUBLIC}, {edition.ENV: "no-slash"}])
+def test_the_course_edition_refuses_the_public_repository_or_none(environ, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        edition.repository(environ, "course")
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("edition: error: ") and error.count("\n") == 1
+
+
+def test_the_pages_workflow_builds_with_the_repository_it_runs_in():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    build = [step for step in workflow["jobs"]["build"]["steps"] if "make book" in
+             step.get("run", "")]
+    assert build and build[0]["env"][edition.ENV] == "${{ github.repository }}"
+
+
+def test_the_intro_names_the_configured_repository_where_it_says_how_to_install():
+    """The edition rewrites the configured URL: a page that names another is left behind."""
+    text = (ROOT / "book" / "intro.md").read_text()
+    assert f"git clone {PUBLIC} " in text and f'"rnnbook[jupyter] @ git+{PUBLIC}"' in text
+
+
+def test_the_course_edition_cuts_its_blocks_and_renames_the_repository():
+    conf = type("Config", (), dict(rnnbook_public=PUBLIC, rnnbook_repository=COURSE,
+                                   rnnbook_edition="course"))
+    page = (f"a {PUBLIC} b\n```{{only}} not course\nsee {{doc}}`instructors`\n```\nc\n"
+            "1. item\n\n   ```{only} not course\n   Binder\n   ```\n   d\n")
+    assert edition.edited(conf, page) == f"a {COURSE} b\nc\n1. item\n\n   d\n"
+    conf.rnnbook_edition = "self-study"
+    assert "instructors" in edition.edited(conf, page)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """The course edition, built as `make book EDITION=course REPOSITORY=...` builds it."""
+    out = tmp_path_factory.mktemp("course")
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "edition.py"), "course", str(out)],
+                   check=True, capture_output=True, env={**os.environ, edition.ENV: COURSE})
     exe = pathlib.Path(sys.executable).with_name("jupyter-book")
     run = subprocess.run([str(exe if exe.exists() else shutil.which("jupyter-book")), "build",
-                          str(ROOT), "-W", "-n", "--keep-going", "--toc", str(toc),
-                          "--path-output", str(tmp_path)], capture_output=True, text=True)
-    html = tmp_path / "_build" / "html"
+                          str(ROOT), "-W", "-n", "--keep-going", "--config",
+                          str(out / "_config.yml"), "--toc", str(out / "_toc.yml"),
+                          "--path-output", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return out / "_build" / "html"
+
+
+def pages(html):
+    """``(path, text without tags, raw text)`` of every page and source copy of the build."""
+    unescape = {"&quot;": '"', "&#39;": "'", "&lt;": "<", "&gt;": ">", "&amp;": "&"}
+    for page in sorted(html.rglob("*")):
+        if page.suffix not in (".html", ".ipynb", ".md", ".txt", ".py") or not page.is_file():
+            continue
+        raw = page.read_text(errors="replace")
+        text = re.sub(r"<[^>]+>", "", raw)
+        for escaped, plain in unescape.items():
+            text = text.replace(escaped, plain)
+        yield page.relative_to(html), text, raw
+
+
+@pytest.mark.slow
+def test_course_edition_holds_no_solution_code(course):
+    html = course
     assert not (html / "solutions").exists() and not (html / "_sources" / "solutions").exists()
     assert (html / "notebooks" / "01-basic-rnn-cell.html").is_file()
     wanted = solution_lines()
     assert len(wanted) > 20
-    unescape = {"&quot;": '"', "&#39;": "'", "&lt;": "<", "&gt;": ">", "&amp;": "&"}
-    for page in html.rglob("*"):
-        if page.suffix not in (".html", ".ipynb", ".md", ".txt", ".py") or not page.is_file():
-            continue
-        text = re.sub(r"<[^>]+>", "", page.read_text(errors="replace"))
-        for escaped, plain in unescape.items():
-            text = text.replace(escaped, plain)
+    for name, text, _ in pages(html):
         leaked = [line for line in wanted if line in text]
-        assert not leaked, f"{page.relative_to(html)} holds solution code: {leaked[:3]}"
+        assert not leaked, f"{name} holds solution code: {leaked[:3]}"
+
+
+@pytest.mark.slow
+def test_course_edition_points_only_to_the_course_and_has_no_instructors_page(course):
+    html = course
+    assert not (html / "book" / "instructors.html").exists()
+    assert (html / "book" / "mistakes.html").is_file()
+    for name, text, raw in pages(html):
+        assert PUBLIC not in raw, f"{name} names the public repository {PUBLIC}"
+        for button in ("mybinder.org", "colab.research.google.com"):
+            assert button not in raw, f"{name} has a launch button ({button})"
+        assert "For instructors" not in text and "instructors.html" not in raw, name
+        assert "Binder" not in text, f"{name} speaks of Binder, which the course has no button for"
+    notebook = (html / "notebooks" / "01-basic-rnn-cell.html").read_text()
+    assert f'href="{COURSE}"' in notebook  # the repository button
+    setup = re.sub(r"<[^>]+>", "", notebook).replace("&quot;", '"')
+    assert f'%pip install --quiet "rnnbook @ git+{COURSE}"' in setup  # the learner release
+    intro = (html / "book" / "intro.html").read_text()
+    assert "open a notebook from your course" in intro  # its {only} course block
+    source_copy = (html / "_sources" / "notebooks" / "01-basic-rnn-cell.ipynb").read_text()
+    assert f"git+{COURSE}" in source_copy  # what the page's download button gives

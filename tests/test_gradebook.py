@@ -344,3 +344,142 @@ def test_two_mistakes_in_two_parts_are_named_by_part():
     assert outcome.parts_right == ("dx", "dh") and outcome.share == 0.5
     assert outcome.mistake == transposed.sentence
     assert f"Likely mistake in dkernel: {transposed.sentence}" in outcome.message
+
+
+# --- what the class report shows of the roster and of a file it could not grade ------------
+
+
+def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    rows = subs("alice.ipynb", "bob.ipynb")
+    rows[1][1]["score"] = rows[1][1]["tests"][0]["score"] = 1.0
+    rows[1][1]["tests"][0]["extra_data"] = {"failure": "mistake", "mistake": "W is U"}
+    roster = reports.read_roster(roster_file(tmp_path, [
+        ["alice", "s1", "Alice Liddell", ""], ["bob", "s2", "=Bob", ""],
+        ["dan", "s4", "Dan Brown", "dan@example.org"]]))
+    write_run(out, rows, roster)
+    page, table_path = classreport.build([out], out)
+    found = list(csv.DictReader(table_path.open(newline="")))
+    people = {reports.csv_value(r["student"]): reports.csv_value(r["name"]) for r in found
+              if r["row"] == "submission"}
+    assert people == {"s1": "Alice Liddell", "s2": "=Bob"}
+    missing = [r for r in found if r["row"] == "missing"]
+    assert [(r["student"], r["name"]) for r in missing] == [("s4", "Dan Brown")]
+    html = page.read_text()
+    assert "<td>s1</td><td>Alice Liddell</td>" in html and "Missing (1)" in html
+    assert "1 on the roster handed nothing in: s4 (Dan Brown)" in html
+    assert "e.g. s2 (=Bob)" in html  # an example by id and name; the CSV's by id
+    assert [reports.csv_value(r["example"]) for r in found if r["row"] == "mistake"] == ["s2"]
+    assert "mean 1.50 of 2 over 2 graded" in html
+
+
+def test_a_broken_notebook_counts_in_its_chapter_and_its_feedback_shows_no_grader_path(
+        tmp_path):
+    from rnnbook.grading import run
+
+    broken = tmp_path / "deep" / "folder" / "carol.ipynb"
+    broken.parent.mkdir(parents=True)
+    broken.write_text('{"cells": 5, "secret": "raw json"}')
+    cells = run.exercise_cells()
+    sub = run.load_submission(reports.Submission(path=broken, name="carol"), STEM, cells)
+    assert sub.error and sub.chapter == STEM  # --chapter was given: it is still its chapter
+    report = reports.not_graded(sub, 7, cells[STEM])
+    assert report["extra_data"]["max_score"] == sum(c.points for c in cells[STEM])
+    reports.write(tmp_path, sub, report)
+    feedback = (tmp_path / "carol" / "feedback.md").read_text()
+    assert feedback.startswith(f"# Feedback: 0 / {report['extra_data']['max_score']} points")
+    shown = feedback + json.dumps(report)
+    assert str(tmp_path) not in shown and "raw json" not in shown and "object" not in shown
+    assert "carol.ipynb is not a valid notebook" in feedback
+    other = reports.Submission(path=broken, name="carol", error=f"{broken}: larger than 32 MB")
+    assert reports.why_not_graded(other) == "carol.ipynb: larger than 32 MB"
+    crash = reports.Submission(path=broken, name="c", error="failed (OSError: /opt/grader/x.py)")
+    assert reports.why_not_graded(crash) == "failed (OSError: x.py)"
+    book = rows_by(reports.gradebook([(sub, report)], table()))
+    assert book["carol.ipynb"]["chapter"] == STEM
+    assert book["carol.ipynb"]["max"] == str(report["extra_data"]["max_score"])
+
+
+# --- where an error points: the function that raised, the learner's cell numbers ------------
+
+CELL = ("import numpy as np\n"  # a learner's cell: rnn_unroll calls rnn_step, which raises
+        "def rnn_step(x):\n"
+        "    y = np.ones(2)\n"
+        "    return y @ np.ones(3)\n"
+        "def rnn_unroll(x):\n"
+        "    return [rnn_step(x)]\n"
+        "def rnn_alone(x):\n"
+        "    return np.ones(2) @ np.ones(3)\n")
+
+
+def raised_by(child, name):
+    """The exception ``name`` raises, caught as a check catches it (from rnnbook's code), its
+    cell compiled as the grader's child compiles it."""
+    space = {}
+    exec(child.compiled(CELL, 7), space)  # noqa: S102
+    check = {}
+    exec(compile("def call(fn):\n    try:\n        fn(1)\n    except Exception as e:\n"  # noqa: S102
+                 "        return e\n", "rnnbook/checks/fake.py", "exec"), check)
+    return check["call"](space[name])
+
+
+def test_an_error_in_a_called_function_names_that_function_in_both_verdicts(monkeypatch):
+    """Exercise 1.5 failing because rnn_step raised says "in rnn_step", the notebook's check
+    (rnnbook.byhand) and the grader's child alike; a function that raised itself is not named
+    again."""
+    import importlib
+    import sys
+
+    from rnnbook import byhand, plaindata
+
+    monkeypatch.setitem(sys.modules, "rnnbook_plaindata", plaindata)  # as the zygote does
+    child = importlib.import_module("rnnbook.grading.child")
+    error = raised_by(child, "rnn_unroll")
+    notebook = byhand.raised(error)
+    assert notebook.where == "line 4 in rnn_step: return y @ np.ones(3)"
+    assert child.raised(error)["__raised__"][2] == notebook.where
+    alone = raised_by(child, "rnn_alone")
+    assert byhand.raised(alone).where == "line 8: return np.ones(2) @ np.ones(3)"
+    assert child.raised(alone)["__raised__"][2] == byhand.raised(alone).where
+
+
+def test_cell_numbers_count_every_cell_as_the_learner_sees_them(tmp_path):
+    import nbformat
+
+    from rnnbook.grading import attempt, run
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("text"), nbformat.v4.new_code_cell("1 / 0")])
+    nbformat.write(nb, str(tmp_path / "n.ipynb"))
+    sub = run.load_submission(reports.Submission(path=tmp_path / "n.ipynb", name="n"), STEM,
+                              run.exercise_cells())
+    assert sub.cells[3].strip() == "1 / 0" and sub.cells[0] == sub.cells[2] == ""
+    attempt.finish_stage(sub, {"status": "error", "error": "ZeroDivisionError: x"},
+                         ("cell", 3), [], {}, {}, "")
+    assert sub.notes == ["cell 4 raised ZeroDivisionError: x"]  # the 4th cell in Jupyter
+
+
+def test_a_hedged_diagnosis_is_recorded_as_hedged():
+    """The mistake explains one failing trial of three: the verdict keeps the hedge (the class
+    report counts it as likely); on every trial, it is sure."""
+    from rnnbook import checks
+    from rnnbook.plaindata import to_plain
+
+    stem, name = "01-basic-rnn-cell", "rnn_step"
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    cell = next(c for c in exercise_cells(stem) if c.name == name)
+    cases = chapter.cases(name, 2)
+    expected = [to_plain(ex.reference(case)) for case in cases]
+    slip = ex.mistakes[0].models[0]
+    for hits, hedge in ((1, f"it explains 1 of the {len(cases)} failing trials"), (len(cases), "")):
+        sub = reports.Submission(path=pathlib.Path("s.ipynb"), name="s", chapter=stem)
+        sub.answers[name] = [to_plain(slip(case)) if k < hits else want + 1
+                             for k, (case, want) in enumerate(zip(cases, expected, strict=True))]
+        test = reports.graded(sub, [(cell, ex)], 2, {name: (cases, expected)}, "t")["tests"][0]
+        extra = test["extra_data"]
+        assert (extra["failure"], extra["mistake"], extra["hedge"]) == (
+            "mistake", ex.mistakes[0].sentence, hedge)
+        assert classreport.mistake_of(test) == ("mistake", ex.mistakes[0].sentence, bool(hedge))

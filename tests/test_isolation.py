@@ -209,4 +209,5 @@ def test_each_zygote_has_one_plain_data_module(tmp_path):
     said, answers = map(json.loads, ran.stdout.strip().splitlines()[-2:])
     assert "rnnbook.plaindata" in said.pop("package")
     assert said == {"one_module": True, "child_uses_it": True, "answer_returns_it": True}, said
-    assert answers == [{"__raised__": ["ValueError", "no weights here", "line 2"]}], answers
+    assert answers == [{"__raised__": ["ValueError", "no weights here",
+                                         "line 2: raise ValueError('no weights here')"]}], answers

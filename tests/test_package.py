@@ -161,3 +161,20 @@ def test_the_intro_states_the_supported_range():
     high = re.search(r"<([\d.]+)", spec).group(1)
     newest = f"{high.split('.')[0]}.{int(high.split('.')[1]) - 1}"
     assert f"TensorFlow {low} to {newest}" in text, (low, newest)
+
+
+def test_the_jupyter_extra_is_pinned_inside_its_ranges_and_opens_the_notebooks():
+    """`pip install -e ".[jupyter]"` (the intro's command, the set-up cell's advice) brings a
+    JupyterLab that renders the exercise boxes, and a kernel; requirements.txt pins each."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extra = {Requirement(r).name: Requirement(r).specifier
+             for r in project["optional-dependencies"]["jupyter"]}
+    assert {"jupyterlab", "jupyterlab-myst", "ipykernel"} <= set(extra)
+    pinned = pins()
+    for name, specifier in extra.items():
+        assert name in pinned and pinned[name] in specifier, (name, str(specifier))
+    assert '-e ".[jupyter]"' in (ROOT / "book" / "intro.md").read_text()

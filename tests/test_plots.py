@@ -1,4 +1,5 @@
 """The book's shared figures: what they draw, checked on the matplotlib objects (no pixels)."""
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -89,6 +90,8 @@ def chapter_figures():
         "gate_heatmaps": plots.gate_heatmaps(values, dict.fromkeys("ijfo", 0.5),
                                              {g: g for g in "ijfo"}),
         "lstm_cell_diagram": plots.lstm_cell_diagram(),
+        "lstm_cell_diagram, every option": plots.lstm_cell_diagram(
+            highlight="f", peepholes=True, clip=True, projection=True, gradients=True, h="m"),
         "stateful_layout": plots.stateful_layout(series, right, series[:36].reshape(3, 3, 4),
                                                  rows),
         "chunk_runs": plots.chunk_runs(*rng.normal(size=(3, 12)), 4),
@@ -201,3 +204,51 @@ def test_norms_over_time_leaves_zeros_off_the_log_scale_and_marks_each_chunk():
     walls = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"]
     assert walls == [1.5, 3.5]  # between steps 1 | 2 and 3 | 4
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["tanh", "relu"]
+
+
+def equations(fig):
+    """The diagram's equation lines: {gate: (colour, bold)}, by the text each starts with."""
+    starts = {"forget": "f", "input": "i", "candidate": "j", "output": "o", "memory": "c"}
+    found = {}
+    for text in texts(fig):
+        word = text.get_text().split(":")[0]
+        if word in starts:
+            found[starts[word]] = (mpl.colors.to_hex(text.get_color()), text.get_fontweight())
+    return found
+
+
+@pytest.mark.parametrize("gate", ["f", "i", "j", "o", "c"])
+def test_cell_diagram_highlights_one_gate_beside_its_equation(gate):
+    shown = equations(plots.lstm_cell_diagram(highlight=gate))
+    assert set(shown) == set(plots.CELL_GATES)  # every equation is beside the picture
+    grey = mpl.colors.to_hex("0.65")
+    for name, (colour, weight) in shown.items():
+        if name == gate:
+            assert colour == mpl.colors.to_hex(plots.CELL_GATES[gate][0])
+            assert weight == "bold"
+        else:
+            assert colour == grey, name
+    plain = equations(plots.lstm_cell_diagram())  # no highlight: every gate in its colour
+    assert all(colour != grey for colour, _ in plain.values())
+
+
+def test_cell_diagram_draws_the_options_only_when_asked():
+    def dashed_boxes(fig):
+        return sorted(t.get_text() for t in texts(fig)
+                      if t.get_text() in ("clip", "× $W_{proj}$"))
+
+    assert dashed_boxes(plots.lstm_cell_diagram()) == []
+    assert dashed_boxes(plots.lstm_cell_diagram(clip=True)) == ["clip"]
+    assert dashed_boxes(plots.lstm_cell_diagram(clip=True, projection=True)) == \
+        ["clip", "clip", "× $W_{proj}$"]
+    words = " ".join(t.get_text() for t in texts(plots.lstm_cell_diagram(peepholes=True)))
+    assert "peepholes" in words and "$w_o$: new $c_t$" in words
+    plain = " ".join(t.get_text() for t in texts(plots.lstm_cell_diagram(h="m")))
+    assert "$m_{t-1}$" in plain and "along c" not in plain and "peepholes" not in plain
+    back = " ".join(t.get_text() for t in texts(plots.lstm_cell_diagram(gradients=True)))
+    assert "along c" in back and r"\sigma(f + b_f)" in back and "U^\\top" in back
+
+
+def test_cell_diagram_refuses_a_gate_it_does_not_have():
+    with pytest.raises(ValueError, match="highlight one of"):
+        plots.lstm_cell_diagram(highlight="g")

@@ -64,3 +64,27 @@ def test_progress_is_silent_under_the_grader_and_loads_no_chapter(monkeypatch, c
     monkeypatch.setattr(checks, "load", stubbed)
     assert rnnbook.progress() is None
     assert capsys.readouterr().out == ""
+
+
+def test_two_copies_sharing_a_home_count_only_their_own_passes(tmp_path):
+    """Issue 27: a copy showed another copy's "1.7" and "6/6 done" for a 2.3 it never passed."""
+    where = tmp_path / "progress.json"
+    mine, theirs = "/home/me/book-a/rnnbook", "/home/me/book-b/rnnbook"
+    assert record.record("02-x", "2.3", "gates", where, copy=theirs)
+    assert record.record("01-x", "1.7", "extra", where, copy=theirs)  # not in this copy
+    chapters = [("01-x", ["1.1"]), ("02-x", ["2.2", "2.3"])]
+    assert record.table(chapters, where, copy=mine) == [("01-x", 0, 1, ["1.1"]),
+                                                        ("02-x", 0, 2, ["2.2", "2.3"])]
+    assert record.record("02-x", "2.3", "gates", where, copy=mine)  # now passed here too
+    assert record.table(chapters, where, copy=mine)[1] == ("02-x", 1, 2, ["2.2"])
+    assert record.table(chapters, where, copy=theirs)[1] == ("02-x", 1, 2, ["2.2"])
+    assert record.load(where, copy=None)["02-x"]["2.3"]["copies"] == sorted([mine, theirs])
+    assert "01-x" not in record.load(where, copy=mine)
+
+
+def test_passes_recorded_before_copies_were_named_count_everywhere(tmp_path):
+    where = tmp_path / "progress.json"
+    where.write_text(json.dumps({"version": record.VERSION,
+                                 "passed": {"01-x": {"1.1": {"name": "a", "passed": "t"}}}}))
+    assert record.table([("01-x", ["1.1"])], where, copy="/any/copy") == [("01-x", 1, 1, [])]
+    assert record.COPY.endswith("rnnbook")  # this copy: the imported package's folder

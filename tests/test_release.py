@@ -7,6 +7,7 @@ A learner notebook from the release then runs in a real kernel against the relea
 ``rnnbook`` (PYTHONPATH and the working folder point into the release).
 """
 import pathlib
+import re
 import tomllib
 
 import nbclient
@@ -14,7 +15,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT
-from rnnbook import source
+from rnnbook import generate, source
 from rnnbook.grading import release
 
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -60,9 +61,52 @@ def test_release_layout(built):
     for package in config["tool"]["setuptools"]["packages"]:  # what `pip install -e .` installs
         assert (built / package.replace(".", "/") / "__init__.py").exists(), package
     assert "pytest" not in config.get("tool", {})
-    assert (built / "requirements.txt").read_text() == (ROOT / "requirements.txt").read_text()
     readme = (built / "README.md").read_text()
     assert "pip install --no-deps -e ." in readme and "jupyter lab notebooks/" in readme
+    # the set-up cell's advice off Colab, `pip install -e ".[jupyter]"`, works in the release
+    assert config["project"]["optional-dependencies"]["jupyter"]
+
+
+def pinned(text):
+    return {line.split("==")[0].lower(): line for line in text.splitlines()
+            if line.strip() and not line.startswith("#")}
+
+
+def test_release_requirements_carry_what_a_student_needs_and_no_maintainers_tool(built):
+    pins, book = pinned((built / "requirements.txt").read_text()), pinned(
+        (ROOT / "requirements.txt").read_text())
+    assert set(pins.values()) <= set(book.values())  # the book's own pins, as it ran
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    needed = project["dependencies"] + project["optional-dependencies"]["jupyter"]
+    names = {release._name(r) for r in needed}
+    assert set(pins) == names, "the package's dependencies and its [jupyter] extra, no more"
+    for tool in ("jupyter-book", "pytest", "ruff", "nbval", "copydetect", "sphinx-exercise"):
+        assert not any(name.startswith(tool) for name in pins), tool
+    assert {"tensorflow", "tf-keras", "jupyterlab", "jupyterlab-myst"} <= set(pins)
+
+
+def python_versions(text):
+    return set(re.findall(r"\b3\.1\d\b", text))
+
+
+def test_release_readme_states_the_intro_s_python_range(built):
+    """The intro's *Versions* says 3.11 and 3.12 (tests/test_package.py holds it to the
+    classifiers); the release's README says the same, and no open-ended "or newer"."""
+    intro = (ROOT / "book" / "intro.md").read_text()
+    versions = intro.split("(versions)=", 1)[1].split("| Package |", 1)[0]
+    wanted = python_versions(versions.split("Python", 1)[1].split(")", 1)[0])
+    readme = (built / "README.md").read_text()
+    heading = next(line for line in readme.splitlines() if line.startswith("## Set up"))
+    assert wanted == {"3.11", "3.12"} and python_versions(heading) == wanted, heading
+    assert "or newer" not in readme and "or later" not in readme
+
+
+def test_release_notebooks_install_from_the_course_s_repository(tmp_path):
+    course = "https://github.com/example-university/rnn-course"
+    out = release.learners(tmp_path / "release", "example-university/rnn-course")
+    for path in sorted((out / "notebooks").glob("*.ipynb")):
+        text = path.read_text()
+        assert f"rnnbook @ git+{course}" in text and generate.repository_url() not in text
 
 
 def test_release_has_no_solution_markers(built):

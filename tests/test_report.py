@@ -10,43 +10,142 @@ import pytest
 from rnnbook.grading import classreport
 
 SWAP = "W and U are swapped: concatenate [x, h] (input first), not [h, x]."
+TANH = "tanh is applied to the pre-activation: return it before the tanh."
+#: a learner's exception message that writes a mistake line into the test's output
+PLANTED = "boom\n  Likely mistake: Everyone copied from https://evil.example: see there."
 
 
-def results(tmp_path, student, scores, outputs=None, seconds=None):
+def results(tmp_path, student, scores, verdicts=None, seconds=None, outputs=None):
+    """A results.json as the grader writes it; ``verdicts``: test -> its structured verdict
+    (results.verdict's fields); ``outputs``: test -> its text."""
     folder = tmp_path / "grades" / student
     folder.mkdir(parents=True)
     tests = []
     for k, score in enumerate(scores):
+        verdict = {"failure": "", "mistake": "", "hedge": "", "error": "",
+                   **(verdicts or {}).get(k, {})}
         tests.append({"name": f"Exercise 1.{k + 1} ex{k + 1}", "score": score, "max_score": 2,
-                      "output": (outputs or {}).get(k, "✓ fine"), "visibility": "visible"})
+                      "output": (outputs or {}).get(k, "✓ fine"), "visibility": "visible",
+                      "extra_data": {"kind": "by hand", **verdict}})
     data = {"score": sum(scores), "tests": tests,
             "extra_data": {"chapter": "01-basic-rnn-cell", "max_score": 2 * len(scores),
                            "seconds": seconds, "peak_mb": 600}}
     (folder / "results.json").write_text(json.dumps(data))
 
 
+def named(sentence, hedge=""):
+    return {"failure": "mistake", "mistake": sentence, "hedge": hedge}
+
+
+NOT_WRITTEN = {"failure": "not attempted"}
+
+
 @pytest.fixture
 def graded(tmp_path):
-    wrong = f"✗ Exercise 1.1 `ex1` does not match TensorFlow on 5 of 5 trials.\n  Likely mistake: {SWAP}"
+    hedged = named(SWAP, "it explains 1 of the 3 failing trials")
     results(tmp_path, "alice", [2, 2], seconds=2.5)
-    results(tmp_path, "bob", [0, 2], {0: wrong})
-    results(tmp_path, "carol", [0, 0], {0: wrong, 1: "✗ Exercise 1.2 `ex2` is not written yet"})
-    results(tmp_path, "dan", [0, 2], {0: "✗ Exercise 1.1 `ex1`: this exercise is by hand, but"})
+    results(tmp_path, "bob", [0, 2], {0: named(SWAP)})
+    results(tmp_path, "carol", [0, 0], {0: named(SWAP), 1: NOT_WRITTEN})
+    results(tmp_path, "dan", [0, 2], {0: {"failure": "by hand"}})
+    results(tmp_path, "erin", [0, 0], {0: hedged, 1: {"failure": "error",
+                                                      "error": "raised ValueError"}},
+            outputs={1: f"✗ raised ValueError: {PLANTED}"})
+    results(tmp_path, "fay", [0, 0], {0: {"failure": "limit", "error": "ran past the time limit"},
+                                      1: NOT_WRITTEN})
     return tmp_path / "grades"
 
 
 def test_counts_difficulty_and_examples(graded):
     rows = classreport.exercise_table(classreport.load([graded]))
     first, second = rows
-    assert first["exercise"] == "Exercise 1.1 ex1" and first["submissions"] == 4
-    assert first["difficulty"] == pytest.approx(0.25)
-    assert (first["full"], first["partial"], first["zero"]) == (0.25, 0.0, 0.75)
-    assert first["mistakes"][0] == (SWAP, 2, "bob")
-    assert ("used TensorFlow, Keras or rnnbook in a by-hand exercise", 1, "dan") in first["mistakes"]
-    assert second["mistakes"] == [
-        ("not attempted (the stub still raises NotImplementedError)", 1, "carol")]
-    # exercise 1.1 against the rest: alice 2 vs 2, bob 0 vs 2, carol 0 vs 0, dan 0 vs 2
-    assert first["discrimination"] == pytest.approx(1 / 3)
+    assert first["exercise"] == "Exercise 1.1 ex1" and first["submissions"] == 6
+    assert first["difficulty"] == pytest.approx(1 / 6)
+    assert (first["full"], first["partial"], first["zero"]) == (1 / 6, 0.0, 5 / 6)
+    # a hedged diagnosis stays hedged: 2 sure, 1 likely
+    assert first["mistakes"] == [(SWAP, 2, 1, "bob")]
+    assert first["others"] == [
+        ("limit", "ran past the time limit", 1, "fay"),
+        ("by hand", "used TensorFlow, Keras or rnnbook in a by-hand exercise", 1, "dan")]
+    # not attempted is a share of its own, not a mistake nor a zero
+    assert second["mistakes"] == [] and second["not_attempted"] == pytest.approx(2 / 6)
+    assert second["zero"] == pytest.approx(1 / 6)
+    assert second["others"] == [("error", "raised ValueError", 1, "erin")]
+    # exercise 1.1 against the rest: alice 2 vs 2, bob 0 vs 2, carol 0 vs 0, dan 0 vs 2, ...
+    assert first["discrimination"] == pytest.approx(
+        classreport.point_biserial([2, 0, 0, 0, 0, 0], [2, 2, 0, 2, 0, 0]))
+
+
+def test_the_chart_counts_named_mistakes_only_and_keeps_the_hedge(graded):
+    rows = classreport.exercise_table(classreport.load([graded]))
+    assert classreport.commonest(rows) == [("1.1: W and U are swapped", 2, 1)]
+
+
+def test_a_learners_message_plants_no_mistake(graded, tmp_path):
+    """Issue 26, item 5: text the submission wrote ("\n  Likely mistake: ...") in an
+    exercise's output never becomes a named mistake, nor a link, nor a count."""
+    page, table = classreport.build([graded], tmp_path / "out")
+    assert "evil.example" not in page.read_text() and "evil.example" not in table.read_text()
+    found = list(csv.DictReader(table.open()))
+    assert {r["mistake"] for r in found if r["row"] == "mistake"} == {SWAP}
+    # a results.json written before the verdict was recorded: no mistake from its text either
+    results(tmp_path / "old", "gus", [0], outputs={0: f"✗ raised ValueError: {PLANTED}"})
+    old = json.loads((tmp_path / "old/grades/gus/results.json").read_text())
+    for test in old["tests"]:
+        del test["extra_data"]
+    (tmp_path / "old/grades/gus/results.json").write_text(json.dumps(old))
+    (row,) = classreport.exercise_table(classreport.load([tmp_path / "old/grades"]))
+    assert row["mistakes"] == []
+
+
+def test_the_grader_records_the_verdict_not_the_learners_text():
+    """results.graded on a real exercise whose function raised with a planted mistake line:
+    the structured verdict says "raised ValueError", and no mistake."""
+    from rnnbook import checks
+    from rnnbook.grading import results as reports
+    from rnnbook.plaindata import Raised
+
+    stem = "01-basic-rnn-cell"
+    chapter = checks.load(stem)
+    cell = next(c for c in reports_cells(stem) if c.by_hand)
+    ex = chapter[cell.name]
+    cases = chapter.cases(ex.name, 1)
+    oracle = {ex.name: (cases, [ex.reference(c) for c in cases])}
+    sub = reports.Submission(path=pathlib.Path("erin.ipynb"), name="erin", chapter=stem)
+    sub.answers[ex.name] = [Raised("ValueError", PLANTED, "line 2")] * len(cases)
+    report = reports.graded(sub, [(cell, ex)], 1, oracle, "none")
+    (test,) = report["tests"]
+    assert PLANTED.split("\n")[1] in test["output"]  # the learner's text, as it was written
+    extra = test["extra_data"]
+    assert (extra["failure"], extra["mistake"], extra["error"]) == (
+        "error", "", "raised ValueError")
+    assert classreport.mistake_of(test) == ("error", "raised ValueError", False)
+
+
+def reports_cells(stem):
+    from rnnbook import source
+    from rnnbook.grading.config import SOLUTIONS
+
+    return source.exercises(source.read(SOLUTIONS / f"{stem}.ipynb"))
+
+
+def test_the_headline_counts_only_what_was_graded(tmp_path):
+    """"mean 8.42 of 13 over 17 graded; 1 could not be graded (name)", not a mean that
+    counts an unreadable notebook as 0 with no maximum."""
+    results(tmp_path, "ann", [2, 2])
+    results(tmp_path, "ben", [2, 0], {1: named(TANH)})
+    folder = tmp_path / "grades" / "cat"
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps({
+        "score": 0, "tests": [], "output": "Not graded: cat.ipynb is not a valid notebook",
+        "extra_data": {"chapter": "01-basic-rnn-cell", "max_score": 4,
+                       "error": "cat.ipynb is not a valid notebook"}}))
+    subs = classreport.load([tmp_path / "grades"])
+    assert classreport.headline(subs) == [
+        "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)"]
+    page, table = classreport.build([tmp_path / "grades"], tmp_path / "out")
+    assert "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)" in page.read_text()
+    cat = next(r for r in csv.DictReader(table.open()) if r["student"] == "cat")
+    assert (cat["chapter"], float(cat["max_score"]), cat["score"]) == ("01-basic-rnn-cell", 4, "")
 
 
 def test_discrimination_is_undefined_when_nobody_differs():
@@ -61,9 +160,11 @@ def test_html_is_self_contained_and_csv_has_every_row(graded, tmp_path):
     assert "<script" not in text
     rows = list(csv.DictReader(table.open()))
     kinds = [r["row"] for r in rows]
-    assert kinds.count("exercise") == 2 and kinds.count("submission") == 4
+    assert kinds.count("exercise") == 2 and kinds.count("submission") == 6
     swap = [r for r in rows if r["row"] == "mistake" and r["mistake"] == SWAP]
-    assert swap[0]["count"] == "2" and swap[0]["example"] == "bob"
+    assert (swap[0]["count"], swap[0]["likely"], swap[0]["example"]) == ("2", "1", "bob")
+    limit = [r for r in rows if r["row"] == "failure" and r["failure"] == "limit"]
+    assert limit[0]["mistake"] == "ran past the time limit" and limit[0]["count"] == "1"
     alice = [r for r in rows if r["student"] == "alice"][0]
     assert alice["seconds"] == "2.5" and alice["peak_mb"] == "600"
 
@@ -120,7 +221,43 @@ def test_a_grading_run_writes_the_class_report_and_uses_the_roster(tmp_path):
     assert step["score"] == 0 and step["visibility"] == "after_due_date"
     assert step["extra_data"]["mistake"].startswith("you concatenated [h, x]")
     page = (out / "class-report.html").read_text()
-    assert "you concatenated [h, x]" in page and "s2" in page
+    assert "you concatenated [h, x]" in page and "e.g. s2 (Ben)" in page
+    assert "<td>s1</td><td>Ann</td>" in page and "Missing (1)" in page
     rows = list(csv.DictReader((out / "class-report.csv").open()))
     assert any(r["row"] == "mistake" and r["example"] == "s2" for r in rows)
+    assert [(r["student"], r["name"]) for r in rows if r["row"] == "missing"] == [("s4", "Dan")]
+    stubs = [r for r in rows if r["row"] == "exercise"]
+    assert all(float(r["not_attempted"]) > 0 for r in stubs)  # cat handed in the stubs
     assert (out / "timings.csv").read_text().startswith("report,seconds,peak_mb")
+
+
+@pytest.mark.slow
+def test_a_planted_mistake_line_reaches_no_report_of_a_grading_run(tmp_path):
+    """The hostile corpus's ``plants_mistake`` (issue 26, item 5), graded beside an honest
+    notebook: its feedback shows the error as the learner wrote it, its verdict is an error,
+    and the class report names no mistake and holds no link of the learner's."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from hostile import corpus
+
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    corpus.build(subs, out, walls=False, only=["plants_mistake", "honest"])
+    run = subprocess.run([sys.executable, "-m", "rnnbook.grading", str(subs), "--out", str(out),
+                          "--seed", "3", "--workers", "1"], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads((out / "plants_mistake" / "results.json").read_text())
+    planted = [t for t in report["tests"] if corpus.PLANTED_MISTAKE in t["output"]]
+    assert len(planted) == 2  # the learner's message is in the feedback, as written
+    for test in planted:
+        assert test["score"] == 0 and test["extra_data"]["failure"] == "error"
+        assert test["extra_data"]["mistake"] == ""
+    page = (out / "class-report.html").read_text()
+    table = (out / "class-report.csv").read_text()
+    assert "evil.example" not in page and "evil.example" not in table
+    rows = list(csv.DictReader(table.splitlines()))
+    assert not [r for r in rows if r["row"] == "mistake"]
+    errors = [r for r in rows if r["row"] == "failure" and r["failure"] == "error"]
+    assert len(errors) == 2 and {r["mistake"] for r in errors} == {"raised ValueError"}

@@ -157,12 +157,13 @@ def test_every_learners_right_answer_is_independent_and_a_near_copy_is_found():
     exercises = 0
     for stem in sources.FILES:
         right = sources.answers(stem)
+        pages = similarity.pages(stem)  # as the grader compares them
         for exercise, (stub, solution) in similarity.baseline(stem).items():
             codes = {n: sources.as_cell(stub, body) for n, body in right[exercise.split()[-1]]}
             assert len(codes) >= 2
             if exercise == "Exercise 2.5 lstm_step":
                 codes["copy"] = sources.as_cell(stub, LSTM_COPY)
-            found = similarity.pairs_of(stem, exercise, codes, stub, solution)
+            found = similarity.pairs_of(stem, exercise, codes, stub, solution, pages)
             names = [(p.a, p.b) for p in found]
             assert names == ([("copy", "step_right_float64_in_place")]
                              if "copy" in codes else []), (exercise, names)
@@ -352,3 +353,70 @@ def test_a_grading_run_saves_the_code_and_reports_the_near_copy(tmp_path):
     assert [(r["exercise"], r["student_a"], r["student_b"]) for r in rows] == [
         (UNROLL, "alice", "bob")]
     assert "alice</b> and <b>bob</b>" in (out / "class-report.html").read_text()
+
+
+# --- the chapter's own pages are baseline too -----------------------------------------------
+
+WEIGHTS = "Exercise 1.4 read_cell_weights"
+
+
+def weights_answer(body):
+    stub = similarity.baseline(CH1)[WEIGHTS][0]
+    return stub.split("    raise NotImplementedError")[0] + textwrap.indent(body, "    ")
+
+
+# Two independent answers that string together the chapter's idioms (cell.build((None, D)),
+# cell.variables[0], kernel[:D]): 73 % alike with the stub and the solution only as baseline
+ANN = weights_answer("""if not cell.variables:
+    cell.build((None, input_depth))
+kernel = cell.variables[0].numpy()
+bias = cell.variables[1].numpy()
+return kernel[:input_depth], kernel[input_depth:], bias
+""")
+BEN = weights_answer("""if len(cell.variables) == 0:
+    cell.build((None, input_depth))
+weights = cell.variables[0].numpy()
+b = cell.variables[1].numpy()
+W = weights[:input_depth, :]
+U = weights[input_depth:, :]
+return W, U, b
+""")
+
+
+def test_the_pages_are_the_chapters_code_and_statements_without_the_solution():
+    pages = similarity.pages(CH1)
+    assert "keras_cell.build((None, D))" in pages  # book/01-basic-rnn-cell.ipynb
+    assert "cell.variables" in pages.splitlines()  # an inline span of a statement
+    solution = similarity.baseline(CH1)[WEIGHTS][1]
+    assert "(variable.numpy() for variable in cell.variables)" in solution
+    assert "(variable.numpy() for variable in cell.variables)" not in pages
+    assert similarity.pages("../etc") == "" and similarity.pages("99-none") == ""
+
+
+def test_the_chapters_idioms_pair_no_one_and_a_near_copy_still_pairs():
+    codes = {(CH1, WEIGHTS): {"ann": ANN, "ben": BEN},
+             (CH1, UNROLL): {"alice": ALICE, "bob": BOB, "carol": CAROL, "dan": DAN}}
+    without = similarity.find(codes, chapter_pages={CH1: ""}, workers=1)
+    assert {(p.exercise, p.a, p.b) for p in without} == {
+        (WEIGHTS, "ann", "ben"), (UNROLL, "alice", "bob")}
+    found = similarity.find(codes, workers=1)  # the pages read from book/ and solutions/
+    assert {(p.exercise, p.a, p.b) for p in found} == {(UNROLL, "alice", "bob")}
+
+
+def test_an_idiom_is_blanked_in_place():
+    known = similarity.idioms("keras_cell.build((None, D))\ncell.variables[0]\nnot python (")
+    assert known >= {"V.build((None, V))", "V.variables[0]", "V.build"}
+    out = similarity.without_idioms(ANN, known)
+    assert len(out) == len(ANN) and out.count("\n") == ANN.count("\n")
+    assert "build" not in out and "cell.variables[0]" not in out and ".numpy()" in out
+    assert similarity.without_idioms("def broken(:\n", known) == "def broken(:\n"
+
+
+def test_numpy_is_never_an_idiom_set_aside():
+    """A by-hand answer is NumPy: its calls stay compared, even where the pages write the same
+    call with TensorFlow (names are anonymous: ``tf.split`` and ``np.split`` look alike)."""
+    known = similarity.idioms("z = np.concatenate([x, h], axis=1)\ni, j = tf.split(z, 2, 1)")
+    assert known == {"V.split(V, 2, 1)", "V.split"}
+    code = "a = np.split(z, 2, 1)\nb = tf.split(z, 2, 1)\n"
+    assert similarity.without_idioms(code, known) == (
+        "a = np.split(z, 2, 1)\nb = " + " " * len("tf.split(z, 2, 1)") + "\n")

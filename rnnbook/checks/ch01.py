@@ -16,10 +16,12 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 ``D == H``; blocks transposed or laid side by side keep their shape only when ``D == H``),
 ``B = 1``, ``T >= 2``, a nonzero bias and a nonzero initial state everywhere.
 """
+import re
+
 import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
-from rnnbook.checks.common import split_at_h, w_and_u_swapped
+from rnnbook.checks.common import split_at_h, split_at_h_raises, w_and_u_swapped
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
 
@@ -106,13 +108,13 @@ def _split(c, at=None):
 
 split_kernel = Exercise(
     name="split_kernel",
-    task="(W, U): W = the (D, H) rows of the kernel that multiply x, U = the (H, H) rows that "
-    "multiply h",
+    task="(W, U): W (D, H), the input weights, and U (H, H), the recurrent weights, as NumPy "
+    "arrays",
     make_case=_split_case,
     call=lambda fn, c: _arrays(fn(c["kernel"], c["D"]), 2),
     oracle=_split_oracle,
     reference=lambda c: _split(c, c["D"]),
-    parts=("W", "U"),
+    parts=("W", "U"),  # equal: a split that gets one wrong gets the other wrong too
     designs=({"shape": "D>H"}, {"shape": "D<H"}, {"shape": "D=H"}),
     mistakes=(
         split_at_h(
@@ -191,13 +193,13 @@ def _assumes_square(c):
 
 tf1_from_keras = Exercise(
     name="tf1_from_keras",
-    task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) with W's rows on top of U's, "
-    "bias (H,)",
+    task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) and bias (H,), NumPy arrays",
     make_case=_keras_case,
     call=lambda fn, c: _arrays(fn(c["kernel"], c["recurrent_kernel"], c["bias"]), 2),
     oracle=_keras_oracle,
     reference=lambda c: (_stacked(c), c["bias"]),
     parts=("kernel", "bias"),
+    weights=(3, 1),  # the kernel is what the exercise is about
     # D == H first: there every mistake below returns an array (side by side and transposed
     # blocks raise in NumPy when D != H), so each is named even when another trial raised
     # and D > 1 where D < H: a kernel of 2H rows, D taken for H, makes NumPy raise there on
@@ -256,47 +258,87 @@ def _step_oracle(case):
     return state
 
 
-def _step(c, **change):
-    """The reference step on case ``c``, with one thing changed (an argument or a slip)."""
-    args = {"x": c["x"], "h": c["h"], "kernel": c["kernel"], "bias": c["bias"], **change}
-    return ref.basic_rnn_step(**args)
+def _step(c):
+    """The reference step on case ``c`` (instructor-side: the sweeps' expected answer)."""
+    return ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])
 
 
-def _step_mistakes(step):
-    """The mistakes of one step, as ``(sentence, model)``; ``step(c, **change)`` computes the
-    answer with one thing changed (as :func:`_one_step` does)."""
+# The mistakes of one step (1.3) and of a run (1.5, 1.6) are the real cell on a changed case
+# (``perturb``), its answer changed after (``after``), or both: they need no model of the cell,
+# so the learner release (reference stubbed, the oracle answering) names them too.
+
+#: tanh(EPS z) / EPS is z to float32 precision (|z| < 8: a relative error below 2e-6); a power
+#: of 2, so scaling the weights by it rounds nothing
+EPS = 2.0 ** -12
+
+
+def _each(value, change, parts=None):
+    """``change`` applied to an array, or to the first ``parts`` arrays of a list answer
+    (the rest kept: 1.6's probe of the loaded cell)."""
+    if not isinstance(value, list):
+        return change(np.asarray(value))
+    parts = len(value) if parts is None else parts
+    return [change(np.asarray(v)) for v in value[:parts]] + list(value[parts:])
+
+
+def _rows_swapped(c):
+    """The case whose kernel applies to [x, h] what the case's applies to [h, x]: its last D
+    rows on top of its first H (a learner who concatenates [h, x])."""
+    H, kernel = c["H"], c["kernel"]
+    return {**c, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, H)
+
+
+def _sigmoid_case(state):
+    """The case on which tanh of the real cell is 2 sigmoid(z) - 1 of the case's own z at every
+    step: sigmoid(z) = (tanh(z / 2) + 1) / 2, so with the state s = 2 h - 1 the weights
+    W / 2, U / 4 and the bias b / 2 + (the column sums of U) / 4 give z / 2."""
+    def perturb(c):
+        D, kernel = c["D"], c["kernel"]
+        W, U = kernel[:D], kernel[D:]
+        return {**c, "kernel": np.concatenate([W / 2, U / 4]),  # (D + H, H)
+                "bias": c["bias"] / 2 + U.sum(axis=0) / 4, state: 2 * c[state] - 1}
+    return perturb
+
+
+def _step_mistakes(state, parts=None):
+    """The mistakes of one step, each ``(sentence, options)`` of a ``Mistake``; ``state`` is
+    the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
+    parts of the answer are the cell's outputs."""
     return (
         ("you concatenated [h, x], which splits the kernel at row H: concatenate [x, h] (input "
          "first), so that x meets W = kernel[:D] and h meets U = kernel[D:].",
-         lambda c: step(c, slip="[h, x]")),
+         dict(perturb=_rows_swapped)),
         ("sigmoid is used instead of tanh: BasicRNNCell's activation is tanh.",
-         lambda c: step(c, activation=ref.sigmoid)),
+         dict(perturb=_sigmoid_case(state),
+              after=lambda c, right: _each(right, lambda v: (v + 1) / 2, parts))),
         ("tanh is left out: BasicRNNCell applies tanh to [x, h] @ kernel + bias.",
-         lambda c: step(c, activation=lambda z: z)),
+         dict(perturb=lambda c: {**c, "kernel": c["kernel"] * EPS, "bias": c["bias"] * EPS},
+              after=lambda c, right: _each(right, lambda v: v / EPS, parts))),
         ("the bias is added after tanh: it belongs inside, tanh([x, h] @ kernel + bias).",
-         lambda c: step(c, bias=0.0, after=c["bias"])),
+         dict(perturb=lambda c: {**c, "bias": np.zeros_like(c["bias"])},
+              after=lambda c, right: _each(right, lambda v: v + c["bias"], parts))),
         ("the bias is left out: add it to [x, h] @ kernel before tanh.",
-         lambda c: step(c, bias=0.0)),
+         dict(perturb=lambda c: {**c, "bias": np.zeros_like(c["bias"])})),
         ("the previous state h is left out: the new state is computed from [x, h], the input "
          "AND the state before.",
-         lambda c: step(c, h_zero=True)),
+         dict(perturb=lambda c: {**c, state: np.zeros_like(c[state])})),
     )
-
-
-def _one_step(c, after=0.0, h_zero=False, **change):
-    h = np.zeros_like(c["h"]) if h_zero else c["h"]
-    return _step(c, h=h, **change) + after
 
 
 rnn_step = Exercise(
     name="rnn_step",
-    task="h' = tanh([x, h] @ kernel + bias), an array of shape (B, H)",
+    task="h', the new state: an array of shape (B, H)",
     make_case=_step_case,
     call=lambda fn, c: _arrays(fn(c["x"], c["h"], c["kernel"], c["bias"])),
     oracle=_step_oracle,
-    reference=lambda c: _step(c),
+    reference=_step,
     designs=({"shape": "D>H", "B": 1}, {"shape": "D<H"}, {"shape": "D=H"}),
-    mistakes=tuple(Mistake(sentence, model) for sentence, model in _step_mistakes(_one_step)),
+    mistakes=(
+        *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h")),
+        split_at_h_raises(
+            "the kernel is split at row H: x (B, D) meets W = kernel[:D] and h meets "
+            "U = kernel[D:] (D = input_depth); rows [:H] fit x only where D == H."),
+    ),
 )
 
 
@@ -361,6 +403,20 @@ def _on_cell(cell, fn, *args):
             error.__traceback__) from None
 
 
+def _raising_unbuilt(error, message):
+    """A mistake that shows only as the check's ``error`` on a trial whose cell was never
+    called (right elsewhere)."""
+    def perturb(c):
+        if not c["built"]:
+            raise error(message)
+        return c
+    return perturb
+
+
+def _raised(error, words):
+    return lambda case, got: got.kind == error.__name__ and words in got.message
+
+
 def _weights_case(rng, shape, built):
     case = _sizes(rng, shape)
     del case["B"]
@@ -386,17 +442,25 @@ def _read_weights(c, at=None):
 
 read_cell_weights = Exercise(
     name="read_cell_weights",
-    task="(W, U, b) as NumPy arrays: W (D, H) multiplies x, U (H, H) multiplies h, b (H,), read "
-    "from the cell's variables (the cell may not have been called yet)",
+    task="(W, U, b) as NumPy arrays: W (D, H), the input weights, U (H, H), the recurrent "
+    "weights, and b (H,), read from the given cell (it may not have been called yet)",
     make_case=_weights_case,
     call=_weights_call,
     oracle=lambda c: _cell_blocks(c["kernel"], c["bias"], c["D"], c["H"]),
     reference=_read_weights,
     parts=("W", "U", "b"),
+    weights=(2, 2, 1),  # the kernel's blocks are what the exercise is about
     by_hand=False,
     designs=({"shape": "D>H", "built": True}, {"shape": "D=H", "built": True},
              {"shape": "D<H", "built": False}),
     mistakes=(
+        Mistake(
+            "the cell was read before it had variables: a TF1 cell creates its kernel and bias "
+            "on its first call; build it first when `cell.variables` is empty (call it once, "
+            "or `cell.build((None, input_depth))`).",
+            perturb=_raising_unbuilt(NoVariablesYet, NOT_BUILT),
+            raises=_raised(NoVariablesYet, NOT_BUILT),
+        ),
         split_at_h(
             "you split the kernel at row H, as if the cell concatenated [h, x]: W is the first "
             "input_depth (D) rows of the kernel, U the rest.",
@@ -434,53 +498,65 @@ def _unroll_oracle(case):
                    {"kernel": case["kernel"], "bias": case["bias"]}, mode="dynamic")
 
 
-def _run(c, inputs=None, h0=None, carry=True, **change):
-    """The reference run over the case's sequence, from ``h0``, with one thing changed."""
-    def step(x, h):
-        h_new = _one_step({**c, "x": x, "h": h}, **change)
-        return h_new, h_new
-
-    inputs = c["inputs"] if inputs is None else inputs
-    return ref.unroll(step, inputs, c["h0"] if h0 is None else h0, carry=carry)
+def _run(c):
+    """The reference run over the case's sequence from ``h0``: ``(outputs, final_state)``."""
+    return ref.unroll(ref.rnn_cell(c["kernel"], c["bias"]), c["inputs"], c["h0"])
 
 
-def _lagging(c):
-    """Each output is the state BEFORE its step: h0, h1, ..., h_(T-1); the final state h_T."""
-    outputs, final = _run(c)
-    return np.concatenate([c["h0"][:, None], outputs[:, :-1]], axis=1), final
+def _skip_first(c):
+    """The case without its first step."""
+    return {**c, "inputs": c["inputs"][:, 1:], "T": c["T"] - 1}
 
 
-def _sequence_mistakes(run):
-    """The mistakes of running the cell over time, by key: ``(sentence, model)``;
-    ``run(c, **change)`` runs it with one thing changed (as :func:`_run` does), and returns
-    ``(outputs, final_state)``."""
-    return dict(zip(("h0", "skip 0", "lagging", "not carried", "time-major", "final first"), (
+def _every_step_alone(c):
+    """Every step of every sequence as a sequence of one step from h0, in a batch of B * T:
+    row b * T + t is step t of sequence b (a state not carried from step to step)."""
+    B, T, D = c["inputs"].shape
+    return {**c, "inputs": c["inputs"].reshape(B * T, 1, D), "h0": np.repeat(c["h0"], T, 0),
+            "B": B * T, "T": 1}
+
+
+def _outputs_of_steps_alone(c, right):
+    """The answer on :func:`_every_step_alone`'s case, back in the case's (B, T, H)."""
+    B, T = c["inputs"].shape[:2]
+    outputs = np.asarray(right[0]).reshape(B, T, -1)  # (B, T, H)
+    return [outputs, outputs[:, -1], *right[2:]]
+
+
+def _bias_outside_run(c):
+    """The case on which the real cell runs g_t = h_t - b for the run h_t = tanh(x_t W +
+    h_(t-1) U) + b (the bias added after tanh at every step): g_t = tanh(x_t W + g_(t-1) U +
+    b U), from g_0 = h0 - b."""
+    U = c["kernel"][c["D"]:]
+    return {**c, "bias": c["bias"] @ U, "h0": c["h0"] - c["bias"]}  # (H,), (B, H)
+
+
+def _sequence_mistakes():
+    """The mistakes of running the cell over time, by key: ``(sentence, options)`` of a
+    ``Mistake``; the right answer is a list ``[outputs, final_state, ...]``."""
+    return dict(zip(("h0", "skip 0", "skip last", "lagging", "not carried", "time-major",
+                     "final first"), (
         ("h0 is ignored: the first step starts from the given initial state h0, not from zeros.",
-         lambda c: run(c, h0=np.zeros_like(c["h0"]))),
+         dict(perturb=lambda c: {**c, "h0": np.zeros_like(c["h0"])})),
         ("the loop skips step 0: run the cell on every time step, t = 0 to T - 1 "
          "(`range(T)`), starting from h0.",
-         lambda c: run(c, inputs=c["inputs"][:, 1:])),
+         dict(perturb=_skip_first)),
+        ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
+         "(`range(T)`, not `range(T - 1)`).",
+         dict(perturb=lambda c: {**c, "inputs": c["inputs"][:, :-1], "T": c["T"] - 1})),
         ("each output is the state before its step: append the NEW state h_t, computed from "
          "x_t and h_(t-1), so outputs[:, 0] is the state after step 0.",
-         lambda c: run(c, lagging=True)),
+         dict(after=lambda c, right: [np.concatenate([c["h0"][:, None], right[0][:, :-1]], 1),
+                                      *right[1:]])),
         ("the state is not carried from step to step: feed each step's new h into the next "
          "step instead of reusing h0.",
-         lambda c: run(c, carry=False)),
+         dict(perturb=_every_step_alone, after=_outputs_of_steps_alone)),
         ("the outputs are time-major (T, B, H): stack them along axis 1 to get (B, T, H), as "
          "dynamic_rnn returns them.",
-         lambda c: _then(run(c), lambda outputs, final: (np.swapaxes(outputs, 0, 1), final))),
+         dict(after=lambda c, right: [np.swapaxes(right[0], 0, 1), *right[1:]])),
         ("the final state is the first step's h: return the h after the LAST step.",
-         lambda c: _then(run(c), lambda outputs, final: (outputs, outputs[:, 0]))),
+         dict(after=lambda c, right: [right[0], right[0][:, 0], *right[2:]])),
     ), strict=True))
-
-
-def _then(answer, change):
-    """``change(*answer)``: one model of a run changes the right run's answer."""
-    return change(*answer)
-
-
-def _unroll_with(c, lagging=False, **change):
-    return _lagging(c) if lagging else _run(c, **change)
 
 
 rnn_unroll = Exercise(
@@ -490,15 +566,18 @@ rnn_unroll = Exercise(
     make_case=_unroll_case,
     call=lambda fn, c: _arrays(fn(c["inputs"], c["h0"], c["kernel"], c["bias"]), 2),
     oracle=_unroll_oracle,
-    reference=lambda c: _run(c),
+    reference=_run,
     parts=("outputs", "final_state"),
+    weights=(2, 1),  # every step's state is what the exercise is about
     designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D<H", "T": 3},
              {"shape": "D=H", "T": 2}),
     mistakes=(
-        *(Mistake(*mistake) for mistake in _sequence_mistakes(_unroll_with).values()),
-        # the two mistakes of a single step that the chapter's own text does not rule out
+        *(Mistake(sentence, **options) for sentence, options in _sequence_mistakes().values()),
+        # the mistakes of a single step that the chapter's own text does not rule out
         # (Exercise 1.3 names all of them; fewer models keep the 200-seed sweep fast)
-        *(Mistake(sentence, model) for sentence, model in _step_mistakes(_run)[:2]),
+        *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h0")[:2]),
+        Mistake(_step_mistakes("h0")[3][0], perturb=_bias_outside_run,
+                after=lambda c, right: _each(right, lambda v: v + c["bias"])),
     ),
 )
 
@@ -521,6 +600,36 @@ def _port_case(rng, shape, B=None, T=2, built=False):
     return case
 
 
+STILL_UNBUILT = "still has no variables after your function ran"
+TWICE = "building a cell that was built already makes a new kernel and bias"
+
+
+def _raising_built(error, message):
+    """A mistake that shows only as the check's ``error`` on a trial whose cell was built."""
+    def perturb(c):
+        if c["built"]:
+            raise error(message)
+        return c
+    return perturb
+
+
+def _side_by_side(c):
+    """Keras' kernel (D, H) and recurrent_kernel (H, H) side by side: NumPy raises where
+    D != H (and the cell refuses the (H, 2H) kernel where D == H)."""
+    if c["D"] != c["H"]:
+        raise ValueError("all the input array dimensions except for the concatenation axis "
+                         f"must match exactly, but along dimension 0, the array at index 0 "
+                         f"has size {c['D']} and the array at index 1 has size {c['H']}")
+    raise ValueError("a (H, 2H) kernel does not fit the cell's (2H, H) variable")
+
+
+def _rows_differ(case, got):
+    """NumPy's error for stacking side by side a (D, H) and an (H, H) block, D != H."""
+    found = re.search(r"index 0 has size (\d+) and the array at index 1 has size (\d+)",
+                      got.message)
+    return bool(found) and (int(found[1]), int(found[2])) == (case["D"], case["H"])
+
+
 def _port_call(fn, c):
     if c["built"]:
         cell = _built_cell(c["D"], c["H"], c["old_kernel"], c["old_bias"])
@@ -531,14 +640,12 @@ def _port_call(fn, c):
         return None
     if not cell.variables:
         raise NoVariablesYet(
-            "the cell you were given still has no variables after your function ran: load the "
-            "weights into THAT cell (it creates its variables on its first call), not into a "
-            "cell of your own")
+            f"the cell you were given {STILL_UNBUILT}: load the weights into THAT cell (it "
+            "creates its variables on its first call), not into a cell of your own")
     if len(cell.variables) != 2:
         raise BuiltTwice(
-            f"the cell now has {len(cell.variables)} variables: building a cell that was built "
-            "already makes a new kernel and bias, and the cell computes with the newest. Build "
-            "it only when `cell.variables` is empty")
+            f"the cell now has {len(cell.variables)} variables: {TWICE}, and the cell "
+            "computes with the newest. Build it only when `cell.variables` is empty")
     h_new, _ = cell(c["x"], c["h"])  # what the loaded cell computes on new inputs
     parts = _arrays(result, 2)
     parts = list(parts) if isinstance(parts, (tuple, list)) else [parts]
@@ -560,24 +667,30 @@ def _port_oracle(case):
     return np.asarray(outputs), np.asarray(final), np.asarray(cell(case["x"], [case["h"]])[0])
 
 
-def _ported(c, kernel=None, bias=None, lagging=False, **change):
+def _ported(c):
     """What the cell computes over the sequence (outputs, final) and on the fresh inputs, with
-    ``kernel`` and ``bias`` loaded (the right ones by default) and one thing changed."""
-    kernel = np.concatenate([c["W"], c["U"]]) if kernel is None else kernel
-    bias = c["bias"] if bias is None else bias
-    loaded = {**c, "kernel": kernel, "bias": bias}
-    outputs, final = _lagging(loaded) if lagging else _run(loaded, **change)
-    return outputs, final, _step(loaded)
+    the case's Keras weights loaded (the reference; instructor-side)."""
+    loaded = {**c, "kernel": np.concatenate([c["W"], c["U"]])}  # (D + H, H)
+    return (*_run(loaded), _step(loaded))
+
+
+def _loaded(kernel):
+    """The case whose Keras weights, loaded right, put ``kernel(c)`` (D + H, H) in the cell: a
+    wrong load is the right load of other weights."""
+    def perturb(c):
+        rows = kernel(c)
+        return {**c, "W": rows[:c["D"]], "U": rows[c["D"]:]}
+    return perturb
+
+
+def _transposed_rows(c):
+    if c["D"] != c["H"]:
+        raise ValueError("W.T and U.T stack into a kernel only where D == H")
+    return np.concatenate([c["W"].T, c["U"].T])
 
 
 def _stale_bias(c):
     return c["old_bias"] if c["built"] else np.zeros_like(c["bias"])
-
-
-def _with_probe(model):
-    """A mistake of the run over time with the weights loaded right: add what the rightly
-    loaded cell computes on the new inputs."""
-    return lambda c: (*model(c), _step({**c, "kernel": np.concatenate([c["W"], c["U"]])}))
 
 
 run_keras_weights = Exercise(
@@ -590,6 +703,7 @@ run_keras_weights = Exercise(
     oracle=_port_oracle,
     reference=_ported,
     parts=("outputs", "final_state", "the cell's own output on new inputs"),
+    weights=(2, 1, 1),  # a wrong run (outputs) earns at most half
     by_hand=False,
     # two trials, as each costs a dozen eager calls of the cell: one cell never called (D != H:
     # a cell built for the wrong depth fails), one built holding other weights (D == H: the
@@ -597,25 +711,42 @@ run_keras_weights = Exercise(
     designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D=H", "T": 2, "built": True}),
     mistakes=(
         Mistake(
+            "the weights went into a cell of your own: load them into the cell you were given "
+            "(build it first if `cell.variables` is empty), and run that one.",
+            perturb=_raising_unbuilt(NoVariablesYet, STILL_UNBUILT),
+            raises=_raised(NoVariablesYet, STILL_UNBUILT),
+        ),
+        Mistake(
+            "the cell was built again: building a built cell makes a second kernel and bias, "
+            "and it computes with the newest; build it only when `cell.variables` is empty.",
+            perturb=_raising_built(BuiltTwice, TWICE), raises=_raised(BuiltTwice, TWICE),
+        ),
+        Mistake(
+            "the blocks are side by side (hstack): the cell's kernel is (D + H, H), Keras' "
+            "kernel (W) stacked on top of its recurrent_kernel (U) along axis 0.",
+            perturb=_side_by_side, raises=_rows_differ,
+        ),
+        Mistake(
             "the cell's kernel has W and U swapped: BasicRNNCell concatenates [x, h], so Keras' "
             "kernel (W) goes in the first D rows and its recurrent_kernel (U) below.",
-            lambda c: _ported(c, kernel=np.concatenate([c["U"], c["W"]])),
+            perturb=_loaded(lambda c: np.concatenate([c["U"], c["W"]])),
         ),
         Mistake(
             "the cell's kernel holds W and U transposed: TF multiplies from the right, so load "
             "them as they are, W's rows on top of U's.",
-            lambda c: _ported(c, kernel=np.concatenate([c["W"].T, c["U"].T])),
+            perturb=_loaded(_transposed_rows),
         ),
         Mistake(
             "the bias was not loaded into the cell: assign Keras' bias to the cell's bias "
             "variable too.",
-            lambda c: _ported(c, bias=_stale_bias(c)),
+            perturb=lambda c: {**c, "bias": _stale_bias(c)},
         ),
         # the mistakes of a loop over time that a loop of cell calls makes (Exercise 1.5 names
-        # the other two; fewer models keep the 200-seed sweep fast)
-        *(Mistake(sentence, _with_probe(model)) for key, (sentence, model) in _sequence_mistakes(
-            lambda c, **change: _ported(c, **change)[:2]).items()
-          if key in ("h0", "skip 0", "not carried", "time-major")),
+        # the other two; fewer models keep the 200-seed sweep fast); the changed cases keep
+        # the fresh inputs x, h, so the third part stays the rightly loaded cell's
+        *(Mistake(sentence, **options) for key, (sentence, options)
+          in _sequence_mistakes().items() if key in ("h0", "skip 0", "skip last",
+                                                      "not carried", "time-major")),
     ),
 )
 

@@ -32,21 +32,20 @@ import numpy as np
 from rnnbook import graphs
 from rnnbook import reference as ref
 from rnnbook.checks.common import (
-    forget_bias_hard_coded,
-    forget_bias_left_out,
-    forget_bias_twice,
-    keras_order,
+    forget_bias_hard_coded_case,
+    forget_bias_left_out_case,
+    forget_bias_twice_case,
+    keras_order_case,
     names_split_0,
-    not_carried,
-    parts_swapped,
-    split_at_h,
-    w_and_u_swapped,
+    parts_swapped_after,
+    split_at_h_raises,
+    w_and_u_swapped_after,
 )
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
-KERAS = "ifjo"  # Keras' order i, f, c, o, written with TF1's letters (Keras' c is TF1's j)
+KERAS = "ifjo"  # Keras' order i, f, g, o, written with TF1's letters (Keras' g is TF1's j)
 SPLIT = "rnn/basic_lstm_cell/split"  # step 0's Split op in the question's graph
 
 #: The designed graphs of the session exercises (2.4, 2.6): two shapes, each built once per
@@ -223,6 +222,25 @@ SPLIT_0 = ("`split_0` does not exist: TensorFlow names the first op `split` and 
            "repeats `split_1`, `split_2`, ..., so step 0 is `split` and step t is `split_t`.")
 
 
+NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's words
+OP_FETCHED = "session.run of an OP name"  # _no_missing_parts's words
+
+
+def _raising(message):
+    """A mistake that shows only as an error: raise it (where the learner's code raises)."""
+    def perturb(case):
+        raise ValueError(message)
+    return perturb
+
+
+def _says(message):
+    return lambda case, got: message in got.message
+
+
+SPLIT_1 = ("step 1's op is `split_1`: only step 0's has no suffix (`split`), so every t > 0 "
+           "names `split_t`; check the condition that adds the suffix (t > 0, not t > 1).")
+
+
 gate_tensor_name = Exercise(
     name="gate_tensor_name",
     task="a string: the name 'op_name:k' of the tensor that holds gate `gate`'s "
@@ -234,12 +252,13 @@ gate_tensor_name = Exercise(
     designs=(
         dict(gate="j", t=0),  # step 0 has no suffix; j is :1, not Keras' :2
         dict(gate="f", t=1),  # step 1 is split_1; f is :2, not Keras' :1
-        dict(gates="io", steps=(2, 7)),
+        dict(gates="io", steps=(2, 6)),
+        dict(t=6),  # the last of the question's 7 steps
         dict(),
     ),
     mistakes=(
         Mistake(
-            "you used Keras' gate order (i, f, c, o): TF1's BasicLSTMCell splits into i, j, f, "
+            "you used Keras' gate order (i, f, g, o): TF1's BasicLSTMCell splits into i, j, f, "
             "o, so j is output :1 and f is output :2.",
             lambda c: _name_with(c, k=KERAS.index(c["gate"])),
         ),
@@ -254,6 +273,7 @@ gate_tensor_name = Exercise(
             lambda c: _name_with(c, k=0),
         ),
         Mistake(SPLIT_0, lambda c: f"{SPLIT}_{c['t']}:{GATES.index(c['gate'])}"),
+        Mistake(SPLIT_1, lambda c: _name_with(c, t=0 if c["t"] == 1 else c["t"])),
         Mistake(
             "the time-step suffix is off by one: step 0 is `split`, step 1 is `split_1`, step t "
             "is `split_t` (time steps count from 0).",
@@ -432,47 +452,48 @@ def _weights_reference(case):
     return _blocks(case)
 
 
-def _forget_bias_stored(case):
-    W, U, b = _blocks(case)
-    return W, U, b + np.array([0, 0, 1, 0], np.float32)[:, None]  # default forget_bias 1.0
+def _rows_split_at(right, at):
+    """``(W, U, b)`` with the kernel's rows split at ``at`` instead of D: the right blocks'
+    rows joined back (4, D + H, H) and cut again."""
+    rows = np.concatenate([right[0], right[1]], axis=1)  # (4, D + H, H)
+    return [rows[:, :at], rows[:, at:], right[2]]
 
 
 gate_weights = Exercise(
     name="gate_weights",
-    task="(W, U, b) with one block per gate in TF1's order i, j, f, o: W (4, D, H) multiplies "
-    "x, U (4, H, H) multiplies h, b (4, H) is each gate's part of the bias variable",
+    task="(W, U, b), one block per gate i, j, f, o: W (4, D, H), U (4, H, H) and b (4, H), "
+    "NumPy arrays",
     make_case=_weights_case,
     call=lambda fn, c: fn(c["kernel"], c["bias"], c["D"]),
     oracle=_weights_oracle,
     reference=_weights_reference,
     parts=("W", "U", "b"),
+    weights=(2, 2, 1),  # the kernel's blocks are what the exercise is about
     designs=(dict(D=2, H=3), dict(D=3, H=2), dict(D=1, H=4)),  # D != H: rows D and H differ
     mistakes=(
-        keras_order(
-            "you used Keras' gate order (i, f, c, o): in TF1's kernel the column blocks are i, "
+        keras_order_case(
+            "you used Keras' gate order (i, f, g, o): in TF1's kernel the column blocks are i, "
             "j, f, o, so j is columns [H:2H] and f is columns [2H:3H].",
-            _blocks,
         ),
-        w_and_u_swapped(
+        w_and_u_swapped_after(
             "W and U are swapped: the first D rows of the kernel multiply x (W), the last H "
             "rows multiply h (U).",
-            _blocks,
         ),
-        split_at_h(
+        Mistake(
             "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
             "[x, h], so rows [:D] are W and rows [D:] are U (D = input_depth).",
-            _blocks,
+            after=lambda c, right: _rows_split_at(right, c["H"]),
         ),
         Mistake(
             "forget_bias is not stored in the bias variable: the forget gate's bias is just "
             "bias[2H:3H]; BasicLSTMCell adds forget_bias at run time, inside the sigmoid.",
-            _forget_bias_stored,
+            after=lambda c, right: [*right[:2], right[2] + np.array([[0], [0], [1.0], [0]])],
         ),
         Mistake(
             "the blocks are transposed: TF right-multiplies (x @ W), so W[k] is (D, H) and U[k] "
             "(H, H) as they stand in the kernel.",
-            lambda c: (lambda W, U, b: (W.transpose(0, 2, 1), U.transpose(0, 2, 1), b))(
-                *_blocks(c)),
+            after=lambda c, right: [np.swapaxes(right[0], 1, 2), np.swapaxes(right[1], 1, 2),
+                                    right[2]],
         ),
         Mistake(
             "reshape(4, D, H) mixes the gates' columns: a gate is a block of H COLUMNS, "
@@ -492,22 +513,38 @@ def _preactivations_oracle(case):
     return tuple(_fetch_static(case, [gate_tensors(case["T"])[case["t"]][g][0] for g in GATES]))
 
 
-def _preactivations(case, t=None, order=None):
-    """Step t's Split outputs (i, j, f, o), read as a learner who believes ``order`` (TF1's
-    when None) would."""
-    order = ref.TF1 if order is None else order
-    t = case["t"] if t is None else t
-    if not 0 <= t < case["T"]:
-        raise IndexError(f"no step {t}")  # the model does not apply
-    _, h = _state_before(case, t)
-    return _tf1(ref.lstm_preactivations(case["inputs"][:, t], h, case["kernel"], case["bias"],
-                                        order))
+def _preactivations(case):
+    """Step t's Split outputs (i, j, f, o): the reference (instructor-side)."""
+    _, h = _state_before(case, case["t"])
+    return _tf1(ref.lstm_preactivations(case["inputs"][:, case["t"]], h, case["kernel"],
+                                        case["bias"]))
 
 
-def _step_activations(case, t):
-    c, h = _state_before(case, t)
-    return _tf1(ref.basic_lstm_activations(case["inputs"][:, t], c, h, case["kernel"],
-                                           case["bias"], case["forget_bias"]))
+# The mistakes of 2.4 and 2.6 are the real cell's answer on a changed case (another step, a
+# batch of one-step sequences) or changed after (the activations applied, blocks reordered):
+# they need no model of the cell, so the learner release (its oracle answering) names them.
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-np.asarray(z, np.float64)))
+
+
+def _logit(p):
+    """The inverse of the sigmoid: a gate's pre-activation from its value (float32 values
+    give it to 1e-5 for |z| < 8)."""
+    p = np.asarray(p, np.float64)
+    return np.log(p) - np.log1p(-p)
+
+
+def _at_step(step):
+    """The case asking for step ``step(case)`` instead of t; a step the graph does not have
+    makes the mistake not apply."""
+    def perturb(case):
+        t = step(case)
+        if not 0 <= t < case["T"]:
+            raise IndexError(f"no step {t}")
+        return {**case, "t": t}
+    return perturb
 
 
 def _split_0(case):
@@ -515,7 +552,7 @@ def _split_0(case):
     the session raises (recognised by ``names_split_0``)."""
     if case["t"] == 0:
         raise KeyError(f"The name '{SPLIT}_0:0' refers to a Tensor which does not exist.")
-    return _preactivations(case)
+    return case
 
 
 def _split_0_every_step(case):
@@ -523,57 +560,66 @@ def _split_0_every_step(case):
     raise KeyError(f"The name '{SPLIT}_0' refers to an Operation not in the graph.")
 
 
-def _previous_step(case):
-    if case["t"] == 0:
-        raise IndexError("no step -1")
-    return _preactivations(case, case["t"] - 1)
-
-
 gate_preactivations = Exercise(
     name="gate_preactivations",
-    task="(i, j, f, o) at step t, each an array (B, H): the outputs :0..:3 of step t's Split "
-    "op, fetched from the session with `inputs` fed to the placeholder 'x:0'",
+    task="(i, j, f, o): four arrays (B, H), the gates' pre-activations at step t, fetched from "
+    "the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
     call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"], c["t"]),
     oracle=_preactivations_oracle,
-    reference=lambda c: _preactivations(c),
+    reference=_preactivations,
     parts=("i", "j", "f", "o"),
+    weights=(1, 1, 3, 1),  # f is the chapter's trap (the Add after the split)
     by_hand=False,
-    designs=(  # t = 0 (the bare name) and t = 2 (t - 1 is not step 0); never the last step
+    designs=(  # the first step (the bare name), the second (the first suffix), the last
         dict(GRAPH_A, t=0, B=1),
-        dict(GRAPH_B, t=2),
+        dict(GRAPH_B, t=2),  # t - 1 is not step 0
+        dict(GRAPH_A, t=1),
+        dict(GRAPH_B, t=3),  # the last: split_(t+1) does not exist
     ),
     mistakes=(
         Mistake(
             "these are the gate activations (the Sigmoid and Tanh tensors after the split): "
             "the pre-activations are the Split op's own outputs, before any sigmoid or tanh.",
-            lambda c: _step_activations(c, c["t"]),
+            after=lambda c, right: [_sigmoid(right[0]), np.tanh(right[1]),
+                                    _sigmoid(right[2] + c["forget_bias"]), _sigmoid(right[3])],
         ),
         Mistake(
             "your f already has forget_bias added (that is the Add after the split): the "
             "Split op's output :2 is f alone; the cell adds forget_bias after the split.",
-            lambda c: (lambda i, j, f, o: (i, j, f + c["forget_bias"], o))(*_preactivations(c)),
+            after=lambda c, right: [*right[:2], right[2] + c["forget_bias"], right[3]],
         ),
-        keras_order(
-            "you read the Split outputs in Keras' gate order (i, f, c, o): TF1's are :0, :1, "
+        Mistake(
+            "you read the Split outputs in Keras' gate order (i, f, g, o): TF1's are :0, :1, "
             ":2, :3 = i, j, f, o, so j is :1 and f is :2.",
-            _preactivations,
+            after=lambda c, right: [right[0], right[2], right[1], right[3]],
         ),
         Mistake(
             "you fetched the next step's Split op: step t's is `split_t` (step 0's is `split`), "
             "not `split_(t+1)`.",
-            lambda c: _preactivations(c, c["t"] + 1),
+            perturb=_at_step(lambda c: c["t"] + 1),
         ),
         Mistake(
             "you fetched the previous step's Split op: step t's is `split_t`, not "
             "`split_(t-1)`.",
-            _previous_step,
+            perturb=_at_step(lambda c: c["t"] - 1),
         ),
         Mistake(
             "you fetched step 0's Split op (`split`) whatever t is: step t's op is `split_t`.",
-            lambda c: _preactivations(c, 0),
+            perturb=_at_step(lambda c: 0),
         ),
-        Mistake(SPLIT_0, _split_0, raises=names_split_0),
+        Mistake(SPLIT_1, perturb=_at_step(lambda c: 0 if c["t"] == 1 else c["t"])),
+        Mistake(SPLIT_0, perturb=_split_0, raises=names_split_0),
+        Mistake(
+            "the placeholder 'x:0' is not fed: the gates depend on the inputs, so pass "
+            "feed_dict={'x:0': inputs} to session.run (the question's `.eval()` failure).",
+            perturb=_raising(NOT_FED), raises=_says(NOT_FED),
+        ),
+        Mistake(
+            "you fetched the Split OP, and session.run of an op returns None: fetch its output "
+            "tensors, 'op_name:k'.",
+            perturb=_raising(OP_FETCHED), raises=_says(OP_FETCHED),
+        ),
     ),
 )
 
@@ -597,28 +643,49 @@ def _step_oracle(case):
     return state.c, state.h  # LSTMStateTuple(c, h)
 
 
-def _step(case, **change):
-    """The reference step with one thing changed (an argument of basic_lstm_step)."""
-    args = dict(x=case["x"], c=case["c"], h=case["h"], kernel=case["kernel"],
-                bias=case["bias"], forget_bias=case["forget_bias"])
-    args.update(change)
-    return ref.basic_lstm_step(**args)
+def _step(case):
+    """The reference step (instructor-side)."""
+    return ref.basic_lstm_step(case["x"], case["c"], case["h"], case["kernel"], case["bias"],
+                               case["forget_bias"])
 
 
-def _xh_swapped_kernel(case):
-    """The kernel a learner who concatenates [h, x] in effect applies to [x, h]."""
-    H = case["H"]
-    return np.concatenate([case["kernel"][H:], case["kernel"][:H]])
+def _xh_swapped(case):
+    """The case whose kernel applies to [x, h] what the case's applies to [h, x]."""
+    H, kernel = case["H"], case["kernel"]
+    return {**case, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, 4H)
+
+
+#: a cell state so large that c' >= 100 whatever the gates (f + forget_bias > -16): then
+#: tanh(c') is 1.0 in float32 and h' = sigmoid(o), the output gate's value
+HUGE_C = np.float32(1e9)
+
+
+def _o_probed(case, **change):
+    """The case (with ``change``) and below it the same rows with c = HUGE_C: the real cell's
+    h' there is sigmoid(o) of each row."""
+    case = {**case, **change}
+    return {**case, "B": 2 * case["B"], "x": np.concatenate([case["x"], case["x"]]),
+            "h": np.concatenate([case["h"], case["h"]]),
+            "c": np.concatenate([case["c"], np.full_like(case["c"], HUGE_C)])}  # (2B, H)
+
+
+def _with_o(change_h):
+    """After :func:`_o_probed`: ``(c', change_h(case, c', sigmoid(o)))`` of the case's rows."""
+    def after(case, right):
+        B = case["B"]
+        c_new, o = np.asarray(right[0])[:B], np.asarray(right[1])[B:]
+        return [c_new, change_h(case, c_new, o)]
+    return after
 
 
 lstm_step = Exercise(
     name="lstm_step",
-    task="(c', h') after one BasicLSTMCell(H, forget_bias=forget_bias) step from the state "
-    "(c, h), each an array (B, H)",
+    task="(c', h'), the new state after one BasicLSTMCell(H, forget_bias=forget_bias) step: "
+    "two arrays (B, H)",
     make_case=_step_case,
     call=lambda fn, c: fn(c["x"], c["c"], c["h"], c["kernel"], c["bias"], c["forget_bias"]),
     oracle=_step_oracle,
-    reference=lambda c: _step(c),
+    reference=_step,
     parts=("c'", "h'"),
     designs=(  # forget_bias never 0; 1.0 once, so a hard-coded 1.0 passes one trial only
         dict(B=1, D=2, H=3, forget_bias=2.5),
@@ -626,60 +693,63 @@ lstm_step = Exercise(
         dict(B=2, D=1, H=4, forget_bias=1.0),
     ),
     mistakes=(
-        keras_order(
-            "you used Keras' gate order (i, f, c, o): TF1's BasicLSTMCell splits the kernel's "
+        keras_order_case(
+            "you used Keras' gate order (i, f, g, o): TF1's BasicLSTMCell splits the kernel's "
             "columns into i, j, f, o.",
-            _step,
         ),
-        forget_bias_hard_coded(
+        forget_bias_hard_coded_case(
             "forget_bias is hard-coded as 1.0: use the `forget_bias` argument, "
             "sigmoid(f + forget_bias) (1.0 is only its default).",
-            _step,
         ),
-        forget_bias_left_out(
+        forget_bias_left_out_case(
             "forget_bias is left out: BasicLSTMCell computes sigmoid(f + forget_bias), and "
             "forget_bias is not in the bias variable.",
-            _step,
         ),
-        forget_bias_twice(
+        forget_bias_twice_case(
             "forget_bias is added twice: add it once, inside sigmoid(f + forget_bias).",
-            _step,
         ),
         Mistake(
             "forget_bias is outside the sigmoid: the forget gate is sigmoid(f + forget_bias), "
             "not sigmoid(f) + forget_bias.",
-            lambda c: _step(c, slip="forget_bias outside sigmoid"),
+            # c * (sigmoid(f) + fb) + ... is the c' of forget_bias 0, plus c * fb
+            perturb=lambda c: _o_probed(c, forget_bias=0.0),
+            after=lambda c, right: (lambda new, o: [new, np.tanh(new) * o])(
+                np.asarray(right[0])[:c["B"]] + c["c"] * c["forget_bias"],
+                np.asarray(right[1])[c["B"]:]),
         ),
         Mistake(
             "sigmoid is applied to j: j is the candidate and goes through tanh; only i, f and o "
             "are sigmoid gates.",
-            lambda c: _step(c, candidate=ref.sigmoid),
+            lambda c: ref.basic_lstm_step(c["x"], c["c"], c["h"], c["kernel"], c["bias"],
+                                          c["forget_bias"], candidate=ref.sigmoid),
         ),
         Mistake(
             "h' is computed from the old cell state: h' = tanh(c') * sigmoid(o) with the NEW "
             "c'.",
-            lambda c: _step(c, slip="h from old c"),
+            perturb=_o_probed, after=_with_o(lambda c, new, o: np.tanh(c["c"]) * o),
         ),
         Mistake(
             "tanh of the new cell state is missing: h' = tanh(c') * sigmoid(o).",
-            lambda c: _step(c, cell_activation=lambda v: v),
+            perturb=_o_probed, after=_with_o(lambda c, new, o: new * o),
         ),
         Mistake(
             "x and h are swapped: concatenate [x, h] (input first), so rows [:D] of the kernel "
             "multiply x.",
-            lambda c: _step(c, kernel=_xh_swapped_kernel(c)),
+            perturb=_xh_swapped,
         ),
         Mistake(
             "the previous h is left out: the gates are [x, h] @ kernel + bias, so h's rows "
             "[D:] of the kernel count too.",
-            lambda c: _step(c, h=np.zeros_like(c["h"])),
+            perturb=lambda c: {**c, "h": np.zeros_like(c["h"])},
         ),
         Mistake(
             "the bias is left out: add `bias` before splitting into i, j, f, o.",
-            lambda c: _step(c, bias=np.zeros_like(c["bias"])),
+            perturb=lambda c: {**c, "bias": np.zeros_like(c["bias"])},
         ),
-        parts_swapped("c' and h' are swapped: LSTMStateTuple is (c, h), cell state first.",
-                      _step),
+        parts_swapped_after("c' and h' are swapped: LSTMStateTuple is (c, h), cell state first."),
+        split_at_h_raises(
+            "the kernel is split at row H: x (B, D) meets rows [:D] of the kernel and h rows "
+            "[D:] (D = input_depth); rows [:H] fit x only where D == H."),
     ),
 )
 
@@ -696,66 +766,45 @@ def _activations_oracle(case):
     return tuple(np.stack(fetched[k * T:(k + 1) * T], axis=1) for k in range(4))  # 4 x (B,T,H)
 
 
-def _over_time(case, gates, carry=True, axis=1, start=0):
-    """``gates(x_t, c, h) -> (i, j, f, o)`` at every step of the real run (the state carried
-    with the reference cell), stacked along ``axis``; ``carry=False`` restarts every step from
-    the zero state; ``start`` drops the steps before it."""
+def _activations_reference(case):
+    """The gate values at every step of the run from the zero state (instructor-side)."""
     kernel, bias, forget_bias = case["kernel"], case["bias"], case["forget_bias"]
-    state = zero = _zero_state(case)
-    values = []
+    state, values = _zero_state(case), []
     for t in range(case["T"]):
         x = case["inputs"][:, t]
-        values.append(gates(x, *state))
-        state = ref.basic_lstm_step(x, *state, kernel, bias, forget_bias) if carry else zero
-    return tuple(np.stack([v[k] for v in values[start:]], axis=axis) for k in range(4))
+        values.append(_tf1(ref.basic_lstm_activations(x, *state, kernel, bias, forget_bias)))
+        state = ref.basic_lstm_step(x, *state, kernel, bias, forget_bias)
+    return tuple(np.stack([v[k] for v in values], axis=1) for k in range(4))  # 4 x (B, T, H)
 
 
-def _values(case, **change):
-    """The gate values of a step, with one argument of basic_lstm_activations changed."""
-    args = dict(kernel=case["kernel"], bias=case["bias"], forget_bias=case["forget_bias"])
-    args.update(change)
-    return lambda x, c, h: _tf1(ref.basic_lstm_activations(x, c, h, **args))
+def _f_changed(change):
+    """The right gate values with f's value changed: ``change(case, z)`` of its argument
+    z = f + forget_bias, read back from the value (the state still carried rightly)."""
+    return lambda case, right: [right[0], right[1], change(case, _logit(right[2])), right[3]]
 
 
-def _activations_reference(case, **options):
-    return _over_time(case, _values(case), **options)
+def _steps_alone(case):
+    """Every step of every sequence as a sequence of one step from the zero state, in a batch of
+    B * T: row b * T + t is step t of sequence b (a state not carried)."""
+    B, T, D = case["inputs"].shape
+    return {**case, "inputs": case["inputs"].reshape(B * T, 1, D), "B": B * T, "T": 1}
 
 
-def _gate_values(case, **change):
-    """Every step's gate values with one argument of basic_lstm_activations changed."""
-    return _over_time(case, _values(case, **change))
-
-
-def _fb_outside(case):
-    def gates(x, c, h):
-        i, j, f, o = _values(case)(x, c, h)
-        pre = ref.lstm_preactivations(x, h, case["kernel"], case["bias"])
-        return i, j, ref.sigmoid(pre["f"]) + case["forget_bias"], o
-    return _over_time(case, gates)
-
-
-def _sigmoid_j(case):
-    def gates(x, c, h):
-        i, _, f, o = _values(case)(x, c, h)
-        pre = ref.lstm_preactivations(x, h, case["kernel"], case["bias"])
-        return i, ref.sigmoid(pre["j"]), f, o
-    return _over_time(case, gates)
-
-
-def _pre(case):
-    return lambda x, c, h: _tf1(ref.lstm_preactivations(x, h, case["kernel"], case["bias"]))
+def _gates_of_steps_alone(case, right):
+    B, T = case["inputs"].shape[:2]
+    return [np.asarray(v).reshape(B, T, -1) for v in right]  # 4 x (B, T, H)
 
 
 gate_activations = Exercise(
     name="gate_activations",
-    task="(sigmoid(i), tanh(j), sigmoid(f + forget_bias), sigmoid(o)) at every time step, "
-    "each an array (B, T, H): the values of the gate tensors after the split, fetched from "
-    "the session with `inputs` fed to the placeholder 'x:0'",
+    task="(i, j, f, o): four arrays (B, T, H), the gates' values (after their activations) at "
+    "every time step, fetched from the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
     call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"]),
     oracle=_activations_oracle,
     reference=_activations_reference,
-    parts=("sigmoid(i)", "tanh(j)", "sigmoid(f + forget_bias)", "sigmoid(o)"),
+    parts=("i", "j", "f", "o"),
+    weights=(1, 1, 3, 1),  # f is the chapter's trap (forget_bias, the Add after the split)
     by_hand=False,
     designs=(dict(GRAPH_A, B=2), dict(GRAPH_B, B=1)),  # forget_bias 2.5 and -1.0
     mistakes=(
@@ -763,56 +812,69 @@ gate_activations = Exercise(
             "these are the pre-activations (the Split op's outputs): the gate values are the "
             "tensors after the split, sigmoid(i), tanh(j), sigmoid(f + forget_bias), "
             "sigmoid(o); follow each output's consumers to its Sigmoid or Tanh.",
-            lambda c: _over_time(c, _pre(c)),
+            after=lambda c, right: [_logit(right[0]), np.arctanh(np.float64(right[1])),
+                                    _logit(right[2]) - c["forget_bias"], _logit(right[3])],
+        ),
+        Mistake(
+            "your f is the Add op's output, f + forget_bias, before its sigmoid: the forget "
+            "gate's value is the Sigmoid that reads that Add (follow the Add's consumer too).",
+            after=_f_changed(lambda c, z: z),
         ),
         Mistake(
             "i and f are swapped: the step's first Sigmoid is the forget gate's (it reads the "
             "Add of f and forget_bias); find each gate's Sigmoid from its Split output, not by "
             "the Sigmoid's number.",
-            lambda c: _over_time(c, lambda x, cc, h: (lambda i, j, f, o: (f, j, i, o))(
-                *_values(c)(x, cc, h))),
+            after=lambda c, right: [right[2], right[1], right[0], right[3]],
         ),
-        keras_order(
-            "you used Keras' gate order (i, f, c, o): the Split outputs are :0, :1, :2, :3 = i, "
+        Mistake(
+            "you used Keras' gate order (i, f, g, o): the Split outputs are :0, :1, :2, :3 = i, "
             "j, f, o in TF1.",
-            _gate_values,
+            after=lambda c, right: [
+                right[0], np.tanh(_logit(right[2]) - c["forget_bias"]),
+                _sigmoid(np.arctanh(np.float64(right[1])) + c["forget_bias"]), right[3]],
         ),
-        forget_bias_hard_coded(
+        Mistake(
             "forget_bias is hard-coded as 1.0: this graph's cell was built with another "
             "forget_bias; take the gate's value from the graph (or read the constant the Add "
             "after split:2 adds).",
-            _gate_values,
+            after=_f_changed(lambda c, z: _sigmoid(z - c["forget_bias"] + 1.0)),
         ),
-        forget_bias_left_out(
+        Mistake(
             "forget_bias is left out: the forget gate's value is sigmoid(f + forget_bias), the "
             "Sigmoid after the Add that follows split:2.",
-            _gate_values,
+            after=_f_changed(lambda c, z: _sigmoid(z - c["forget_bias"])),
+        ),
+        Mistake(
+            "forget_bias is added twice: the Add after split:2 has added it already, so its "
+            "output goes into the sigmoid as it is.",
+            after=_f_changed(lambda c, z: _sigmoid(z + c["forget_bias"])),
         ),
         Mistake(
             "forget_bias is outside the sigmoid: the forget gate is sigmoid(f + forget_bias), "
             "not sigmoid(f) + forget_bias.",
-            _fb_outside,
+            after=_f_changed(lambda c, z: _sigmoid(z - c["forget_bias"]) + c["forget_bias"]),
         ),
         Mistake(
             "sigmoid is applied to j: j is the candidate and goes through tanh (its consumer is "
             "a Tanh op).",
-            _sigmoid_j,
+            after=lambda c, right: [right[0], _sigmoid(np.arctanh(np.float64(right[1]))),
+                                    *right[2:]],
         ),
         Mistake(
             "the arrays are time-major (T, B, H): stack the steps along axis 1 to get "
             "(B, T, H).",
-            lambda c: _activations_reference(c, axis=0),
+            after=lambda c, right: [np.swapaxes(v, 0, 1) for v in right],
         ),
         Mistake(
             "step 0 is missing: the first step is `split` (no suffix), then `split_1`, ... "
             "`split_(T-1)`: T steps in all.",
-            lambda c: _activations_reference(c, start=1),
+            after=lambda c, right: [np.asarray(v)[:, 1:] for v in right],
         ),
         Mistake(SPLIT_0, _split_0_every_step, raises=names_split_0),
-        not_carried(
+        Mistake(
             "the state is not carried: each step's gates depend on the h from the step before, "
             "so update (c, h) after every step (or fetch the graph's own gate tensors).",
-            _activations_reference,
+            perturb=_steps_alone, after=_gates_of_steps_alone,
         ),
     ),
 )

@@ -17,6 +17,12 @@ state not carried over time. Each factory makes that exercise's
   argument of the :mod:`rnnbook.reference` function it calls turned (``order=``,
   ``forget_bias=``, ``at=``, ``carry=``). The family says which knob, and how far.
 
+A knob model needs the reference, so the learner release (which has none) names nothing with
+it. The ``*_case`` and ``*_after`` factories need no model: the mistake is the exercise's RIGHT
+answer on a changed case (``perturb=``: the gate blocks reordered, ``forget_bias`` set) or
+changed after (``after=``: parts swapped), which the release computes with TensorFlow's oracle
+(:class:`~rnnbook.exercise.Mistake`). Prefer them.
+
 Every factory passes its other keyword arguments on to the ``Mistake`` (``variants=``,
 ``raises=``), so a family member is written like any other mistake.
 
@@ -26,6 +32,7 @@ it is a stub). The grader's zygote cuts this module as it cuts a chapter's
 exercise's ``call`` reaches (``LSTMStateTuple``), never a family or :func:`names_split_0`.
 """
 import collections
+import re
 
 import numpy as np
 
@@ -39,7 +46,7 @@ from rnnbook.exercise import Mistake
 #: the grader's NumPy-only child cannot import TensorFlow's; an API exercise gets TensorFlow's own
 LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 
-TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, j, o (the same swap goes back)
+TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, g, o (the same swap goes back; g is TF1's j)
 
 
 def reorder_blocks(a, order, axis=-1):
@@ -52,7 +59,7 @@ def reorder_blocks(a, order, axis=-1):
 def tf1_to_keras_weights(kernel, bias, forget_bias, depth):
     """Keras 3 LSTM weights ``(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,))`` that
     compute what a TF1 BasicLSTMCell / LSTMCell with ``kernel`` (D + H, 4H), ``bias`` and
-    ``forget_bias`` computes: blocks i, j, f, o reordered to i, f, c, o, forget_bias folded into
+    ``forget_bias`` computes: blocks i, j, f, o reordered to i, f, g, o, forget_bias folded into
     the f block of the bias, the kernel split at row ``depth`` (D).
 
     The learner side's :func:`rnnbook.reference.keras_from_tf1`: cases are made with it (on the
@@ -77,7 +84,7 @@ def names_split_0(case, got):
 
 
 def keras_order(sentence, model, **options):
-    """The gate blocks read in Keras' order i, f, c, o where TF1's is i, j, f, o (``options``:
+    """The gate blocks read in Keras' order i, f, g, o where TF1's is i, j, f, o (``options``:
     the Mistake's other fields, such as ``variants``)."""
     return Mistake(sentence, lambda c: model(c, order=ref.KERAS), **options)
 
@@ -118,3 +125,72 @@ def parts_swapped(sentence, model, **options):
     """The two parts of a pair answer, (c, h) or (c, m), returned the other way round:
     ``model(case)`` is the right pair."""
     return Mistake(sentence, lambda c: model(c)[::-1], **options)
+
+
+# ---------------------------------------------------------------------------------------------
+# The same families as the right answer on a changed case, or changed after: no knob model, so
+# the learner release names them too (its oracle answers; rnnbook/exercise.py)
+
+
+def keras_order_case(sentence, keys=("kernel", "bias"), **options):
+    """The gate blocks read in Keras' order i, f, g, o where TF1's is i, j, f, o: the right
+    answer on the case whose ``keys`` (arrays of four gate blocks on their last axis) have
+    blocks j and f swapped (reading i, f, g, o from TF1's blocks is reading TF1's order from
+    the swapped ones)."""
+    return Mistake(sentence, perturb=lambda c: {
+        **c, **{key: reorder_blocks(c[key], TF1_TO_KERAS) for key in keys}}, **options)
+
+
+def forget_bias_case(sentence, value, **options):
+    """A wrong ``forget_bias``: the right answer on the case whose ``forget_bias`` is
+    ``value(case)`` (1.0 hard-coded, 0 left out, twice the case's added twice)."""
+    return Mistake(sentence, perturb=lambda c: {**c, "forget_bias": value(c)}, **options)
+
+
+def forget_bias_hard_coded_case(sentence, **options):
+    """``forget_bias`` taken as its default 1.0 whatever the cell was built with."""
+    return forget_bias_case(sentence, lambda c: 1.0, **options)
+
+
+def forget_bias_left_out_case(sentence, **options):
+    """``forget_bias`` left out (TF1 adds it at run time; it is not in the bias variable)."""
+    return forget_bias_case(sentence, lambda c: 0.0, **options)
+
+
+def forget_bias_twice_case(sentence, **options):
+    """``forget_bias`` added twice (once as if it were in the bias, once at run time)."""
+    return forget_bias_case(sentence, lambda c: 2 * c["forget_bias"], **options)
+
+
+def w_and_u_swapped_after(sentence, **options):
+    """W and U returned the other way round: the right ``(W, U, ...)`` with its first two
+    parts swapped."""
+    return Mistake(sentence, after=lambda c, right: [right[1], right[0], *right[2:]],
+                   **options)
+
+
+def parts_swapped_after(sentence, **options):
+    """The two parts of a pair answer, (c, h) or (c, m), returned the other way round."""
+    return Mistake(sentence, after=lambda c, right: right[::-1], **options)
+
+
+def _rows_mismatch(case, got):
+    """Whether ``got`` is NumPy's error for a (B, D) array meeting H rows of the kernel (or a
+    (B, H) one meeting D rows): ``@`` says "size H is different from D", ``np.dot`` "D (dim 1)
+    != H (dim 0)"."""
+    found = (re.search(r"size (\d+) is different from (\d+)", got.message)
+             or re.search(r"(\d+) \(dim 1\) != (\d+) \(dim 0\)", got.message))
+    return bool(found) and {int(found[1]), int(found[2])} == {case["D"], case["H"]}
+
+
+def _square_only(case):
+    if case["D"] != case["H"]:
+        raise ValueError(f"matmul: size {case['H']} is different from {case['D']}")
+    return case
+
+
+def split_at_h_raises(sentence, **options):
+    """The kernel's rows split at H with x still first (``x @ kernel[:H] + h @ kernel[H:]``):
+    right where D == H, NumPy's shape error wherever D != H, which names it
+    (:func:`_rows_mismatch`)."""
+    return Mistake(sentence, perturb=_square_only, raises=_rows_mismatch, **options)

@@ -31,11 +31,12 @@ import builtins
 import errno
 import importlib.abc
 import importlib.machinery
+import linecache
 import os
 import sys
 import traceback
 
-from rnnbook_plaindata import Raised, Watch, to_plain  # rnnbook/plaindata.py, by the zygote
+from rnnbook_plaindata import Raised, Watch, to_plain, where  # set by the zygote
 
 NUMPY_ONLY = ("this exercise must be done with NumPy: TensorFlow, Keras and rnnbook's checks "
               "are not available to it")
@@ -53,14 +54,20 @@ def said(error, scratch_mb=None):
 
 
 def raised(error, scratch_mb=None):
-    """What the learner's code raised, pointing at the learner's line (not the grader's)."""
-    where = ""
+    """What the learner's code raised, pointing at the learner's line (not the grader's), in
+    the function that raised (:func:`rnnbook.plaindata.where`, as the notebook's check says)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
               if not f.filename.startswith(HERE) and "rnnbook" not in f.filename]
-    if frames:
-        frame = frames[-1]
-        where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
-    return {"__raised__": [type(error).__name__, said(error, scratch_mb)[:2000], where[:2000]]}
+    return {"__raised__": [type(error).__name__, said(error, scratch_mb)[:2000],
+                           where(frames)[:2000]]}
+
+
+def compiled(code, number):
+    """Cell ``number`` (the learner's count: every cell) compiled, its lines known to
+    ``linecache``, so that an error's line is quoted as the notebook's check quotes it."""
+    name = f"<cell {number}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    return compile(code, name, "exec")
 
 
 def _as_event(got):
@@ -145,7 +152,7 @@ def main(job, events_fd, chapters=None):
         emit(cell=index, status="start")
         message = ""
         try:
-            exec(compile(code, f"<cell {index + 1}>", "exec"), namespace)  # noqa: S102
+            exec(compiled(code, index + 1), namespace)  # noqa: S102
         except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
             message = f"{type(error).__name__}: {said(error, job.get('scratch_mb'))}"[:2000]
         emit(cell=index, status="error" if message else "ok", error=message)

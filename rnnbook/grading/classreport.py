@@ -36,18 +36,18 @@ import numpy as np
 from rnnbook.grading import results, similarity
 from rnnbook.grading.results import csv_text
 
-LIKELY = re.compile(r"Likely mistake(?: \([^)]*\))?: (?P<sentence>.+)")
-#: what a failing test's output says when no known mistake was named, and its label
-OTHER_FAILURES = (
-    ("is not written yet", "not attempted (the stub still raises NotImplementedError)"),
-    ("this exercise is by hand", "used TensorFlow, Keras or rnnbook in a by-hand exercise"),
-    ("must be done with NumPy", "used TensorFlow, Keras or rnnbook in a by-hand exercise"),
-    ("no function called", "the function is missing or misnamed"),
-    ("returns nothing", "forgot to return the answer"),
-    ("time limit", "ran past the time limit"),
-    ("memory limit", "ran past the memory limit"),
-)
-RAISED = re.compile(r" raised (?P<kind>\w+)")
+#: what the report says of a failure that is not a named mistake (``extra_data.failure``)
+LABELS = {
+    "wrong": "wrong answer, no known mistake recognised",
+    "not attempted": "not attempted (the stub still raises NotImplementedError)",
+    "missing": "the function is missing or misnamed",
+    "by hand": "used TensorFlow, Keras or rnnbook in a by-hand exercise",
+    "error": "raised an error",
+    "limit": "ran past a limit",
+}
+#: the groups of failures the report keeps apart from the named mistakes, in its order
+GROUPS = (("error", "errors"), ("limit", "limits"), ("missing", "missing"),
+          ("by hand", "by hand"), ("wrong", "no mistake recognised"))
 
 
 @dataclass
@@ -59,7 +59,14 @@ class Result:
     exercise: str  # "Exercise 1.2 rnn_step"
     score: float
     max_score: float
-    mistake: str = ""  # the named mistake, or what else went wrong ("" when it passed)
+    failure: str = ""  # one of results.FAILURES ("" when it passed)
+    label: str = ""  # the mistake's sentence, or what else went wrong, in a few words
+    hedged: bool = False  # the mistake is only likely (it explains some failing trials)
+
+    @property
+    def mistake(self):
+        """The named mistake ("" when none was named)."""
+        return self.label if self.failure == "mistake" else ""
 
 
 @dataclass
@@ -73,25 +80,28 @@ class Submission:
     error: str = ""
     results: list = field(default_factory=list)
     report: str = ""  # its results.json
+    name: str = ""  # the student's name, from the roster
 
 
 def mistake_of(test):
-    """The mistake a failing test names (``extra_data.mistake``, else its output's
-    "Likely mistake:" line), else what else went wrong, in a few words."""
-    extra = test.get("extra_data") or {}
-    if isinstance(extra, dict) and extra.get("mistake"):
-        return str(extra["mistake"])
-    output = str(test.get("output", ""))
-    found = LIKELY.search(output)
-    if found:
-        return found["sentence"].strip()
-    for phrase, label in OTHER_FAILURES:
-        if phrase in output:
-            return label
-    raised = RAISED.search(output)
-    if raised:
-        return f"raised {raised['kind']}"
-    return "wrong answer, no known mistake recognised"
+    """``(failure, label, hedged)`` of a failing test, from its structured verdict only (the
+    ``extra_data`` the grader wrote from the check's Outcome: :func:`results.verdict`), never
+    from its output, which can hold text the submission wrote."""
+    extra = test.get("extra_data")
+    extra = extra if isinstance(extra, dict) else {}
+    failure = str(extra.get("failure") or "")
+    mistake = str(extra.get("mistake") or "")
+    if failure not in results.FAILURES:  # a results.json from before the verdict was recorded
+        failure = "mistake" if mistake else "wrong"
+    if failure == "mistake" and mistake:
+        return failure, mistake, bool(extra.get("hedge"))
+    failure = "wrong" if failure == "mistake" else failure
+    return failure, str(extra.get("error") or "") or LABELS[failure], False
+
+
+def who(student, name):
+    """How the report names a student: the id, and the roster's name beside it."""
+    return f"{student} ({name})" if name else student
 
 
 def load(paths, roster=None):
@@ -110,7 +120,7 @@ def load(paths, roster=None):
             raise ReportError(f"{path}: no such file or folder")
     if not files:
         raise ReportError(f"no results.json below {', '.join(map(str, paths))}")
-    subs, beside = [], {}
+    subs, beside, roll = [], {}, {}
     for path in files:
         try:
             data = json.loads(path.read_text())
@@ -118,17 +128,20 @@ def load(paths, roster=None):
             raise ReportError(f"{path}: not a readable results.json ({error})") from None
         name = path.parent.name
         ids, times = beside.setdefault(path.parent.parent, results.beside(path.parent.parent))
+        people = roll.setdefault(path.parent.parent, results.roster_beside(path.parent.parent))
         student = (roster or {}).get(name) or ids.get(name, name)
         extra = data.get("extra_data") or {}
         seconds, peak = times.get(name, (extra.get("seconds"), extra.get("peak_mb")))
         sub = Submission(student, str(extra.get("chapter", "")), float(data.get("score", 0)),
                          float(extra.get("max_score") or sum(t.get("max_score", 0)
                                                              for t in data.get("tests", []))),
-                         seconds, peak, str(extra.get("error", "")), report=str(path))
+                         seconds, peak, str(extra.get("error", "")), report=str(path),
+                         name=people[0].get(name, ""))
         for test in data.get("tests", []):
             score, top = float(test.get("score", 0)), float(test.get("max_score", 0))
+            verdict = ("", "", False) if score >= top else mistake_of(test)
             sub.results.append(Result(student, sub.chapter, str(test.get("name", "?")), score,
-                                      top, "" if score >= top else mistake_of(test)))
+                                      top, *verdict))
         subs.append(sub)
     return sorted(subs, key=lambda s: s.student)
 
@@ -171,21 +184,31 @@ def point_biserial(scores, rest):
 
 
 def exercise_table(subs):
-    """One dict per exercise, in book order: the statistics the report shows."""
+    """One dict per exercise, in book order: the statistics the report shows. Named mistakes
+    (``mistakes``: sentence, sure, likely, example) are kept apart from the other failures
+    (``others``: failure, label, count, example), and "not attempted" is a share of its own
+    beside full, partial and zero."""
     by_exercise = collections.defaultdict(list)
     for sub in subs:
         for result in sub.results:
             by_exercise[result.exercise].append((sub, result))
+    order = {failure: k for k, (failure, _) in enumerate(GROUPS)}
     rows = []
     for exercise in sorted(by_exercise, key=_number):
         pairs = by_exercise[exercise]
         scores = [r.score for _, r in pairs]
         top = max(r.max_score for _, r in pairs) or 1.0
         rest = [s.score - r.score for s, r in pairs]
-        mistakes = collections.Counter(r.mistake for _, r in pairs if r.mistake)
-        examples = {}
-        for _, r in pairs:
-            examples.setdefault(r.mistake, r.student)
+        sure, likely, others, examples = (collections.Counter(), collections.Counter(),
+                                          collections.Counter(), {})
+        for s, r in pairs:
+            if r.failure == "mistake":
+                (likely if r.hedged else sure)[r.label] += 1
+            elif r.failure:
+                others[(r.failure, r.label)] += 1
+            examples.setdefault((r.failure, r.label), s.student)
+        absent = sum(r.failure == "not attempted" for _, r in pairs)
+        named = sorted(sure | likely, key=lambda m: (-sure[m] - likely[m], -sure[m], m))
         rows.append({
             "chapter": pairs[0][1].chapter,
             "exercise": exercise,
@@ -195,43 +218,53 @@ def exercise_table(subs):
             "difficulty": float(np.mean(scores)) / top,
             "full": sum(s >= top for s in scores) / len(scores),
             "partial": sum(0 < s < top for s in scores) / len(scores),
-            "zero": sum(s <= 0 for s in scores) / len(scores),
+            "zero": (sum(s <= 0 for s in scores) - absent) / len(scores),
+            "not_attempted": absent / len(scores),
             "discrimination": point_biserial(scores, rest),
-            "mistakes": [(m, n, examples[m]) for m, n in mistakes.most_common()],
+            "mistakes": [(m, sure[m], likely[m], examples[("mistake", m)]) for m in named],
+            "others": [(f, label, n, examples[(f, label)]) for (f, label), n in
+                       sorted(others.items(), key=lambda i: (order.get(i[0][0], -1), -i[1],
+                                                             i[0][1]))
+                       if f != "not attempted"],
         })
     return rows
 
 
 def chapter_figure(rows, chapter):
-    """A PNG (bytes): full / partial / zero per exercise, beside the chapter's commonest
-    mistakes. Labels at 10 pt: it is meant to be projected."""
+    """A PNG (bytes): full / partial / zero / not attempted per exercise, beside the chapter's
+    commonest named mistakes (sure, and likely hatched). Errors and limits are not mistakes
+    and stay out of it. Labels at 10 pt: it is meant to be projected."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     rows = [r for r in rows if r["chapter"] == chapter]
-    mistakes = collections.Counter()
-    for r in rows:
-        for sentence, count, _ in r["mistakes"]:
-            mistakes[f"{_number(r['exercise'])[0]}.{_number(r['exercise'])[1]}: "
-                     f"{_short(sentence)}"] += count
-    top = mistakes.most_common(6)
+    top = commonest(rows)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.5 * max(len(rows), len(top), 3) + 1.4),
                                       gridspec_kw={"width_ratios": [1, 1.4]})
     labels = [r["exercise"].removeprefix("Exercise ") for r in rows][::-1]
     start = np.zeros(len(rows))
-    for key, colour in (("full", "#2a9d8f"), ("partial", "#e9c46a"), ("zero", "#e76f51")):
+    for key, colour in (("full", "#2a9d8f"), ("partial", "#e9c46a"), ("zero", "#e76f51"),
+                        ("not_attempted", "#bbbbbb")):
         share = np.array([r[key] for r in rows][::-1]) * 100
-        left.barh(labels, share, left=start, color=colour, label=key)
+        left.barh(labels, share, left=start, color=colour, label=key.replace("_", " "))
         start += share
     left.set_xlim(0, 100)
     left.set_xlabel("% of submissions", fontsize=10)
     left.tick_params(labelsize=10)
-    left.legend(fontsize=9, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(rows)))
+    left.legend(fontsize=9, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / len(rows)))
     left.set_title(f"Chapter {chapter}: scores", fontsize=11)
     if top:
-        right.barh([t for t, _ in top][::-1], [n for _, n in top][::-1], color="#e76f51")
+        names = [t for t, _, _ in top][::-1]
+        sure = np.array([n for _, n, _ in top][::-1])
+        right.barh(names, sure, color="#e76f51", label="named")
+        right.barh(names, [n for _, _, n in top][::-1], left=sure, color="white",
+                   edgecolor="#e76f51", hatch="//", label="likely (explains some trials)")
+        right.legend(fontsize=9, ncol=2, loc="upper center",
+                     bbox_to_anchor=(0.5, -0.12 - 0.6 / len(top)))
+        right.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         right.set_xlabel("submissions", fontsize=10)
     else:
         right.text(0.5, 0.5, "no mistakes named", ha="center", va="center", fontsize=10)
@@ -243,6 +276,21 @@ def chapter_figure(rows, chapter):
     fig.savefig(out, format="png", dpi=100, bbox_inches="tight")
     plt.close(fig)
     return out.getvalue()
+
+
+def commonest(rows, count=6):
+    """The chart's bars: ``[(label, sure, likely)]`` of the ``count`` named mistakes of
+    ``rows`` seen most often (sure and likely together), labelled "N.K: the mistake"."""
+    found = collections.Counter()
+    for r in rows:
+        number = ".".join(map(str, _number(r["exercise"])))
+        for sentence, sure, likely, _ in r["mistakes"]:
+            found[(f"{number}: {_short(sentence)}", "sure")] += sure
+            found[(f"{number}: {_short(sentence)}", "likely")] += likely
+    labels = {label for label, _ in found}
+    ranked = sorted(labels, key=lambda m: (-found[(m, "sure")] - found[(m, "likely")],
+                                           -found[(m, "sure")], m))
+    return [(m, found[(m, "sure")], found[(m, "likely")]) for m in ranked[:count]]
 
 
 def _short(sentence, width=60):
@@ -263,29 +311,86 @@ def _num(value, digits=2):
     return int(round(value)) if digits == 0 else round(float(value), digits)
 
 
-def write_csv(rows, subs, path, left_out=()):
-    """``class-report.csv``: a row per exercise, a row per (exercise, mistake), a row per
-    submission, a row per submission ``left out`` (why in column ``mistake``); the first column
-    says which. Every cell goes through :func:`~rnnbook.grading.results.csv_cell` (a
+def headline(subs, missing=()):
+    """The report's first lines, per chapter: "mean 8.42 of 13 over 17 graded; 1 could not be
+    graded (carol)"; a submission that could not be graded counts in no mean. Then those not
+    graded whose chapter is unknown, and the roster's students without a submission."""
+    lines = []
+    chapters = sorted({s.chapter for s in subs if s.chapter})
+    for chapter in chapters:
+        these = [s for s in subs if s.chapter == chapter]
+        done = [s for s in these if not s.error]
+        line = f"Chapter {chapter}: " if len(chapters) > 1 or "" in {s.chapter for s in subs} \
+            else ""
+        if done:
+            top = max(s.max_score for s in done)
+            line += (f"mean {np.mean([s.score for s in done]):.2f} of {top:g} over {len(done)} "
+                     "graded")
+        else:
+            line += "none graded"
+        lines.append(line + _not_graded([s for s in these if s.error], "; "))
+    if any(not s.chapter for s in subs):
+        lines.append(_not_graded([s for s in subs if not s.chapter], "", ", chapter unknown"))
+    if missing:
+        lines.append(f"{len(missing)} on the roster handed nothing in: "
+                     + ", ".join(who(i, n) for i, n, _ in missing))
+    return lines
+
+
+def _not_graded(subs, start, unknown=""):
+    if not subs:
+        return ""
+    return (f"{start}{len(subs)} could not be graded{unknown} ("
+            + ", ".join(who(s.student, s.name) for s in subs) + ")")
+
+
+def missing_students(paths, subs):
+    """``[(id, name, file)]``: the roster's students without a submission, as each grading
+    run's gradebook lists them (none that another run merged here has a submission for)."""
+    found, handed = {}, {s.student for s in subs}
+    for raw in paths:
+        path = pathlib.Path(raw)
+        for folder in {p.parent.parent for p in ([path] if path.is_file()
+                                                 else path.rglob("results.json"))}:
+            for row in results.roster_beside(folder)[1]:
+                if row[0] not in handed:
+                    found.setdefault(row[0], row)
+    return sorted(found.values())
+
+
+def write_csv(rows, subs, path, left_out=(), missing=()):
+    """``class-report.csv``: a row per exercise, a row per (exercise, named mistake: ``count``
+    sure, ``likely`` hedged), a row per (exercise, other ``failure``: an error, a limit, ...),
+    a row per submission (``mistake`` says why one was not graded), a row per submission
+    ``left out`` (why in column ``mistake``), a row per roster student ``missing``; the first
+    column says which. Every cell goes through :func:`~rnnbook.grading.results.csv_cell` (a
     student's id or file name may start with ``=``)."""
     lines = [["row", "chapter", "exercise", "max_score", "submissions", "mean", "difficulty",
               "full", "partial", "zero", "discrimination", "mistake", "count", "example",
-              "student", "score", "seconds", "peak_mb"]]
+              "student", "score", "seconds", "peak_mb", "not_attempted", "likely", "failure",
+              "name"]]
+    blank = [""] * 4
     for r in rows:
         lines.append(["exercise", r["chapter"], r["exercise"], _num(r["max_score"]),
                       r["submissions"], _num(r["mean"]), _num(r["difficulty"]), _num(r["full"]),
                       _num(r["partial"]), _num(r["zero"]), _num(r["discrimination"]), "", "", "",
-                      "", "", "", ""])
-        for sentence, count, example in r["mistakes"]:
+                      "", "", "", "", _num(r["not_attempted"]), "", "", ""])
+        for sentence, sure, likely, example in r["mistakes"]:
             lines.append(["mistake", r["chapter"], r["exercise"], "", "", "", "", "", "", "", "",
-                          sentence, count, example, "", "", "", ""])
+                          sentence, sure, example, "", "", "", "", "", likely, "mistake", ""])
+        for failure, label, count, example in r["others"]:
+            lines.append(["failure", r["chapter"], r["exercise"], "", "", "", "", "", "", "",
+                          "", label, count, example, "", "", "", "", "", "", failure, ""])
     for s in subs:
         lines.append(["submission", s.chapter, "", _num(s.max_score), "", "", "", "", "", "", "",
-                      s.error, "", "", s.student, _num(s.score), _num(s.seconds, 1),
-                      _num(s.peak_mb, 0)])
+                      s.error, "", "", s.student, "" if s.error else _num(s.score),
+                      _num(s.seconds, 1), _num(s.peak_mb, 0), *blank[:3], s.name])
     for s, why in left_out:
         lines.append(["left out", s.chapter, "", _num(s.max_score), "", "", "", "", "", "", "",
-                      why, "", "", s.student, "", "", ""])
+                      why, "", "", s.student, "", "", "", *blank[:3], s.name])
+    for student, name, file in missing:
+        lines.append(["missing", "", "", "", "", "", "", "", "", "", "",
+                      f"no submission ({file})", "", "", student, "", "", "", *blank[:3], name])
     path.write_text(csv_text(lines))
 
 
@@ -295,46 +400,65 @@ text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
 img{max-width:100%}.note{color:#555}"""
 
 
-def write_html(rows, subs, path, left_out=()):
+def write_html(rows, subs, path, left_out=(), missing=()):
     """``class-report.html``: one self-contained page (no script, no remote resource)."""
     e = html.escape
+    names = collections.defaultdict(str, {s.student: s.name for s in subs})
     chapters = sorted({r["chapter"] for r in rows})
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Class report</title>"
              f"<style>{STYLE}</style></head><body><h1>Class report</h1>",
-             f"<p>{len(subs)} submissions; mean score "
-             f"{_fmt(float(np.mean([s.score for s in subs])) if subs else 0.0)}.</p>"]
+             *(f"<p>{e(line)}.</p>" for line in headline(subs, missing))]
     for chapter in chapters:
         png = base64.b64encode(chapter_figure(rows, chapter)).decode()
         parts.append(f"<h2>Chapter {e(chapter)}</h2><img alt='scores and mistakes, chapter "
                      f"{e(chapter)}' src='data:image/png;base64,{png}'>")
         parts.append("<table><tr><th>exercise</th><th>n</th><th>mean</th><th>difficulty</th>"
-                     "<th>full / partial / zero</th><th>discrimination</th>"
-                     "<th>named mistakes (count, example)</th></tr>")
+                     "<th>full / partial / zero / not attempted</th><th>discrimination</th>"
+                     "<th>named mistakes (count, example)</th>"
+                     "<th>errors, limits and other failures</th></tr>")
         for r in (r for r in rows if r["chapter"] == chapter):
-            named = "<br>".join(f"{e(m)} (<b>{n}</b>, e.g. {e(x)})" for m, n, x in r["mistakes"])
+            named = "<br>".join(
+                f"{e(m)} (<b>{n}</b>{f' + {k} likely' if k else ''}, e.g. {e(who(x, names[x]))})"
+                for m, n, k, x in r["mistakes"])
+            others = "<br>".join(f"{e(label)} (<b>{n}</b>, e.g. {e(who(x, names[x]))})"
+                                 for _, label, n, x in r["others"])
             parts.append(
                 f"<tr><td>{e(r['exercise'])}</td><td class=n>{r['submissions']}</td>"
                 f"<td class=n>{_fmt(r['mean'])} / {_fmt(r['max_score'], 0)}</td>"
                 f"<td class=n>{_fmt(r['difficulty'])}</td>"
-                f"<td class=n>{r['full']:.0%} / {r['partial']:.0%} / {r['zero']:.0%}</td>"
-                f"<td class=n>{_fmt(r['discrimination']) or 'n/a'}</td><td>{named}</td></tr>")
+                f"<td class=n>{r['full']:.0%} / {r['partial']:.0%} / {r['zero']:.0%} / "
+                f"{r['not_attempted']:.0%}</td>"
+                f"<td class=n>{_fmt(r['discrimination']) or 'n/a'}</td><td>{named}</td>"
+                f"<td>{others}</td></tr>")
         parts.append("</table>")
-    parts.append("<h2>Submissions</h2><table><tr><th>student</th><th>chapter</th><th>score</th>"
-                 "<th>seconds</th><th>peak MB</th><th>not graded</th></tr>")
+    named = any(s.name for s in subs)  # a roster gave names
+    parts.append(f"<h2>Submissions</h2><table><tr><th>student</th>{'<th>name</th>' * named}"
+                 "<th>chapter</th><th>score</th><th>seconds</th><th>peak MB</th>"
+                 "<th>not graded</th></tr>")
     for s in subs:
-        parts.append(f"<tr><td>{e(s.student)}</td><td>{e(s.chapter)}</td>"
-                     f"<td class=n>{_fmt(s.score, 2)} / {_fmt(s.max_score, 0)}</td>"
+        score = "not graded" if s.error else _fmt(s.score, 2)
+        name = f"<td>{e(s.name)}</td>" if named else ""
+        parts.append(f"<tr><td>{e(s.student)}</td>{name}<td>{e(s.chapter)}</td>"
+                     f"<td class=n>{score} / {_fmt(s.max_score, 0)}</td>"
                      f"<td class=n>{_fmt(s.seconds, 1)}</td><td class=n>{_fmt(s.peak_mb, 0)}</td>"
                      f"<td>{e(s.error)}</td></tr>")
+    if missing:
+        parts.append(f"</table><h2>Missing ({len(missing)})</h2><p>On the roster, no "
+                     "submission:</p><table><tr><th>student</th><th>name</th><th>file</th></tr>")
+        parts += [f"<tr><td>{e(i)}</td><td>{e(n)}</td><td>{e(f)}</td></tr>"
+                  for i, n, f in missing]
     if left_out:
         parts.append(f"</table><h2>Left out ({len(left_out)})</h2><table><tr><th>student</th>"
                      "<th>chapter</th><th>why</th></tr>")
-        parts += [f"<tr><td>{e(s.student)}</td><td>{e(s.chapter)}</td><td>{e(why)}</td></tr>"
-                  for s, why in left_out]
+        parts += [f"<tr><td>{e(who(s.student, s.name))}</td><td>{e(s.chapter)}</td>"
+                  f"<td>{e(why)}</td></tr>" for s, why in left_out]
     parts.append("</table><p class=note>Difficulty is the mean score over the maximum (1 = "
                  "everyone right). Discrimination is the correlation of an exercise's score with "
                  "the rest of the score: near 0 or negative, the exercise does not separate "
-                 "students who know the chapter from those who do not.</p></body></html>")
+                 "students who know the chapter from those who do not. A named mistake is the "
+                 "check's verdict; \"likely\" ones explain only some of the failing trials. "
+                 "Errors (the function raised), limits (time, memory) and answers not attempted "
+                 "are not mistakes and are counted apart.</p></body></html>")
     path.write_text("\n".join(parts))
 
 
@@ -342,11 +466,12 @@ def build(paths, out, roster=None):
     """Write ``class-report.html`` and ``class-report.csv`` into ``out``; return their paths."""
     subs, left_out = split_clashes(load(paths, roster))
     rows = exercise_table(subs)
+    missing = missing_students(paths, [*subs, *(s for s, _ in left_out)])
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     page, table = out / "class-report.html", out / "class-report.csv"
-    write_html(rows, subs, page, left_out)
-    write_csv(rows, subs, table, left_out)
+    write_html(rows, subs, page, left_out, missing)
+    write_csv(rows, subs, table, left_out, missing)
     similarity.add_to_report(paths, out, page, roster)  # its section, similar-submissions.csv
     return page, table
 

@@ -2,7 +2,7 @@
 
     python -m rnnbook.grading.release autograder --chapter STEM [--out _build/autograder.zip]
         [--seed N] [--timeout S] [--cell-timeout S] [--budget S] [--memory MB]
-    python -m rnnbook.grading.release learners [--out _build/release]
+    python -m rnnbook.grading.release learners [--out _build/release] [--repository URL]
 
 ``autograder`` (``make autograder CHAPTER=...``) writes the zip for Gradescope: the scripts and
 README from ``templates/``, ``autograder.json`` (the settings), ``exercises.json`` (each
@@ -12,16 +12,21 @@ the whole ``rnnbook`` package. No solution notebook.
 ``learners`` (``make release``) writes the folder students get: ``notebooks/`` (generated
 afresh from ``solutions/``), the ``rnnbook`` package without ``rnnbook/grading/`` (the whole
 folder), without the generator and the source reader, and with ``reference.py`` and
-``backward.py`` replaced by a stub that raises ImportError; ``requirements.txt``, a
-``pyproject.toml`` for ``pip install -e .`` and a README. No solution code.
+``backward.py`` replaced by a stub that raises ImportError; ``requirements.txt`` (the pins of
+what a student needs: the package's dependencies and its ``jupyter`` extra, no maintainers'
+tool), a ``pyproject.toml`` for ``pip install -e .`` and a README. No solution code.
+``--repository`` (``make release REPOSITORY=...``) is the course's repository the release is
+published in: the notebooks' Colab cells install the package from there.
 """
 import argparse
 import dataclasses
 import json
 import pathlib
+import re
 import shutil
 import stat
 import sys
+import tomllib
 import zipfile
 
 from rnnbook import checks, generate, source
@@ -30,7 +35,10 @@ from rnnbook.grading.gradescope import SETTINGS
 from rnnbook.grading.walls import INSTRUCTOR, STUBBED
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
-PYPROJECT_SECTIONS = ("[build-system]", "[project]", "[tool.setuptools]")
+PYPROJECT_SECTIONS = ("[build-system]", "[project]", "[project.optional-dependencies]",
+                      "[tool.setuptools]")
+#: the extras of pyproject.toml a student installs (a Jupyter to open the notebooks in)
+LEARNER_EXTRAS = ("jupyter",)
 
 
 def _pyproject(learner):
@@ -44,6 +52,28 @@ def _pyproject(learner):
                 line = line.replace(', "rnnbook.grading"', "")
             kept.append(line)
     return "\n".join(kept).strip() + "\n"
+
+
+def _name(requirement):
+    """The normalised distribution name of a requirement line (``tf_keras>=2`` -> tf-keras)."""
+    return re.split(r"[<>=!~;\[ ]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def learner_requirements():
+    """requirements.txt's pins of what a student needs: the package's dependencies and its
+    :data:`LEARNER_EXTRAS` (no book builder, test runner or linter)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + [
+        r for extra in LEARNER_EXTRAS for r in project["optional-dependencies"][extra]]
+    names = {_name(r) for r in wanted}
+    pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#") and _name(line) in names]
+    missing = names - {_name(line) for line in pins}
+    if missing:
+        raise source.SourceError(f"requirements.txt pins no {', '.join(sorted(missing))}")
+    return ("# What a student needs, pinned as the book ran it (make release writes this from\n"
+            "# the book's requirements.txt): the rnnbook package's dependencies and Jupyter.\n"
+            + "\n".join(pins) + "\n")
 
 
 def package_files(learner):
@@ -116,19 +146,23 @@ def autograder(out, chapter, **settings):
     return out
 
 
-def learners(out):
-    """Write the learner release into the folder ``out`` (replaced if it exists)."""
+def learners(out, repository=None):
+    """Write the learner release into the folder ``out`` (replaced if it exists); its
+    notebooks' Colab cells install from ``repository`` (default: the book's)."""
     out = pathlib.Path(out)
     if out.exists():
         shutil.rmtree(out)
     (out / "notebooks").mkdir(parents=True)
+    url = generate.repository_from(repository) if repository else generate.repository_url()
     for path in _source_notebooks():
         nb = generate.learner_copy(source.read(path), str(path))
+        cell = nb.cells[generate.setup_cell(nb)]
+        cell.source = generate.with_setup_block(cell.source, url, str(path))
         (out / "notebooks" / path.name).write_text(generate.text(nb))
     for relative, path in package_files(learner=True):
         (out / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, out / relative)
-    shutil.copyfile(ROOT / "requirements.txt", out / "requirements.txt")
+    (out / "requirements.txt").write_text(learner_requirements())
     (out / "pyproject.toml").write_text(_pyproject(learner=True))
     shutil.copyfile(TEMPLATES / "student-README.md", out / "README.md")
     return out
@@ -153,6 +187,9 @@ def main(argv=None):
                              "visible; after_due_date keeps the trials hidden until the deadline)")
     release = sub.add_parser("learners", help="the folder to give students")
     release.add_argument("--out", type=pathlib.Path, default=ROOT / "_build" / "release")
+    release.add_argument("--repository", help="the course's repository (URL or GitHub "
+                         "owner/name) the release is published in: the notebooks' Colab "
+                         "cells install from it (default: _config.yml's repository.url)")
     args = parser.parse_args(argv)
     try:
         if args.what == "autograder":
@@ -160,7 +197,10 @@ def main(argv=None):
                               cell_timeout=args.cell_timeout, budget=args.budget,
                               memory=args.memory, visibility=args.visibility)
         else:
-            path = learners(args.out)
+            path = learners(args.out, args.repository)
+            url = generate.repository_from(args.repository or generate.repository_url())
+            print(f"release: the notebooks' Colab cells install from {url}"
+                  + ("" if args.repository else " (REPOSITORY=<url>: the course's repository)"))
     except source.SourceError as error:
         print(f"release: error: {error}", file=sys.stderr)
         return 2

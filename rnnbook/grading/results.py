@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass, field
 
 from rnnbook import __version__
+from rnnbook.byhand import BY_HAND
 from rnnbook.compare import Outcome, evaluate
+from rnnbook.plaindata import Raised
 
 GRADEBOOK = "gradebook.csv"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -86,6 +88,48 @@ def outcome_for(ex, cases, expected, got, seed=None):
     return evaluate(ex, cases, expected, got, seed=seed)
 
 
+#: what became of a failed exercise, for the class report (``extra_data.failure``): a named
+#: mistake apart from what is not one (never read back from text the submission produced)
+FAILURES = ("mistake", "wrong", "not attempted", "missing", "by hand", "error", "limit")
+
+
+def verdict(outcome, got):
+    """The structured verdict of one exercise (``extra_data`` of its test): ``failure`` (one
+    of :data:`FAILURES`, "" when it passed), ``mistake`` (the check's sentence), ``hedge``
+    (why the mistake is only likely) and ``error`` (for an error or a limit, what happened, in
+    the grader's words). Built from the check's :class:`Outcome` and the kind of answer only:
+    a learner's exception message never reaches it."""
+    found = {"failure": "", "mistake": outcome.mistake, "hedge": outcome.hedge, "error": ""}
+    raised = next((a for a in got if isinstance(a, Raised)), None) if isinstance(got, list) \
+        else None
+    if outcome.passed:
+        found["mistake"] = found["hedge"] = ""
+    elif outcome.mistake:
+        found["failure"] = "mistake"
+    elif got is None:
+        found["failure"] = "missing"
+    elif isinstance(got, str):  # the grader's own words: a limit, a crash, no answer
+        limit = next((k for k in _LIMITS if k in got), "")
+        found["failure"] = "limit" if limit else "error"
+        found["error"] = (f"ran past the {limit}" if limit else
+                          next((v for k, v in _ERRORS.items() if k in got),
+                               "sent back no usable answer"))
+    elif raised is not None and raised.kind == "NotImplementedError":
+        found["failure"] = "not attempted"
+    elif raised is not None and raised.kind == BY_HAND:
+        found["failure"] = "by hand"
+    elif raised is not None:
+        found["failure"], found["error"] = "error", f"raised {raised.kind[:60]}"
+    else:
+        found["failure"] = "wrong"
+    return found
+
+
+_LIMITS = ("time limit", "time budget", "memory limit")  # in rnnbook.grading.attempt's words
+_ERRORS = {"crashed": "crashed its process", "ended the process": "ended its process",
+           "was not run": "was not run"}
+
+
 def points_for(outcome, points):
     """The points an outcome earns of an exercise's ``points``: all when it passed; for an
     answer of several parts, an equal share per part right on every trial (rounded to 2
@@ -124,7 +168,8 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
             output += "\n" + score_line(outcome, points, cell.points)
         tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
                       "max_score": cell.points, "output": output, "visibility": visibility,
-                      "extra_data": {"kind": cell.kind, "mistake": outcome.mistake,
+                      "extra_data": {"kind": cell.kind,
+                                     **verdict(outcome, sub.answers.get(ex.name)),
                                      "parts": outcome.parts,
                                      "parts_right": outcome.parts_earned}})
     notes = "".join(f"\nNote: {n}" for n in sub.notes)
@@ -138,14 +183,38 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
     }
 
 
-def not_graded(sub, seed):
-    return {"score": 0, "output": f"Not graded: {sub.error}", "tests": [],
-            "extra_data": {"seed": seed, "chapter": sub.chapter, "error": sub.error}}
+def not_graded(sub, seed, cells=None):
+    """The results object of a submission that could not be graded: 0 of its chapter's
+    points when the chapter is known (``cells``: its exercise cells), and why in words the
+    student can act on (:func:`why_not_graded`)."""
+    why = why_not_graded(sub)
+    extra = {"seed": seed, "chapter": sub.chapter, "error": why}
+    if cells:
+        extra["max_score"] = sum(cell.points for cell in cells)
+    return {"score": 0, "output": f"Not graded: {why}", "tests": [], "extra_data": extra}
+
+
+#: an absolute path in an error (the grader's, or the submission's on the grader's machine)
+_ABSOLUTE = re.compile(r"(?<![\w.~])/(?:[^\s/:'\"(),]+/)+([^\s/:'\"(),]+)")
+UNREADABLE = ("(it could not be read as one): open it in Jupyter or Colab, save it, and hand "
+              "in the .ipynb file again")
+
+
+def why_not_graded(sub):
+    """``sub.error`` as its student reads it: the file by its name (no path of the grader's
+    machine), and for a file that is not a notebook, what to do instead of the parser's words
+    and the file's raw content. The gradebook and the grader's log keep the full error."""
+    text = sub.error.replace(str(sub.path), sub.path.name)
+    if "not a valid notebook" in text:
+        return f"{sub.path.name} is not a valid notebook {UNREADABLE}"
+    return _ABSOLUTE.sub(r"\1", text)
 
 
 def feedback_markdown(report):
     extra = report.get("extra_data", {})
-    lines = [f"# Feedback: {report['score']:g} / {extra.get('max_score', 0)} points", "",
+    top = extra.get("max_score")
+    lines = [f"# Feedback: {report['score']:g} / {top} points" if top is not None else
+             "# Feedback: not graded", "",
              report["output"], ""]
     for test in report["tests"]:
         lines += [f"## {test['name']}: {test['score']:g} / {test['max_score']}", "", "```",
@@ -325,6 +394,23 @@ def beside(folder):
     except (OSError, csv.Error, KeyError, ValueError):
         pass
     return ids, times
+
+
+def roster_beside(folder):
+    """The roster as a grading run's ``gradebook.csv`` in ``folder`` gives it back:
+    ``({report folder: student name}, [(id, name, file), ...])``, the second for every roster
+    row without a submission; empty without a roster (or a gradebook)."""
+    names, missing = {}, []
+    try:
+        with open(folder / GRADEBOOK, newline="", encoding="utf-8") as f:
+            for row in read_back(f):
+                if row.get("roster") == "no submission" and row.get("id"):
+                    missing.append((row["id"], row.get("name") or "", row.get("submission", "")))
+                elif row.get("report") and row.get("name"):
+                    names[row["report"]] = row["name"]
+    except (OSError, csv.Error):
+        pass
+    return names, missing
 
 
 def read_back(f):

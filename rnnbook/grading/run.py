@@ -165,6 +165,7 @@ def plain_python(code):
 
 def load_submission(sub, forced, cells):
     """Read ``sub.path`` (only read: never written); ``sub.error`` says why it cannot be graded."""
+    sub.chapter = forced or ""  # a file that cannot be read still counts in its chapter
     try:
         info = os.stat(sub.path)
         if not stat.S_ISREG(info.st_mode):
@@ -178,7 +179,8 @@ def load_submission(sub, forced, cells):
     except (GradeError, OSError) as error:
         sub.error = f"{sub.path}: {error}"
     else:
-        sub.cells = [plain_python(c.source) for c in nb.cells if c.cell_type == "code"]
+        # every cell keeps its place (markdown as ""), so "cell 7" is the learner's 7th cell
+        sub.cells = [plain_python(c.source) if c.cell_type == "code" else "" for c in nb.cells]
     return sub
 
 
@@ -444,12 +446,12 @@ class Run:
 
     def report(self, sub):
         if sub.error:
-            return results.not_graded(sub, self.seed)
+            return results.not_graded(sub, self.seed, self.cells.get(sub.chapter))
         self.oracle_ready[sub.chapter].wait()
         if sub.chapter not in self.oracle:
             sub.error = (f"{sub.path}: TensorFlow could not compute the expected answers "
                          f"({self.oracle_error})")
-            return results.not_graded(sub, self.seed)
+            return results.not_graded(sub, self.seed, self.cells.get(sub.chapter))
         return results.graded(sub, self.tables[sub.chapter], self.seed,
                                self.oracle[sub.chapter], self.isolation,
                                self.config.visibility)

@@ -7,7 +7,10 @@ and whitespace go; winnowed k-grams of what is left) and adds a "Similar submiss
 with the matched regions side by side, and ``similar-submissions.csv`` (:func:`add_to_report`).
 
 What every answer shares is set aside first, with copydetect's boilerplate: the learner's stub
-and the instructor's solution of that exercise (both from ``solutions/``), and the code that
+and the instructor's solution of that exercise (both from ``solutions/``), the code of the
+chapter's own pages (:func:`pages`: the book's chapter and the learner's notebook; each call,
+attribute or subscript written there, such as ``cell.variables[0]``, is blanked out of the
+answers, :func:`without_idioms`), and the code that
 more than :data:`COMMON_MIN` submissions (or :data:`COMMON_SHARE` of a large class) wrote alike
 (as MOSS's ``-m``: the natural way to write a short answer is no evidence). A pair is listed
 when either side has at least :data:`THRESHOLD` of its code beyond the stub and the solution in
@@ -16,8 +19,10 @@ reason to look, never a proof.
 """
 from __future__ import annotations
 
+import ast
 import collections
 import concurrent.futures
+import copy
 import csv
 import difflib
 import html
@@ -100,6 +105,39 @@ def baseline(stem):
         return found
     except source.SourceError:
         return {}
+
+
+#: code in a markdown cell: a fenced block of Python (or no language), an inline span
+FENCED = re.compile(r"^```(?:python|ipython3?|py)?[ \t]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def pages(stem):
+    """The code of the chapter's own pages, which every learner read: the book's chapter
+    (``book/NN-<stem>.ipynb``) and the learner's notebook made from ``solutions/`` (its
+    statements, set-up and stubs; no solution), code cells and the code in markdown (fenced
+    blocks, inline spans), one piece a line; "" without them. Part of the baseline: an idiom
+    the chapter teaches (``cell.build((None, D))``, ``cell.variables[0].numpy()``) pairs no
+    one."""
+    from rnnbook import generate
+
+    if not re.fullmatch(r"\d\d-[\w-]+", stem):
+        return ""
+    found = []
+    for path, learner in ((SOLUTIONS.parent / "book" / f"{stem}.ipynb", False),
+                          (SOLUTIONS / f"{stem}.ipynb", True)):
+        try:
+            nb = source.read(path)
+            nb = generate.learner_copy(nb) if learner else nb
+        except (OSError, source.SourceError):
+            continue
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                found.append(cell.source)
+            elif cell.cell_type == "markdown":
+                found += FENCED.findall(cell.source)
+                found += INLINE.findall(FENCED.sub("", cell.source))
+    return "\n".join(found)
 
 
 def collect(paths, roster=None):
@@ -193,22 +231,94 @@ def without_stub(code, stub):
     return "".join(lines)
 
 
-def pairs_of(chapter, exercise, codes, stub="", solution=""):
+class _Anonymous(ast.NodeTransformer):
+    """Every name becomes ``V`` (attributes, constants and the shape of the code stay)."""
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name("V", node.ctx), node)
+
+
+IDIOMS = (ast.Call, ast.Attribute, ast.Subscript)  # the expressions that can be an idiom
+NUMPY = ("np", "numpy")  # the names NumPy goes by: its calls are never an idiom set aside
+
+
+def _idiom(node):
+    return ast.unparse(_Anonymous().visit(copy.deepcopy(node)))
+
+
+def _root(node):
+    """The name an expression starts from (``np`` of ``np.split(z, 4)[0]``), or ""."""
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def idioms(code):
+    """The API idioms of ``code`` (a chapter's :func:`pages`): each call, attribute and
+    subscript it writes that reads an attribute, names made anonymous
+    (``keras_cell.build((None, D))`` is ``V.build((None, V))``), but not NumPy's
+    (``np.tanh(z)``: NumPy is what a by-hand answer is made of, the very code compared).
+    Each piece is parsed alone; one that is not Python is skipped."""
+    trees = []
+    for piece in code.split("\n"):
+        try:
+            trees.append(ast.parse(piece.strip()))
+        except (SyntaxError, ValueError):
+            continue
+    return {_idiom(node) for tree in trees for node in ast.walk(tree)
+            if isinstance(node, IDIOMS) and _root(node) not in NUMPY
+            and any(isinstance(n, ast.Attribute) for n in ast.walk(node))}
+
+
+def without_idioms(code, known):
+    """``code`` with each expression that is one of the ``known`` idioms (the outermost one)
+    blanked out in place, as :func:`without_stub` does: copydetect's k-grams (16 characters)
+    are longer than an idiom such as ``V.V[0].V()``, so two answers that string the chapter's
+    idioms together would share k-grams that no page holds. Code that does not parse is left
+    as it is."""
+    if not known:
+        return code
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    lines = code.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line.encode()))
+    raw = bytearray(code.encode())
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, IDIOMS) and getattr(node, "end_lineno", None) and \
+                _root(node) not in NUMPY and _idiom(node) in known:
+            first = starts[node.lineno - 1] + node.col_offset
+            last = starts[node.end_lineno - 1] + node.end_col_offset
+            raw[first:last] = bytes(b if b in b"\r\n" else 32 for b in raw[first:last])
+            continue
+        stack += ast.iter_child_nodes(node)
+    return raw.decode()
+
+
+def pairs_of(chapter, exercise, codes, stub="", solution="", chapter_pages=""):
     """The pairs of ``codes`` (``{student: code}``) listed for one exercise, best first. The
-    ``stub`` and the ``solution`` are the baseline: what any answer may share."""
+    ``stub``, the ``solution`` and the code of the chapter's pages (:func:`pages`) are the
+    baseline: what any answer may share."""
     import numpy as np
     from copydetect import compare_files
 
+    known = idioms(chapter_pages)
     base_hashes = set()
-    for code in (stub, solution):
-        if code:
-            base_hashes |= set(_fingerprint(without_stub(code, stub)).hashes)  # every k-gram
+    for code in (stub, solution, chapter_pages):
+        for made in {code, without_idioms(code, known)} if code else ():  # as answers are
+            base_hashes |= set(_fingerprint(without_stub(made, stub)).hashes)  # every k-gram
     boilerplate = np.array(sorted(base_hashes))
     made = {}  # the same code (an untouched stub, a shared answer) is tokenized once
     prints = {}
     for who, code in sorted(codes.items()):
         if code not in made:
-            made[code] = _fingerprint(without_stub(code, stub), boilerplate)
+            made[code] = _fingerprint(without_stub(without_idioms(code, known), stub),
+                                      boilerplate)
         prints[who] = made[code]
     holders = collections.defaultdict(list)
     for who, fp in prints.items():
@@ -233,20 +343,25 @@ def pairs_of(chapter, exercise, codes, stub="", solution=""):
     return sorted(found, key=lambda p: (-p.score, -p.shared, p.a, p.b))
 
 
-def find(codes_by_exercise, baselines=None, workers=None):
+def find(codes_by_exercise, baselines=None, workers=None, chapter_pages=None):
     """Every listed pair, exercise by exercise in book order; ``baselines`` maps a chapter to
-    :func:`baseline` (read from ``solutions/`` when not given). Exercises are compared in
-    ``workers`` processes at once (default: one per core when there are at least
+    :func:`baseline` (read from ``solutions/`` when not given), ``chapter_pages`` a chapter to
+    its :func:`pages` (read from ``book/`` and ``solutions/`` when not given). Exercises are
+    compared in ``workers`` processes at once (default: one per core when there are at least
     :data:`PARALLEL_FROM` answers, else here): tokenizing is most of the cost. Each exercise is
     done whole in one process, since copydetect's hashes are Python's ``hash()``, which differs
     between processes."""
     baselines = {} if baselines is None else dict(baselines)
+    chapter_pages = {} if chapter_pages is None else dict(chapter_pages)
     jobs = []
     for chapter, exercise in sorted(codes_by_exercise, key=_order):
         if chapter not in baselines:
             baselines[chapter] = baseline(chapter)
+        if chapter not in chapter_pages:
+            chapter_pages[chapter] = pages(chapter)
         stub, solution = baselines[chapter].get(exercise, ("", ""))
-        jobs.append((chapter, exercise, codes_by_exercise[(chapter, exercise)], stub, solution))
+        jobs.append((chapter, exercise, codes_by_exercise[(chapter, exercise)], stub, solution,
+                     chapter_pages[chapter]))
     if workers is None:
         answers = sum(len(job[2]) for job in jobs)
         workers = (os.cpu_count() or 1) if answers >= PARALLEL_FROM else 1

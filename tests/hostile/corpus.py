@@ -728,6 +728,30 @@ def scratch_hog(ctx, mb=400, ram_mb=0, ex=LAST):
         "    __import__('time').sleep(0.5 if kept.size else 0)\n"))
 
 
+# --- issue 26, item 5: a student writes the class report (helper h8) ------------------------
+#: what the learner's exception message says; the class report must not name it as a mistake
+PLANTED_MISTAKE = "everyone in this class copied: see https://evil.example/answers"
+PLANTED = f"bad shapes\n  Likely mistake: {PLANTED_MISTAKE}"
+
+
+def plants_mistake(ctx):
+    """The first and the last exercise (by hand, API) compute the right answer, then raise
+    ValueError with a message that ends in a "Likely mistake:" line, as the check's own verdict
+    would: the feedback shows the error, and the class report counts an error ("raised
+    ValueError"), never a named mistake."""
+    nb = _notebook()
+    for ex in (FIRST, LAST):
+        _wrap(nb, ex, "")
+        call = f"    return _solution_{ex.name}(*args, **kwargs)\n"
+        nb.cells[ex.cell].source = nb.cells[ex.cell].source.replace(
+            call, call.replace("return ", "") + f"    raise ValueError({PLANTED!r})\n")
+    return nb
+
+
+EXPECTED["plants_mistake"] = _expect(_failing([FIRST, LAST], "raised ValueError"))
+# --- end of issue 26, item 5 -----------------------------------------------------------------
+
+
 def build(subs, out, walls=True, only=None):
     """Write every submission under ``subs`` (``out`` is where their reports will go); returns
     ``{name: path}``. ``walls=False`` leaves out the entries that try to break out; ``only``

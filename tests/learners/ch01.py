@@ -137,6 +137,16 @@ def step_forgets_h(x, h, kernel, bias):
     return np.tanh(x @ kernel[:D] + bias)
 
 
+def step_rows_at_h(x, h, kernel, bias):
+    H = h.shape[1]
+    return np.tanh(x @ kernel[:H] + h @ kernel[H:] + bias)  # NumPy raises where D != H
+
+
+def step_rows_at_h_dot(x, h, kernel, bias):
+    H = kernel.shape[1]
+    return np.tanh(np.dot(x, kernel[:H]) + np.dot(h, kernel[H:]) + bias)
+
+
 def step_uses_tensorflow(x, h, kernel, bias):
     return tf.tanh(tf.concat([x, h], 1) @ kernel + bias).numpy()
 
@@ -235,6 +245,14 @@ def unroll_zero_start(inputs, h0, kernel, bias):
 def unroll_from_one(inputs, h0, kernel, bias):
     h, outputs = h0, []
     for t in range(1, inputs.shape[1]):
+        h = np.tanh(np.concatenate([inputs[:, t], h], axis=1) @ kernel + bias)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), h
+
+
+def unroll_stops_early(inputs, h0, kernel, bias):
+    h, outputs = h0, []
+    for t in range(inputs.shape[1] - 1):  # "the last input has no next state"
         h = np.tanh(np.concatenate([inputs[:, t], h], axis=1) @ kernel + bias)
         outputs.append(h)
     return np.stack(outputs, axis=1), h
@@ -393,6 +411,17 @@ def port_skips_first_step(cell, kernel, recurrent_kernel, bias, inputs, h0):
     return tf.stack(outputs, axis=1), h
 
 
+def port_stops_early(cell, kernel, recurrent_kernel, bias, inputs, h0):
+    if not cell.built:
+        cell.build((None, kernel.shape[0]))
+    cell.set_weights([np.concatenate([kernel, recurrent_kernel]), bias])
+    h, outputs = h0, []
+    for t in range(inputs.shape[1] - 1):
+        out, h = cell(inputs[:, t], h)
+        outputs.append(out)
+    return tf.stack(outputs, axis=1), h
+
+
 def port_into_own_cell(cell, kernel, recurrent_kernel, bias, inputs, h0):
     mine = tf.compat.v1.nn.rnn_cell.BasicRNNCell(recurrent_kernel.shape[0])
     mine.build((None, kernel.shape[0]))
@@ -454,22 +483,25 @@ WRONG = {
         (step_bias_outside, "the bias is added after tanh"),
         (step_no_bias, "the bias is left out"),
         (step_forgets_h, "the previous state h is left out"),
+        (step_rows_at_h, "the kernel is split at row H"),  # raises where D != H: named
+        (step_rows_at_h_dot, "the kernel is split at row H"),
         (step_uses_tensorflow, None),
     ],
     "read_cell_weights": [
-        (read_never_builds, None),
+        (read_never_builds, "the cell was read before it had variables"),
         (read_h_first, "you split the kernel at row H"),
     ],
     "rnn_unroll": [
         (unroll_zero_start, "h0 is ignored"),
         (unroll_from_one, "the loop skips step 0"),
+        (unroll_stops_early, "the loop stops before the last step"),
         (unroll_appends_before, "each output is the state before its step"),
         (unroll_not_carried, "the state is not carried"),
         (unroll_time_major, "the outputs are time-major"),
         (unroll_final_first, "the final state is the first step's h"),
         (unroll_sigmoid, "sigmoid is used instead of tanh"),
         (unroll_h_first, "you concatenated [h, x]"),
-        (unroll_bias_after, None),  # named by Exercise 1.3, not here
+        (unroll_bias_after, "the bias is added after tanh"),
     ],
     "run_keras_weights": [
         (port_zero_state, "h0 is ignored"),
@@ -494,9 +526,10 @@ MORE_WRONG = {
     "run_keras_weights": [
         (port_time_major, "the outputs are time-major"),
         (port_skips_first_step, "the loop skips step 0"),
+        (port_stops_early, "the loop stops before the last step"),
         (port_not_carried, "the state is not carried"),
-        (port_into_own_cell, None),
-        (port_hstack, None),
-        (port_builds_always, None),
+        (port_into_own_cell, "the weights went into a cell of your own"),
+        (port_hstack, "the blocks are side by side"),
+        (port_builds_always, "the cell was built again"),
     ],
 }

@@ -53,6 +53,11 @@ def name_previous_step(gate, t):
     return f"{op}:{'ijfo'.index(gate)}"
 
 
+def name_suffix_from_two(gate, t):
+    op = OP if t < 2 else f"{OP}_{t}"  # "the first repeat is split_2"? no: split_1
+    return f"{op}:{'ijfo'.index(gate)}"
+
+
 def name_op_only(gate, t):
     return OP + (f"_{t}" if t else "")
 
@@ -239,6 +244,11 @@ def pre_previous_step(session, inputs, t):
     return session.run([f"{op}:{k}" for k in range(4)], {"x:0": inputs})
 
 
+def pre_suffix_from_two(session, inputs, t):
+    op = f"{OP}_{t}" if t > 1 else OP
+    return session.run([f"{op}:{k}" for k in range(4)], {"x:0": inputs})
+
+
 def pre_always_step_0(session, inputs, t):
     return session.run([f"{OP}:{k}" for k in range(4)], {"x:0": inputs})
 
@@ -312,6 +322,22 @@ def step_forget_bias_outside(x, c, h, kernel, bias, forget_bias):
     z = np.concatenate([x, h], axis=1) @ kernel + bias
     i, j, f, o = np.split(z, 4, axis=1)
     c_new = c * (sigmoid(f) + forget_bias) + sigmoid(i) * np.tanh(j)
+    return c_new, np.tanh(c_new) * sigmoid(o)
+
+
+def step_forget_bias_on_named_gate(x, c, h, kernel, bias, forget_bias):
+    z = np.concatenate([x, h], axis=1) @ kernel + bias
+    gate = dict(zip("ijfo", np.split(z, 4, axis=1), strict=True))
+    gate["f"] = gate["f"] + forget_bias  # the forget gate read by name, "with its bias"
+    c_new = c * sigmoid(gate["f"] + forget_bias) + sigmoid(gate["i"]) * np.tanh(gate["j"])
+    return c_new, np.tanh(c_new) * sigmoid(gate["o"])
+
+
+def step_rows_at_h(x, c, h, kernel, bias, forget_bias):
+    H = h.shape[1]
+    z = x @ kernel[:H] + h @ kernel[H:] + bias  # NumPy raises: D != H in every trial
+    i, j, f, o = np.split(z, 4, axis=1)
+    c_new = c * sigmoid(f + forget_bias) + sigmoid(i) * np.tanh(j)
     return c_new, np.tanh(c_new) * sigmoid(o)
 
 
@@ -450,6 +476,60 @@ def acts_keras(session, inputs):
                    for i, f, j, o in steps])
 
 
+def _f_add(session, t):
+    """Step t's Add of f and forget_bias (the consumer of split_t:2)."""
+    return session.graph.get_tensor_by_name(f"{_split_name(t)}:2").consumers()[0].outputs[0]
+
+
+def acts_add_output(session, inputs):
+    """The chapter's trap: f taken from the Add that follows split:2, not from its Sigmoid."""
+    graph = session.graph
+    fetches = []
+    for t in range(inputs.shape[1]):
+        i, j, _, o = graph.get_operation_by_name(_split_name(t)).outputs
+        fetches.append([i.consumers()[0].outputs[0], j.consumers()[0].outputs[0],
+                        _f_add(session, t), o.consumers()[0].outputs[0]])
+    return _stack(session.run(fetches, {"x:0": inputs}))
+
+
+def acts_forget_bias_on_named_gate(session, inputs):
+    """f read by name from the Add, then forget_bias added again before the sigmoid."""
+    fb = _forget_bias_of(session)
+    steps = _split_outputs(session, inputs)
+    added = session.run([_f_add(session, t) for t in range(inputs.shape[1])], {"x:0": inputs})
+    return _stack([(sigmoid(i), np.tanh(j), sigmoid(f + fb), sigmoid(o))
+                   for (i, j, _, o), f in zip(steps, added, strict=True)])
+
+
+def acts_forget_bias_outside(session, inputs):
+    fb = _forget_bias_of(session)
+    steps = _split_outputs(session, inputs)
+    return _stack([(sigmoid(i), np.tanh(j), sigmoid(f) + fb, sigmoid(o))
+                   for i, j, f, o in steps])
+
+
+def acts_sigmoid_j(session, inputs):
+    fb = _forget_bias_of(session)
+    steps = _split_outputs(session, inputs)
+    return _stack([(sigmoid(i), sigmoid(j), sigmoid(f + fb), sigmoid(o))
+                   for i, j, f, o in steps])
+
+
+def acts_not_carried(session, inputs):
+    """Each step run alone from the zero state: a sequence of one step per time step."""
+    B, T, D = inputs.shape
+    graph = session.graph
+    fb = _forget_bias_of(session)
+    kernel, bias = session.run(graph.get_collection("variables"))
+    H = bias.shape[0] // 4
+    out = []
+    for t in range(T):
+        z = np.concatenate([inputs[:, t], np.zeros((B, H))], 1) @ kernel + bias
+        i, j, f, o = np.split(z, 4, 1)
+        out.append((sigmoid(i), np.tanh(j), sigmoid(f + fb), sigmoid(o)))
+    return _stack(out)
+
+
 def acts_sigmoids_in_order(session, inputs):
     """Guessed: the step's Sigmoids are i, f, o in that order."""
     def name(kind, n):
@@ -507,6 +587,7 @@ WRONG = {
         (name_split_0, "`split_0` does not exist"),
         (name_next_step, "the time-step suffix is off by one:"),
         (name_previous_step, "the time-step suffix is off by one the other way"),
+        (name_suffix_from_two, "step 1's op is `split_1`"),
         (name_op_only, "that is an op name"),
         (name_lstm_cell, "the scope is `basic_lstm_cell`"),
         (name_no_scope, "the scope is missing"),
@@ -536,15 +617,18 @@ WRONG = {
         (pre_next_step, "you fetched the next step's Split op"),
         (pre_previous_step, "you fetched the previous step's Split op"),
         (pre_always_step_0, "you fetched step 0's Split op"),
+        (pre_suffix_from_two, "step 1's op is `split_1`"),
         (pre_split_0, "`split_0` does not exist"),  # raises at t = 0, named
-        (pre_no_feed, None),  # raises: you must feed a value for placeholder 'x'
-        (pre_op_name, None),  # raises: a part is None (session.run of an op name)
+        (pre_no_feed, "the placeholder 'x:0' is not fed"),  # raises: named by its error
+        (pre_op_name, "you fetched the Split OP"),  # raises: a part is None (session.run of an op name)
     ],
     "lstm_step": [
         (step_keras, "you used Keras' gate order"),
         (step_forget_bias_one, "forget_bias is hard-coded as 1.0"),
         (step_no_forget_bias, "forget_bias is left out"),
         (step_forget_bias_twice, "forget_bias is added twice"),
+        (step_forget_bias_on_named_gate, "forget_bias is added twice"),
+        (step_rows_at_h, "the kernel is split at row H"),
         (step_forget_bias_outside, "forget_bias is outside the sigmoid"),
         (step_sigmoid_j, "sigmoid is applied to j"),
         (step_h_from_old_c, "h' is computed from the old cell state"),
@@ -556,6 +640,11 @@ WRONG = {
         (acts_preactivations, "these are the pre-activations"),
         (acts_no_forget_bias, "forget_bias is left out"),
         (acts_forget_bias_one, "forget_bias is hard-coded as 1.0"),
+        (acts_add_output, "your f is the Add op's output"),
+        (acts_forget_bias_on_named_gate, "forget_bias is added twice"),
+        (acts_forget_bias_outside, "forget_bias is outside the sigmoid"),
+        (acts_sigmoid_j, "sigmoid is applied to j"),
+        (acts_not_carried, "the state is not carried"),
         (acts_keras, "you used Keras' gate order"),
         (acts_sigmoids_in_order, "i and f are swapped"),
         (acts_time_major, "the arrays are time-major"),
