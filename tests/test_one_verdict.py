@@ -13,7 +13,9 @@ mistake and the same points.
 - :func:`test_every_learners_answer_gets_one_verdict_in_four_places`: every answer of
   ``tests/learners`` (RIGHT and WRONG, all exercises; read as source text, with the helpers it
   uses) is written into notebooks, one notebook per *round* (the k-th answer of each exercise),
-  and checked in the four places on one seed. The release and the bundle are built as an
+  and checked in the four places on one seed (in a notebook's place, each cell's code runs in
+  a process of its own package and ``check(fn, seed=SEED)``'s steps follow, the oracle
+  computed once per exercise). The release and the bundle are built as an
   instructor builds them (``rnnbook.grading.release``). Verdict, parts and points must agree
   everywhere; the named mistake between the repository's notebook, the grader and the bundle.
   The release names fewer mistakes until every mistake model runs without the reference: its
