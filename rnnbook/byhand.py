@@ -15,7 +15,7 @@ import traceback
 
 import numpy as np
 
-from rnnbook.plaindata import Raised, to_plain, where
+from rnnbook.plaindata import Raised, Watch, to_plain, where
 
 BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a library
 #: what a by-hand answer may not call: TensorFlow, Keras and this package (its checks, oracles
@@ -28,18 +28,20 @@ def answer(ex, fn, case):
 
     A by-hand exercise's function is watched while it runs: a call into TensorFlow, Keras or
     rnnbook makes the answer a :class:`Raised` of kind ``ByHand`` (no credit, and says why).
+    Every function is watched for changing its arguments in place
+    (:class:`~rnnbook.plaindata.Watch`): such an answer is a ``Raised`` of kind ``CHANGED``,
+    as in the grader's NumPy-only child.
     """
     case = {k: _copy(v) for k, v in case.items()}
+    guard = ByHandGuard(fn) if ex.by_hand else None
+    watch = Watch(guard or fn, names_of=fn)
     try:
-        if not ex.by_hand:
-            return to_plain(ex.call(fn, case))
-        guard = ByHandGuard(fn)
-        result = to_plain(ex.call(guard, case))
-        if guard.offence:
-            return Raised(BY_HAND, guard.offence)
-        return result
+        result = to_plain(ex.call(watch, case))
     except Exception as error:  # noqa: BLE001 - every learner error becomes feedback
         return raised(error)
+    if guard is not None and guard.offence:
+        return Raised(BY_HAND, guard.offence)
+    return watch.raised() or result
 
 
 def _copy(value):

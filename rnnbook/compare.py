@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rnnbook.byhand import BY_HAND
-from rnnbook.plaindata import Raised, to_plain
+from rnnbook.plaindata import CHANGED, Raised, changed_sentence, to_plain
 
 PASS, FAIL = "✓", "✗"
 #: float32 tolerance: TensorFlow's and NumPy's matmuls differ in the last bits
@@ -98,10 +98,17 @@ def kind(value, parts=()):
     return f"{type(value).__name__} {value!r}"
 
 
-def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), relative=False):
+def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), strict=False,
+               relative=False):
     """``None`` when ``got`` matches ``expected``; otherwise what differs, in a few lines (one
-    line per part that differs, for an answer made of named parts). ``relative``: an array
-    that differs also gets a line with its :func:`relative_error` (Chapter 5's gradients)."""
+    line per part that differs, for an answer made of named parts).
+
+    ``strict`` (:attr:`Exercise.same_type`): the type is part of the answer, so an array must
+    come as an array (not nested lists or tuples) and a number as a number of the same type;
+    otherwise only the values count (nested lists of numbers are an array, 14.0 is 14). Any
+    dtype of numbers stands for a float array either way (float64 is not a mistake).
+    ``relative``: an array that differs also gets a line with its :func:`relative_error`
+    (Chapter 5's gradients)."""
     if got is None and expected is not None:
         return (f"{path}: expected {kind(expected, parts)}, got None: the function returns "
                 "nothing; end it with `return ...`")
@@ -115,7 +122,7 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), rel
         found, right = [], []
         for k, (e, g) in enumerate(zip(expected, got, strict=True)):
             sub = parts[k] if k < len(parts) else f"{path}[{k}]"
-            one = difference(e, g, rtol, atol, sub, relative=relative)
+            one = difference(e, g, rtol, atol, sub, strict=strict, relative=relative)
             (found if one else right).append(one or sub)
         if not found:
             return None
@@ -123,7 +130,7 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), rel
             found.append(f"right: {', '.join(right)}")
         return "\n  ".join(found)
     if isinstance(expected, np.ndarray):
-        if isinstance(got, list):  # numbers as nested lists (``.tolist()``) are an array too
+        if isinstance(got, list) and not strict:  # nested lists of numbers are an array too
             got = _as_array(got, expected)
         if not isinstance(got, np.ndarray):
             return f"{path}: expected {kind(expected)}, got {kind(got)}"
@@ -164,6 +171,9 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), rel
         return None if np.isclose(got, expected, rtol=rtol, atol=atol) else (
             f"{path}: expected {expected:.6g}, got {got:.6g}"
         )
+    if (not strict and type(expected) is int and isinstance(got, float)
+            and float(expected) == got):
+        return None  # the value is the answer: 14.0 is 14
     if got != expected or type(got) is not type(expected):
         return f"{path}: expected {expected!r}, got {got!r}"
     return None
@@ -204,7 +214,9 @@ def _strings_difference(expected, got, path):
 
 
 def _matches(model, case, got, ex):
-    """Whether mistake model ``model`` gives ``got`` on ``case`` (None: does not apply)."""
+    """Whether mistake model ``model`` gives ``got`` on ``case`` (None: does not apply). Only
+    the values count here, whatever :attr:`Exercise.same_type` says: a mistake is named by
+    what the answer holds."""
     try:
         wrong = to_plain(model(case))
     except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
@@ -212,12 +224,12 @@ def _matches(model, case, got, ex):
     return agrees(wrong, got, ex.rtol, ex.atol)
 
 
-def agrees(expected, got, rtol=RTOL, atol=ATOL):
+def agrees(expected, got, rtol=RTOL, atol=ATOL, strict=False):
     """``difference(expected, got) is None``, without building the message: recognising a
     mistake compares every model with every answer, and the message costs ten times the test."""
     if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got) and (
             not expected or not all(isinstance(e, str) for e in expected)):
-        return all(agrees(e, g, rtol, atol) for e, g in zip(expected, got, strict=True))
+        return all(agrees(e, g, rtol, atol, strict) for e, g in zip(expected, got, strict=True))
     if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray)
             and expected.dtype.kind == "f" and got.dtype.kind in "fiu"):
         if got.shape != expected.shape:
@@ -229,7 +241,7 @@ def agrees(expected, got, rtol=RTOL, atol=ATOL):
             return True
         if np.isfinite(gap).all():
             return False
-    return difference(expected, got, rtol, atol) is None
+    return difference(expected, got, rtol, atol, strict=strict) is None
 
 
 def _mistake_matches(mistake, case, got, ex):
@@ -267,25 +279,29 @@ def diagnose(ex, failing, passing=()):
     return best, best_hits
 
 
-def evaluate(ex, cases, expected, answers):
+def evaluate(ex, cases, expected, answers, seed=None):
     """Compare the learner's ``answers`` with the oracle's ``expected`` over all ``cases``: the
     verdict, what differs on the first failing trial, and the one known mistake that explains
-    the failing trials best."""
+    the failing trials best. ``seed`` (the trials' seed) lets a failure say how to see it
+    again: ``check(fn, seed=N)`` makes the same trials, in the notebook and from the grader's
+    seed."""
     failing, passing, first, error = [], [], None, None
+    loose = True  # whether every failing answer has the right values in another type
     for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
         if isinstance(got, Raised):
             error = error or (got, where, case)
             continue
         want = to_plain(want)
-        if agrees(want, got, ex.rtol, ex.atol):
+        if agrees(want, got, ex.rtol, ex.atol, ex.same_type):
             passing.append((case, got))
             continue
         failing.append((case, got))  # only the first failing trial's difference is shown
+        loose = loose and ex.same_type and agrees(want, got, ex.rtol, ex.atol)
         first = first or (where, difference(want, got, ex.rtol, ex.atol, parts=ex.parts,
-                                            relative=ex.relative_error))
+                                            strict=ex.same_type, relative=ex.relative_error))
     if error is not None:
-        return _raised_outcome(ex, cases, error, failing, passing)
+        return _again(_raised_outcome(ex, cases, error, failing, passing), seed)
     if not failing:
         trials = "1 random trial" if len(cases) == 1 else f"{len(cases)} random trials"
         message = f"{PASS} {ex.title} matches TensorFlow on {trials}."
@@ -300,20 +316,58 @@ def evaluate(ex, cases, expected, answers):
         wrong = [p for p in ex.parts if p not in right]
         lines.append(f"  Parts right on every trial: {len(right)} of {len(ex.parts)}"
                      + (f"; wrong on some trial: {', '.join(wrong)}." if right else "."))
+        lines.append(f"  {points_said(Outcome(ex, False, '', parts_right=right))}")
+    if loose:
+        sentence = type_sentence(ex)
+        lines.append(f"  Likely mistake: {sentence}")
+        return _again(Outcome(ex, False, "\n".join(lines), len(cases), sentence, right), seed)
     mistake, hits = diagnose(ex, failing, passing)
     if mistake is None and right:
         part, mistake = diagnose_part(ex, failing, right)
         if mistake is not None:
             lines.append(f"  Likely mistake in {part}: {mistake.sentence}")
-            return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right)
+            return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence,
+                                  right), seed)
     if mistake is None:
         lines.append(f"  It should return {ex.task}.")
-        return Outcome(ex, False, "\n".join(lines), len(cases), parts_right=right)
+        return _again(Outcome(ex, False, "\n".join(lines), len(cases), parts_right=right), seed)
     hedge = (f"it explains {len(hits)} of the {len(failing)} failing trials"
              if len(hits) < len(failing) else "")
     lines.append(f"  Likely mistake ({hedge}): {mistake.sentence}" if hedge
                  else f"  Likely mistake: {mistake.sentence}")
-    return Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right, hedge)
+    return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence, right,
+                          hedge), seed)
+
+
+def type_sentence(ex):
+    """The mistake of an answer with the right values in another type, where the type is part
+    of the answer (:attr:`Exercise.same_type`)."""
+    return ("the values are right but not their type: return each part as the exercise asks "
+            "(one array where one array is asked for, not a tuple or list of its pieces: "
+            "np.stack them, or pack them as the exercise says).")
+
+
+def points_said(outcome):
+    """How the parts right on every trial set the points, in one line: equal parts, or the
+    exercise's weights (:attr:`Exercise.part_weights`), and the share this answer earns."""
+    ex = outcome.exercise
+    weights = ex.part_weights
+    if len(set(weights)) == 1:
+        how = f"each part right on every trial earns 1/{len(weights)}"
+    else:
+        how = "split by part (" + ", ".join(
+            f"{name} {w / sum(weights):.0%}" for name, w in zip(ex.parts, weights, strict=True))
+        how += ")"
+    return f"Points: {how}; this answer earns {outcome.share:.0%}."
+
+
+def _again(outcome, seed):
+    """``outcome`` with how to see its failure again: the seed of its trials."""
+    if seed is None or outcome.passed or "is not written yet" in outcome.message:
+        return outcome
+    outcome.message += (f"\n  To see these trials again: check({outcome.exercise.name}, "
+                        f"seed={seed}).")
+    return outcome
 
 
 def diagnose_part(ex, failing, right):
@@ -335,8 +389,8 @@ def _part_matches(mistake, case, got, k, ex):
             wrong = to_plain(model(case))
         except Exception:  # noqa: BLE001 - a mistake model that does not apply to this case
             continue
-        if (isinstance(wrong, list) and len(wrong) == len(ex.parts)
-                and agrees(wrong[k], got[k], ex.rtol, ex.atol)):
+        if (isinstance(wrong, list) and len(wrong) == len(ex.parts) and isinstance(got, list)
+                and len(got) == len(ex.parts) and agrees(wrong[k], got[k], ex.rtol, ex.atol)):
             return True
     return False
 
@@ -354,7 +408,7 @@ def parts_right(ex, expected, answers):
                 and len(got) == len(want) == len(ex.parts)):
             return ()
         right = [name for name, e, g in zip(ex.parts, want, got, strict=True)
-                 if name in right and agrees(e, g, ex.rtol, ex.atol)]
+                 if name in right and agrees(e, g, ex.rtol, ex.atol, ex.same_type)]
     return tuple(right)
 
 
@@ -366,6 +420,9 @@ def _raised_outcome(ex, cases, error, failing, passing):
     message = _raised_message(ex, got, where)
     if got.kind in (BY_HAND, "NotImplementedError"):
         return Outcome(ex, False, message, len(cases))
+    if got.kind == CHANGED:
+        sentence = changed_sentence(got.message)
+        return Outcome(ex, False, f"{message}\n  Mistake: {sentence}", len(cases), sentence)
     for mistake in ex.mistakes:
         if mistake.raises is not None and mistake.raises(case, got):
             message += f"\n  Likely mistake: {mistake.sentence}"
@@ -388,5 +445,7 @@ def _raised_message(ex, got, where):
         )
     if got.kind == BY_HAND:
         return f"{FAIL} {ex.title}: {got.message}."
+    if got.kind == CHANGED:
+        return f"{FAIL} {ex.title} changed the data it was given ({where})."
     at = f" at {got.where}" if got.where else ""
     return f"{FAIL} {ex.title} raised {got.kind}{at} ({where}): {got.message}"

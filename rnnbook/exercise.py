@@ -125,6 +125,12 @@ class Exercise:
     #: designed trials: trial k is ``make_case(rng, **designs[k])``, so that every seed's trial
     #: set holds the cases that tell each known mistake apart (then ``trials`` is their number)
     designs: tuple = ()
+    #: whether the type is part of the answer: True where the statement asks for one array
+    #: (or an int) and another form is a different answer (4.6's packed final state, not the
+    #: session's tuple of LSTMStateTuples); False (the default): only the values count, so
+    #: nested lists of numbers are an array and 14.0 is 14. A sequence of parts is a sequence
+    #: either way; any dtype of numbers stands for a float array (float64 is not a mistake).
+    same_type: bool = False
 
     def __post_init__(self):
         if self.designs:
@@ -198,7 +204,7 @@ class Chapter:
         cases = self.cases(name, seed)
         expected = [ex.oracle(case) for case in cases]
         answers = [answer(ex, fn, case) for case in cases]
-        outcome = evaluate(ex, cases, expected, answers)
+        outcome = evaluate(ex, cases, expected, answers, seed=seed)
         print(outcome.message)
         if outcome.passed:
             record.record(self.stem, ex.number, ex.name)

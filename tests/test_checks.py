@@ -165,3 +165,118 @@ def test_no_two_sizes_coincide_in_every_trial(stem, name):
             if all(index in c and length in c for c in cases):
                 assert any(0 < c[index] < c[length] - 1 for c in cases), (
                     f"seed {seed}: {index} is never a middle one")
+
+
+# --- one verdict (issue 25): arguments left as they came, seeds, types -----------------------
+
+
+def _first_array(value):
+    """The first NumPy array in ``value`` (nested in tuples, lists and dicts), or None."""
+    if isinstance(value, np.ndarray):
+        return value
+    items = value.values() if isinstance(value, dict) else (
+        value if isinstance(value, (list, tuple)) else ())
+    for item in items:
+        found = _first_array(item)
+        if found is not None:
+            return found
+    return None
+
+
+def changing(fn, seen):
+    """``fn`` that, after answering, changes the first array it was given in place (and notes
+    the argument's name in ``seen``)."""
+    import functools
+    import inspect
+
+    @functools.wraps(fn)
+    def learner(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        for name, value in inspect.signature(fn).bind(*args, **kwargs).arguments.items():
+            array = _first_array(value)
+            if array is not None and array.size:
+                array[...] = ~array if array.dtype == bool else array + 1
+                seen.append(name)
+                break
+        return result
+
+    return learner
+
+
+@pytest.mark.parametrize("stem,name", EXERCISES)
+def test_a_function_that_changes_its_arguments_fails_and_names_them(stem, name, solutions):
+    """The solution, changing an array it was given after answering (4.3 answered in place,
+    ``state[:, :, ended] = 0``): it fails, and the mistake names the argument. An exercise
+    whose arguments hold no array passes as before."""
+    from rnnbook.plaindata import changed_sentence
+
+    seen = []
+    outcome = run(stem, name, changing(solutions(stem)[name], seen))
+    if not seen:
+        assert outcome.passed, outcome.message
+        return
+    assert not outcome.passed and outcome.share == 0, outcome.message
+    assert outcome.mistake == changed_sentence(seen[0]), outcome.message
+    assert f"`{seen[0]} = {seen[0]}.copy()`" in outcome.message
+
+
+def test_a_failure_says_how_to_see_it_again(capsys):
+    """check(fn, seed=N) prints the seed of a failing run's trials and the trial's sizes, and
+    the same seed shows the same failure."""
+    from rnnbook.checks import ch01
+
+    def split_kernel(kernel, input_depth):
+        return kernel[:input_depth].T, kernel[input_depth:]
+
+    first = ch01.check(split_kernel, seed=12)
+    assert "To see these trials again: check(split_kernel, seed=12)." in first.message
+    assert "First (trial 1 of 3, D=" in first.message
+    assert ch01.check(split_kernel, seed=12).message == first.message
+    assert capsys.readouterr().out.count("seed=12") == 2
+
+    def stub(kernel, input_depth):
+        raise NotImplementedError("Exercise 1.1: write split_kernel")
+
+    assert "seed=" not in ch01.check(stub, "split_kernel", seed=12).message  # nothing to see
+
+
+def test_the_parts_line_says_how_they_set_the_points():
+    from rnnbook.compare import evaluate
+    from rnnbook.exercise import Exercise
+
+    def exercise(weights=()):
+        return Exercise("pair", "a pair", make_case=None, call=lambda fn, c: fn(),
+                        oracle=None, parts=("a", "b"), weights=weights)
+
+    case, want = {"n": 1}, [np.ones(2), np.zeros(2)]
+    got = [np.ones(2), np.ones(2)]
+    equal = evaluate(exercise(), [case], [want], [got]).message
+    assert "Points: each part right on every trial earns 1/2; this answer earns 50%." in equal
+    weighed = evaluate(exercise((1, 3)), [case], [want], [got]).message
+    assert "Points: split by part (a 25%, b 75%); this answer earns 25%." in weighed
+
+
+@pytest.mark.parametrize("same_type,got,passed", [
+    (False, [[1.0, 2.0]], True),  # nested lists of numbers are an array
+    (True, [[1.0, 2.0]], False),  # ... unless the type is part of the answer
+    (True, np.array([[1.0, 2.0]]), True),  # float64 stands for float32 either way
+    (False, np.array([[1.0, 2.0]]), True),
+])
+def test_the_type_is_part_of_the_answer_only_where_the_exercise_says(same_type, got, passed):
+    from rnnbook.compare import evaluate, type_sentence
+    from rnnbook.exercise import Exercise
+
+    ex = Exercise("one", "an array", make_case=None, call=None, oracle=None,
+                  same_type=same_type)
+    outcome = evaluate(ex, [{"n": 1}], [np.array([[1, 2]], dtype=np.float32)], [got])
+    assert outcome.passed == passed, outcome.message
+    assert outcome.passed or outcome.mistake == type_sentence(ex)
+
+
+def test_numbers_are_judged_by_value_unless_the_type_is_part_of_the_answer():
+    from rnnbook.compare import difference
+
+    assert difference(14, 14.0) is None  # 14.0 is 14
+    assert difference(14, 14.0, strict=True) == "answer: expected 14, got 14.0"
+    assert difference(14, 14.5) == "answer: expected 14, got 14.5"
+    assert difference(14, True) is not None

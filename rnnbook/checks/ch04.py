@@ -110,6 +110,7 @@ pack_state = Exercise(
     designs=STATE_DESIGNS,
     call=lambda fn, c: fn(_as_tuple(c)),
     oracle=lambda c: _tf_pack(_as_tuple(c)),
+    same_type=True,  # one array: the tuple it was given holds the same values
     reference=lambda c: ref.pack(ref.unpack(c["packed"])),
     mistakes=(
         Mistake(C_H_PACKED, lambda c: c["packed"][:, ::-1]),
@@ -468,6 +469,7 @@ stacked_step = Exercise(
     make_case=_stacked_case,
     designs=STACK_DESIGNS,
     call=lambda fn, c: fn(c["x"], c["state"], *_layers(c)),
+    same_type=True,  # the packed new state, as 4.6's final state
     oracle=_stacked_oracle,
     reference=_stacked,
     parts=("output", "new_state"),
@@ -675,6 +677,7 @@ stream_in_chunks = Exercise(
     oracle=_stream_oracle,
     reference=_chunked,
     by_hand=False,
+    same_type=True,  # the packed array, not the session's tuple of LSTMStateTuples
     parts=("outputs", "final_state"),
     mistakes=(
         Mistake(

@@ -36,7 +36,7 @@ import os
 import sys
 import traceback
 
-from rnnbook_plaindata import Raised, to_plain, where  # rnnbook/plaindata.py, by the zygote
+from rnnbook_plaindata import Raised, Watch, to_plain, where  # set by the zygote
 
 NUMPY_ONLY = ("this exercise must be done with NumPy: TensorFlow, Keras and rnnbook's checks "
               "are not available to it")
@@ -68,6 +68,12 @@ def compiled(code, number):
     name = f"<cell {number}>"
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     return plain_python(code, name)
+
+
+def _as_event(got):
+    """A :class:`Raised` as the wire carries it (None stays None)."""
+    return None if got is None else {"__raised__": [got.kind, got.message[:2000],
+                                                    got.where[:2000]]}
 
 
 class _NoTensorFlow:
@@ -177,8 +183,10 @@ def main(job, events_fd, chapters=None):
                 answers.append(None)
                 continue
             try:
-                if chapters is None:
-                    got = to_plain(fn(*trial["args"], **trial["kwargs"]))
+                if chapters is None:  # the trial's arguments, as the notebook's check passes them
+                    watch = Watch(fn)
+                    got = to_plain(watch(*trial["args"], **trial["kwargs"]))
+                    got = _as_event(watch.raised()) or got
                 else:
                     from rnnbook.byhand import answer
 
@@ -187,7 +195,7 @@ def main(job, events_fd, chapters=None):
                         full = OSError(errno.ENOSPC, got.message)  # the message said again
                         message = (said(full, job.get("scratch_mb"))[len(str(full)):]
                                    if f"[Errno {errno.ENOSPC}]" in got.message else "")
-                        got = {"__raised__": [got.kind, got.message + message, got.where]}
+                        got = _as_event(got._replace(message=got.message + message))
                 answers.append(got if isinstance(got, dict) else encode(got))
             except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
                 answers.append(raised(error, job.get("scratch_mb")))

@@ -123,13 +123,13 @@ def names(paths):
     return found
 
 
-def outcome_for(ex, cases, expected, got):
+def outcome_for(ex, cases, expected, got, seed=None):
     if got is None:
         return Outcome(ex, False, f"✗ {ex.title}: no function called `{ex.name}` is defined in "
                                   "the notebook. Define it with exactly this name.")
     if isinstance(got, str):
         return Outcome(ex, False, f"✗ {ex.title} {got}; it gets no points.")
-    return evaluate(ex, cases, expected, got)
+    return evaluate(ex, cases, expected, got, seed=seed)
 
 
 #: what became of a failed exercise, for the class report (``extra_data.failure``): a named
@@ -203,7 +203,7 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
     tests, score, maximum = [], 0.0, 0
     for cell, ex in table:
         cases, expected = oracle[ex.name]
-        outcome = outcome_for(ex, cases, expected, sub.answers.get(ex.name))
+        outcome = outcome_for(ex, cases, expected, sub.answers.get(ex.name), seed)
         points = points_for(outcome, cell.points)
         score += points
         maximum += cell.points

@@ -6,9 +6,18 @@ exception the learner's function raised as ``{"__raised__": [kind, message, wher
 is ever unpickled, and nothing a child sends is decoded before its size is checked against what
 the trial implies (:func:`answer_bound`).
 
+A job's trials reach the learner's function as the types the notebook's check passes (issue
+25, one verdict): a tuple stays a tuple (``{"__tuple__": [...]}``), a named tuple such as
+``LSTMStateTuple`` a named tuple of the same name and fields (``{"__named__": [name, fields,
+values]}``; a class made here, as the NumPy-only child cannot import TensorFlow's), a NumPy
+scalar a NumPy scalar of its dtype (``{"__scalar__": [dtype, value]}``). Only a job holds them
+(``decode(..., dicts=True)``); an answer never does (it is plain data: arrays, numbers,
+strings, lists).
+
 This module needs only the standard library and NumPy: the NumPy-only child loads it by path.
 """
 import base64
+import collections
 import json
 
 import numpy as np
@@ -33,12 +42,17 @@ def encode(value):
         data = np.ascontiguousarray(value)
         return {"__array__": [data.dtype.name, list(data.shape),
                               base64.b64encode(data.tobytes()).decode("ascii")]}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, tuple) and isinstance(getattr(value, "_fields", None), tuple):
+        return {"__named__": [type(value).__name__, list(value._fields),
+                              [encode(v) for v in value]]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v) for v in value]}
+    if isinstance(value, list):
         return [encode(v) for v in value]
     if isinstance(value, dict):
         return {"__dict__": [[str(k), encode(v)] for k, v in value.items()]}
     if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
+        return {"__scalar__": [value.dtype.name, value.item()]}
     if isinstance(value, str):
         return value[: 100 * MAX_TEXT]
     if value is None or isinstance(value, (bool, int, float)):
@@ -48,7 +62,8 @@ def encode(value):
 
 def decode(obj, budget, raised=None, dicts=False):
     """Inverse of :func:`encode`. ``budget`` is the most array bytes it may create; ``raised``
-    builds the value for a ``__raised__`` entry (None: refused); ``dicts`` allows mappings."""
+    builds the value for a ``__raised__`` entry (None: refused); ``dicts`` allows what only a
+    job holds: mappings, tuples, named tuples and NumPy scalars."""
     left = [budget]
 
     def walk(obj, depth):
@@ -64,6 +79,12 @@ def decode(obj, budget, raised=None, dicts=False):
                 return raised(*(str(p)[:MAX_TEXT] for p in parts))
             if set(obj) == {"__dict__"} and dicts and isinstance(obj["__dict__"], list):
                 return {str(k): walk(v, depth + 1) for k, v in obj["__dict__"]}
+            if set(obj) == {"__tuple__"} and dicts and isinstance(obj["__tuple__"], list):
+                return tuple(walk(v, depth + 1) for v in obj["__tuple__"])
+            if set(obj) == {"__named__"} and dicts:
+                return _named(obj["__named__"], lambda v: walk(v, depth + 1))
+            if set(obj) == {"__scalar__"} and dicts:
+                return _scalar(obj["__scalar__"])
             raise WireError("an answer holds a mapping, which no exercise returns")
         if isinstance(obj, list):
             return [walk(v, depth + 1) for v in obj]
@@ -72,6 +93,30 @@ def decode(obj, budget, raised=None, dicts=False):
         raise WireError(f"an answer holds a {type(obj).__name__}")
 
     return walk(obj, 0)
+
+
+_NAMED = {}  # (name, fields) -> the named tuple class made for it (one per process)
+
+
+def _named(parts, walk):
+    """A named tuple of the class ``name(fields)`` holding ``values``."""
+    if not (isinstance(parts, list) and len(parts) == 3 and isinstance(parts[1], list)
+            and isinstance(parts[2], list) and len(parts[1]) == len(parts[2])):
+        raise WireError("a malformed named tuple")
+    name, fields = str(parts[0]), tuple(str(f) for f in parts[1])
+    if (name, fields) not in _NAMED:
+        try:
+            _NAMED[name, fields] = collections.namedtuple(name, fields)
+        except ValueError as error:
+            raise WireError(f"a named tuple that cannot be made: {error}") from None
+    return _NAMED[name, fields](*map(walk, parts[2]))
+
+
+def _scalar(parts):
+    if not (isinstance(parts, list) and len(parts) == 2 and parts[0] in DTYPES
+            and isinstance(parts[1], (bool, int, float))):
+        raise WireError("a malformed NumPy scalar")
+    return np.dtype(parts[0]).type(parts[1])
 
 
 def _array(parts, left):
