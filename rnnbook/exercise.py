@@ -166,7 +166,7 @@ class Chapter:
             ex.number = f"{self.number}.{k}"
             if ex.reference is not None:
                 ex.reference = remembered(ex.reference)
-            right = right_answer(ex)
+            right = remembered(right_answer(ex))  # each changed case asked once
             ex.mistakes = tuple(_remembered(m.bound(right)) for m in ex.mistakes)
 
     def __getitem__(self, name):

@@ -144,7 +144,6 @@ def committed_notebooks():
     return sorted(p for folder in ("book", "solutions") for p in (ROOT / folder).glob("*.ipynb"))
 
 
-@pytest.mark.xfail(strict=False, reason="stripped at merge")
 @pytest.mark.parametrize("path", committed_notebooks(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_committed_notebook_stores_execution_timings(path):
     """``make execute`` records no timings, so a notebook's diff is only what changed."""
