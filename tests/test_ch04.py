@@ -272,11 +272,10 @@ def test_a_final_state_left_as_the_sessions_tuple_is_refused_and_named(fn):
     assert result.mistake.startswith("the final state is the session's tuple"), str(result)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25: another helper makes every check notice a "
-                   "function that changes its arguments; remove this mark when it lands")
 def test_an_answer_that_changes_the_callers_array_fails():
     result = outcome("reset_ended", learners.reset_in_place_no_copy, 0)
-    assert not result.passed
+    assert not result.passed and result.share == 0
+    assert result.mistake.startswith("your function changed its argument `state`"), str(result)
 
 
 @pytest.mark.parametrize("name", [ex.name for ex in CHAPTER.exercises])
