@@ -117,7 +117,7 @@ def run_keras_lstm(inputs, weights, initial_state=None, **options):
     ``inputs`` is ``(B, T, D)``, or a list of such chunks: then ONE layer is called on each chunk
     in turn (with ``stateful=True`` it carries its state from call to call) and a list of
     ``(outputs, h, c)``, one per call, is returned. ``weights`` is Keras' own list
-    ``[kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)]`` (gate order i, f, c, o), or a dict
+    ``[kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)]`` (gate order i, f, g, o), or a dict
     with those three names. ``initial_state`` is ``[h, c]`` in Keras' order (h FIRST; given with
     chunks it applies to the first call only); None means zeros, or the carried state of a
     stateful layer. ``options`` go to ``keras.layers.LSTM`` (``stateful=True``,

@@ -23,7 +23,7 @@ import numpy as np
 
 #: A gate order: the gate letter of each column block of a kernel, left to right.
 TF1 = ("i", "j", "f", "o")  # BasicLSTMCell and LSTMCell
-KERAS = ("i", "f", "j", "o")  # Keras 3's i, f, c, o and PyTorch's i, f, g, o (c, g = our j)
+KERAS = ("i", "f", "j", "o")  # Keras 3's and PyTorch's i, f, g, o (their g is our j)
 GATE_NAMES = {TF1: "TF1's i, j, f, o", KERAS: "Keras' and PyTorch's i, f, c/g, o"}
 
 
@@ -171,7 +171,7 @@ def lstm_cell_step(x, c, m, kernel, bias, forget_bias=1.0, w_i_diag=None, w_f_di
 def keras_lstm_step(x, h, c, kernel, recurrent_kernel, bias, order=KERAS, forget_bias=0.0):
     """One step of Keras 3's LSTM: ``(h', c')`` (Keras keeps ``[h, c]``, h first).
 
-    ``kernel`` (D, 4H), ``recurrent_kernel`` (H, 4H), ``bias`` (4H,), gates i, f, c, o. Keras
+    ``kernel`` (D, 4H), ``recurrent_kernel`` (H, 4H), ``bias`` (4H,), gates i, f, g, o. Keras
     adds nothing to f at run time (``forget_bias`` is here only for the mistake that does).
     """
     z = x @ kernel + h @ recurrent_kernel + bias  # (B, 4H)

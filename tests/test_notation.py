@@ -2,8 +2,9 @@
 
 Keras 3 orders an LSTM's blocks i, f, g, o; its source calls the candidate ``c``, a letter the
 book keeps for the cell state. A page that writes Keras' order as "i, f, c, o" teaches two
-meanings of c. (``book/mistakes.md`` is generated from the checks' sentences, which
-``rnnbook/checks`` owns; it is left out here.)
+meanings of c. The same holds wherever a learner reads: the book's pages (``book/mistakes.md``
+too, generated from the checks' sentences), the exercise notebooks, and the package's own text
+(the checks' sentences and tasks, docstrings).
 """
 import re
 
@@ -15,9 +16,9 @@ from tests.conftest import ROOT
 #: Keras' order with c for the candidate, however it is written: "i, f, c, o", "$i, f, c, o$",
 #: "i,f,c,o", "ifco"
 KERAS_C = re.compile(r"\bi\s*,\s*f\s*,\s*c\s*,\s*o\b|\bifco\b", re.IGNORECASE)
-GENERATED = {"mistakes.md"}
-PAGES = sorted(p for p in (ROOT / "book").iterdir()
-               if p.suffix in (".md", ".ipynb") and p.name not in GENERATED)
+PAGES = sorted(p for folder in ("book", "solutions") for p in (ROOT / folder).iterdir()
+               if p.suffix in (".md", ".ipynb"))
+SOURCES = sorted((ROOT / "rnnbook").rglob("*.py"))
 
 
 def text_of(path):
@@ -34,8 +35,15 @@ def keras_c(text):
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
 def test_keras_candidate_is_g_on_every_page(path):
     found = keras_c(text_of(path))
-    assert not found, (f"book/{path.name} writes Keras' order with c for the candidate "
-                       f"({found}): the book writes i, f, g, o (book/notation.md)")
+    assert not found, (f"{path.parent.name}/{path.name} writes Keras' order with c for the "
+                       f"candidate ({found}): the book writes i, f, g, o (book/notation.md)")
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_keras_candidate_is_g_in_the_package(path):
+    found = keras_c(path.read_text())
+    assert not found, (f"{path.relative_to(ROOT)} writes Keras' order with c for the candidate "
+                       f"({found}): its messages reach learners; write i, f, g, o")
 
 
 def test_the_pattern_sees_every_spelling_and_not_the_right_one():
@@ -45,5 +53,7 @@ def test_the_pattern_sees_every_spelling_and_not_the_right_one():
 
 
 def test_the_chapters_and_the_notation_page_are_read():
-    names = {p.name for p in PAGES}
-    assert "notation.md" in names and "05-gradients-by-hand.ipynb" in names
+    names = {f"{p.parent.name}/{p.name}" for p in PAGES}
+    assert {"book/notation.md", "book/mistakes.md", "book/05-gradients-by-hand.ipynb",
+            "solutions/03-c-state-m-state.ipynb"} <= names
+    assert any(p.name == "ch03.py" for p in SOURCES)
