@@ -34,10 +34,10 @@ def to_plain(value):
 
 
 def _plain(value):
+    if isinstance(value, (np.integer, np.floating, np.bool_)):  # np.float64 is a float too
+        return value.item()
     if isinstance(value, (str, bool, int, float)) or value is None:
         return value
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     if hasattr(value, "numpy") and callable(value.numpy):  # a TensorFlow eager tensor

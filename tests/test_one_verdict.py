@@ -448,3 +448,20 @@ def test_the_grader_takes_fields_and_names_a_changed_argument(tmp_path):
     changed = tests["reset_ended"]
     assert changed["score"] == 0 and changed["extra_data"]["mistake"] == changed_sentence("state")
     assert f"To see these trials again: check(reset_ended, seed={SEED})." in changed["output"]
+
+
+
+@pytest.mark.parametrize("scalar", ["float64", "float32", "int64", "bool_"])
+def test_a_numpy_scalar_answer_crosses_the_pipe_as_a_number(scalar):
+    """``np.float64`` is a subclass of float, yet it must become a Python number before an
+    answer crosses the pipe (the wire refuses a NumPy scalar in an answer: 5.9 answered with
+    ``rel.max()`` got 0 in the grader and passed in the notebook)."""
+    import numpy as np
+
+    from rnnbook.grading import wire
+    from rnnbook.plaindata import to_plain
+
+    value = getattr(np, scalar)(1)
+    plain = to_plain([value, [value]])
+    assert type(plain[0]) in (float, int, bool) and type(plain[1][0]) is type(plain[0])
+    assert wire.decode(json.loads(json.dumps(wire.encode(plain))), 1 << 20) == plain
