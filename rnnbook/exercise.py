@@ -40,7 +40,8 @@ class Mistake:
       parts swapped, one step dropped). The right answer comes from the exercise's NumPy
       reference where it is installed and from TensorFlow's oracle where it is not (the learner
       release ships no reference), so the repository, the release and the grader name the same
-      mistakes; ``tests/test_sweep.py`` holds the two to each other on perturbed cases.
+      mistakes; each chapter's tests (``tests/test_ch0N*.py``, "the same with the oracle as
+      with the reference") hold the two to each other on every mistake.
 
     ``variants`` are other ways to write the same mistake (each a function of the case, like
     ``answer``); the mistake is recognised when any of them matches. A model that raises does
