@@ -41,6 +41,63 @@ def test_run_chunk_is_the_real_graph_with_the_trials_weights():
         assert all(isinstance(s, rc.LSTMStateTuple) for s in graph.final)
 
 
+def test_a_prebuilt_graph_is_the_graph_built_here():
+    """The grader's children import the zygote's serialised graphs (``ch04.PREBUILT``) instead
+    of building them: same variables, same tensors, same numbers, bit for bit, and the
+    LSTMStateTuple structure a learner's code reads."""
+    shapes = {(d["L"], d["D"], d["H"]) for d in ch04.STREAM_DESIGNS}
+    built = ch04.prebuild()
+    assert set(built) == shapes  # every designed shape, so no child builds one
+    rc = tensorflow().compat.v1.nn.rnn_cell
+    for case in CHAPTER.cases("stream_in_chunks", 3):
+        shape = (case["L"], case["D"], case["H"])
+        here, imported = ch04.StateGraph(*shape), ch04.StateGraph(*shape, meta=built[shape])
+        assert [v.op.name for v in imported.variables] == [v.op.name for v in here.variables]
+        results = []
+        for graph in (here, imported):
+            graph.load(case)
+            outputs, final = graph.run(case["inputs"][:, :2], case["state"])
+            assert all(isinstance(s, rc.LSTMStateTuple) for s in final)
+            _, packed = graph.run(case["inputs"], case["state"], fetch_packed=True)
+            results.append((outputs, *(t for s in final for t in s), packed))
+        for a, b in zip(*results, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_the_zygote_prebuilds_in_a_child_and_forks_without_its_threads():
+    """``zygote._prebuild`` fills ``PREBUILT`` from a throwaway child; the zygote itself builds
+    nothing (no TensorFlow graph, no new thread), so forking it stays safe."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, importlib.util\n"
+        "from rnnbook import environment\n"
+        "environment.import_tensorflow(); environment.import_keras()\n"
+        "from rnnbook.checks import ch04\n"
+        "spec = importlib.util.spec_from_file_location('z', 'rnnbook/grading/zygote.py')\n"
+        "z = importlib.util.module_from_spec(spec); spec.loader.exec_module(z)\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
+        "z._prebuild(ch04)\n"
+        "import time\n"
+        "for _ in range(40):  # a short-lived thread of the import may still be ending\n"
+        "    after = len(os.listdir('/proc/self/task'))\n"
+        "    if after <= before: break\n"
+        "    time.sleep(0.05)\n"
+        "assert after <= before, f'threads: {before} before, {after} after'\n"
+        "assert ch04.state_graph.cache_info().currsize == 0\n"
+        "print(sorted(ch04.PREBUILT))\n"
+    )
+    from rnnbook.environment import TF_ENV
+
+    root = ch04.__file__.rsplit("/rnnbook/", 1)[0]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, env={**__import__("os").environ, **TF_ENV}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shapes = sorted((d["L"], d["D"], d["H"]) for d in ch04.STREAM_DESIGNS)
+    assert done.stdout.strip() == str(shapes)
+
+
 def test_run_chunk_refuses_more_than_chunk_steps():
     case = CHAPTER.cases("stream_in_chunks", 1)[0]
     run_chunk = ch04.make_run_chunk(case)

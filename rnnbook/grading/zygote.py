@@ -10,6 +10,8 @@ plaindata, checks, oracles), with
 ``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first. Of the
 chapters it keeps only a *caller* per exercise (its name, its kind and its ``call``, which builds
 the real cell, session or layer from the trial's plain data and calls the learner's function):
+a chapter module with a ``prebuild()`` (Chapter 4's TF1 graphs) has it run once in a
+throwaway child, its result (bytes) put in the module's ``PREBUILT`` for every child to use;
 every checks module is swapped for one whose ``check`` does nothing, and the real modules'
 globals are cut down to what the ``call`` functions reach (:func:`callers_only`). No frame,
 global, module or object the collector can list in a child holds an :class:`Exercise`, a
@@ -94,6 +96,9 @@ def prepare(kind, args):
     from rnnbook.oracles import warm_imports
 
     warm_imports()  # what every child would import again on first use (imports only: no thread)
+    for stem in stems:
+        checks.load(stem)  # imports the chapter's module
+        _prebuild(sys.modules[checks.CHAPTERS[stem]])
     callers, secrets = callers_only({stem: checks.load(stem) for stem in stems})
     gc.collect()
     alive = [describe(ref()) for ref in secrets if ref() is not None]
@@ -101,6 +106,36 @@ def prepare(kind, args):
         raise RuntimeError("the exercises' oracles would be in reach of the child: "
                            + ", ".join(alive[:5]))
     return callers
+
+
+def _prebuild(module):
+    """Fill ``module.PREBUILT`` with ``module.prebuild()``'s result, computed in a throwaway
+    child: what every grading child would otherwise build again (Chapter 4's TF1 graphs, as
+    bytes). Building starts TensorFlow's threads, so it happens in that child; the zygote
+    only receives bytes and stays fit to fork. A build that fails leaves the dict empty, and
+    each child builds for itself (slower, the same graph)."""
+    import pickle
+
+    build = getattr(module, "prebuild", None)
+    if build is None:
+        return
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the builder: our own code only, no submission
+        status = 1
+        try:
+            os.close(read)
+            with os.fdopen(write, "wb") as out:
+                out.write(pickle.dumps(build()))
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        blob = f.read()
+    _, status = os.waitpid(pid, 0)
+    if status == 0 and blob:
+        module.PREBUILT.update(pickle.loads(blob))  # noqa: S301 - written by our own child
 
 
 def _ipython_transformer(folder):
