@@ -16,8 +16,9 @@ object with the trial's random weights and hands it to the learner's function:
 
 Graphs and layers are built once per designed shape and cached; each trial loads its weights
 (milliseconds). A grading child imports the TF1 graphs that its zygote had built once in a
-throwaway process (``PREBUILT``, :func:`prebuild`) instead of building them itself. The Keras layers are real ``keras.layers.LSTM`` objects whose calls run as one
-``tf.function`` (same numbers, about 20 times faster than eager op by op).
+throwaway process (``PREBUILT``, :func:`prebuild`) instead of building them itself. The
+Keras layers are real ``keras.layers.LSTM`` objects whose calls run as one ``tf.function``
+(same numbers, about 20 times faster than eager op by op).
 The expected answers come from TensorFlow (``oracle``) and, for the tests' 200-seed sweeps, from
 the NumPy reference (``rnnbook/reference.py``, touched only inside functions: it does not ship
 to learners). Each mistake is the right answer on a changed case or changed after
