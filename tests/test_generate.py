@@ -92,3 +92,26 @@ def test_mistakes_page_is_up_to_date_and_lists_every_mistake():
         for ex in checks.load(stem).exercises:
             assert f"### Exercise {ex.number} `{ex.name}`" in text
             assert all(f"- {m.sentence}" in text for m in ex.mistakes)
+
+
+EXECUTED = sorted([*(ROOT / "book").glob("0*.ipynb"), *(ROOT / "solutions").glob("*.ipynb")])
+
+
+@pytest.mark.parametrize("path", EXECUTED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_committed_notebooks_were_run_by_make_execute(path):
+    """Step 5 of CONTRIBUTING's checklist (`make execute STEM=...`) was not forgotten: every
+    code cell of a chapter or solutions notebook holds the count of one run from the top (a
+    cell added since has none, and nbval passes a cell with no stored output: it cannot tell),
+    and its printed output is stored as `make execute` stores it, one stream per flush run
+    (a notebook saved another way differs from the next `make execute` in every such cell).
+    Cells tagged ``nbval-ignore-output`` keep nothing (their output is the machine's)."""
+    cells = [cell for cell in source.read(path).cells if cell.cell_type == "code"
+             and "nbval-ignore-output" not in cell.metadata.get("tags", [])]
+    counts = [cell.execution_count for cell in cells]
+    where = f"{path.relative_to(ROOT)}: run `make execute STEM={path.stem}`"
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{where}: its code cells were not run in one pass from the top (counts {counts})")
+    for cell in cells:
+        pairs = zip(cell.outputs, cell.outputs[1:])
+        assert not any(a.output_type == b.output_type == "stream" and a.name == b.name
+                       for a, b in pairs), f"{where}: cell {cell.execution_count}'s streams"
