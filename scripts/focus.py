@@ -31,8 +31,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS, BOOK = ROOT / "solutions", ROOT / "book"
 #: the test files ``check`` runs (the conftest's --focus keeps what concerns the exercise)
 TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_reference.py",
-         "tests/test_backward.py", "tests/test_generate.py", "tests/test_notebooks.py",
-         "tests/test_counts.py", "tests/test_book.py")
+         "tests/test_backward.py", "tests/test_mistake_models.py", "tests/test_generate.py",
+         "tests/test_notebooks.py", "tests/test_counts.py", "tests/test_book.py")
 NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
 #: nbconvert's run of ``execute``, the one place its options are written. A run stores only what
 #: changed: no ``metadata.execution`` timestamps in each cell (``record_timing``), and printed

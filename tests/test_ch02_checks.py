@@ -111,14 +111,6 @@ def test_a_wrong_first_suffix_fails_on_every_seed_with_its_sentence():
         assert not outcome.passed and outcome.mistake == ch02.SPLIT_1, (seed, outcome)
 
 
-@pytest.mark.parametrize("name", [ex.name for ex in ch02.CHAPTER.exercises])
-def test_mistakes_are_the_same_with_the_oracle_as_with_the_reference(name):
-    """What the learner release names (the oracle answering) is what the repository names."""
-    from tests.test_ch01 import the_release_names_the_same_mistakes
-
-    assert not the_release_names_the_same_mistakes(ch02.CHAPTER, name)
-
-
 def test_perturbed_families_change_the_case_not_the_model():
     """common.py's ``*_case`` families: the right answer on a changed case (blocks j and f
     swapped, forget_bias set); ``split_at_h_raises`` names NumPy's row mismatch of D and H

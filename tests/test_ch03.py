@@ -12,13 +12,11 @@ import numpy as np
 import pytest
 
 import rnnbook
-from rnnbook import memo
 from rnnbook import reference as ref
 from rnnbook.byhand import answer
 from rnnbook.checks import ch03
-from rnnbook.compare import agrees, evaluate
+from rnnbook.compare import evaluate
 from rnnbook.oracles import run_keras_lstm
-from rnnbook.plaindata import to_plain
 
 tf = rnnbook.setup()
 
@@ -153,50 +151,3 @@ def test_a_by_hand_answer_that_calls_tensorflow_earns_nothing():
 
 
 # --- the mistake models: the same with TensorFlow's oracle as with the reference (issue 25) ---
-
-
-def models_with_and_without_the_reference(chapter, name, monkeypatch, seed=0):
-    """Each mistake model's answers on the trials of ``seed`` (an exception's class name where
-    it does not apply), computed once from the reference (the repository) and once from
-    TensorFlow's oracle, the reference stubbed as in the learner release:
-    ``(ex, [(sentence, with reference, with the oracle), ...])``."""
-    ex = chapter[name]
-    cases = chapter.cases(name, seed)
-
-    def answers():
-        memo._REMEMBERED.clear()  # the models remember their answers: ask them again
-        found = []
-        for mistake in ex.mistakes:
-            for model in mistake.models:
-                for case in cases:
-                    try:
-                        found.append((mistake.sentence, to_plain(model(case))))
-                    except Exception as error:  # noqa: BLE001 - the model does not apply
-                        found.append((mistake.sentence, type(error).__name__))
-        return found
-
-    repository = answers()
-
-    def stub(case):
-        raise ImportError("rnnbook.reference is not part of the learner release")
-
-    monkeypatch.setattr(ex, "reference", stub)
-    release = answers()
-    memo._REMEMBERED.clear()
-    return ex, [(s, a, b) for (s, a), (_, b) in zip(repository, release, strict=True)]
-
-
-def assert_same_models(ex, triples):
-    differ = [sentence[:60] for sentence, a, b in triples
-              if not (a == b if isinstance(a, str) or isinstance(b, str)
-                      else agrees(a, b, 10 * ex.rtol, 10 * ex.atol))]
-    assert not differ, f"{ex.name}: the release computes other answers for: {differ}"
-    assert any(not isinstance(a, str) for _, a, _ in triples)
-
-
-@pytest.mark.parametrize("name", [ex.name for ex in ch03.CHAPTER.exercises])
-def test_mistake_models_are_the_same_from_the_oracle(monkeypatch, name):
-    """The learner release computes each mistake from TensorFlow's oracle on the changed case
-    (``Mistake(perturb=, after=)``): the same answers as from the reference, so both name the
-    same mistakes."""
-    assert_same_models(*models_with_and_without_the_reference(ch03.CHAPTER, name, monkeypatch))

@@ -11,7 +11,6 @@ from rnnbook.checks import ch04
 from rnnbook.compare import evaluate
 from rnnbook.oracles import keras3, tensorflow
 from tests.learners import ch04 as learners
-from tests.test_ch03 import assert_same_models, models_with_and_without_the_reference
 from tests.test_sweep import SEEDS
 
 CHAPTER = ch04.CHAPTER
@@ -333,10 +332,3 @@ def test_an_answer_that_changes_the_callers_array_fails():
     result = outcome("reset_ended", learners.reset_in_place_no_copy, 0)
     assert not result.passed and result.share == 0
     assert result.mistake.startswith("your function changed its argument `state`"), str(result)
-
-
-@pytest.mark.parametrize("name", [ex.name for ex in CHAPTER.exercises])
-def test_mistake_models_are_the_same_from_the_oracle(monkeypatch, name):
-    """The learner release computes each mistake from TensorFlow's oracle (per layer, chunk or
-    step where one run cannot say it): the same answers as from the reference."""
-    assert_same_models(*models_with_and_without_the_reference(CHAPTER, name, monkeypatch))

@@ -112,6 +112,6 @@ def test_committed_notebooks_were_run_by_make_execute(path):
     assert counts == list(range(1, len(counts) + 1)), (
         f"{where}: its code cells were not run in one pass from the top (counts {counts})")
     for cell in cells:
-        pairs = zip(cell.outputs, cell.outputs[1:])
+        pairs = zip(cell.outputs, cell.outputs[1:], strict=False)
         assert not any(a.output_type == b.output_type == "stream" and a.name == b.name
                        for a, b in pairs), f"{where}: cell {cell.execution_count}'s streams"
