@@ -628,7 +628,8 @@ def grade(config, submissions, out, table_file=None):
             run.count()
             workers = min(config.workers, len(run.gradable))
             log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
-                f"time, seed {run.seed}, walls: {run.isolation}")
+                f"time, seed {run.seed}, limits {config.limits_text()}, "
+                f"walls: {run.isolation}")
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = {pool.submit(run.grade, sub, work): sub for sub in run.gradable}
