@@ -20,7 +20,8 @@ BEFORE = {"--out", "--seed", "--workers", "--timeout", "--cell-timeout", "--budg
           "--memory", "--processes", "--chapter", "--overwrite", "--visibility", "--roster",
           "--no-class-report", "--no-walls", "--walls-if-possible", "--exercises"}
 DEFAULTS = {"seed": None, "chapter": None, "timeout": 10.0, "cell_timeout": 120.0,
-            "budget": 300.0, "memory": 2048, "processes": 256, "walls": "required",
+            "budget": 300.0, "memory": 2048, "processes": 256, "max_notebook": 32,
+            "walls": "required",
             "overwrite": False, "visibility": "visible", "roster": None,
             "class_report": True}
 
@@ -208,3 +209,20 @@ def test_a_config_is_checked_as_the_command_line_checks_it():
         config.Config(walls="sometimes").check()
     assert config.Config().check() == config.Config()
     assert pathlib.Path(parse("--roster", "").roster) == pathlib.Path(".")  # as before
+
+
+def test_max_notebook_refuses_a_larger_file(tmp_path):
+    """The trial of an option made from a constant (``run.MAX_NOTEBOOK``): its declaration,
+    where run.py reads it, and this test; the rest followed."""
+    import nbformat
+
+    from rnnbook.grading import run
+
+    big = tmp_path / "big.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x" * 1_100_000)])
+    nbformat.write(nb, str(big))
+    refused = run.Run(parse("--max-notebook", "1"), [big], tmp_path / "out").subs[0]
+    assert refused.error == f"{big}: larger than 1 MB"
+    kept = run.Run(parse(), [big], tmp_path / "out").subs[0]
+    assert "larger than" not in (kept.error or "")
+    assert config.bundle_defaults()["max_notebook"] == 32  # Gradescope's too

@@ -110,6 +110,10 @@ class Config:
                "starts, together",
         hit="what the submission's code raises: `BlockingIOError: [Errno 11] Resource "
             "temporarily unavailable` from a fork, `RuntimeError: can't start new thread`")
+    max_notebook: int = option(
+        32, "MB of a submission's file", unit="MB", bundle=True, above=0,
+        limits="the notebook file, read before any of it runs",
+        hit='"Not graded: ... larger than MB MB"; 0')
     workers: int = option(
         os.cpu_count() or 1, "submissions graded at once", unit="K", above=0,
         shown="the number of cores")
