@@ -51,7 +51,7 @@ def grade(settings: config.Config, submissions: list[str], out: pathlib.Path,
 def entry() -> None:
     # This process never draws. Keras 3, imported here for some oracles, imports
     # matplotlib.pyplot whenever it can (for its plotting utilities): most of its import time.
-    sys.modules.setdefault("matplotlib", None)
+    sys.modules.setdefault("matplotlib", None)  # type: ignore[arg-type]  # None: never import
     status = main()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -153,9 +153,7 @@ def plain_trials(ex, cases):
     return trials
 
 
-def load_submission(sub: results.Submission, forced: str | None,
-                    cells: dict[str, list[source.ExerciseCell]],
-                    max_mb: int = Config.max_notebook) -> results.Submission:
+def load_submission(sub, forced, cells, max_mb=Config.max_notebook):
     """Read ``sub.path`` (only read: never written), of at most ``max_mb`` MB;
     ``sub.error`` says why it cannot be graded."""
     sub.chapter = forced or ""  # a file that cannot be read still counts in its chapter
