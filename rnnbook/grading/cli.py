@@ -2,7 +2,7 @@
 
     python -m rnnbook.grading SUBMISSION.ipynb|FOLDER [...] --out DIR [options]
 
-The options are :mod:`.config`'s declarations (``--help`` lists them with their defaults).
+The options are :mod:`.config`'s declarations (``--help`` lists them, with defaults).
 Writes ``DIR/<name>/results.json`` and ``feedback.md`` as each submission is graded, and
 ``DIR/gradebook.csv``, ``DIR/class-report.html`` and ``DIR/class-report.csv`` at the end; one
 line per event on stderr. Exit status: 0 every file was
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def grade(settings: config.Config, submissions: list[str], out: pathlib.Path,
           exercises: pathlib.Path | None = None) -> int:
-    """Grade with ``settings`` (checked); the exit status. Gradescope's side calls it too."""
+    """Grade with checked ``settings``; the exit status (Gradescope's side calls it)."""
     run._stderr()  # before anything can move fd 2
     try:
         return run.grade(settings, submissions, out, exercises)
@@ -51,7 +51,8 @@ def grade(settings: config.Config, submissions: list[str], out: pathlib.Path,
 def entry() -> None:
     # This process never draws. Keras 3, imported here for some oracles, imports
     # matplotlib.pyplot whenever it can (for its plotting utilities): most of its import time.
-    sys.modules.setdefault("matplotlib", None)  # type: ignore[arg-type]  # None: never import
+    # (None in sys.modules blocks the import)
+    sys.modules.setdefault("matplotlib", None)  # type: ignore[arg-type]
     status = main()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -1,8 +1,8 @@
-"""The grader's settings, each declared once: a :class:`Config` field made by :func:`option`.
+"""The grader's settings, each declared once: a :class:`Config` field (:func:`option`).
 
 A declaration holds the default, the help text, the unit, whether the Gradescope bundle
-carries it, the bounds it must keep and, for a limit, what it limits and what a student's
-report says when it is hit. Everything else is derived from the fields:
+carries it, the bounds it must keep and, for a limit, what it limits and what a
+student's report says when it is hit. Everything else is derived from the fields:
 
 - the command line: :func:`add_options`, :func:`from_args` (``cli.py``; ``release.py``
   for the bundle's options);
@@ -33,8 +33,8 @@ INSTRUCTORS = ROOT / "book" / "instructors.md"
 #: carries in place of solutions/
 EXERCISES = "exercises.json"
 WALLS = ("required", "auto", "off")
-#: Gradescope's visibility of each test's output (its trials): shown at once, never, after
-#: the due date, or once the grades are published
+#: Gradescope's visibility of each test's output (its trials): shown at once, never,
+#: after the due date, or once the grades are published
 VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 #: the lines around the generated options table in book/instructors.md
 MARKERS = ("% BEGIN the options' table: python -m rnnbook.grading.config writes it",
@@ -61,7 +61,7 @@ class Option:
     why: str = ""  # the reason for the bound, in its error
     choices: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
     shown: str = ""  # the default as --help says it, where it is not the value itself
-    parse: Callable[[str], Any] | None = None  # command-line text -> value (default: type)
+    parse: Callable[[str], Any] | None = None  # command-line text -> value (else: type)
     #: a setting chosen by flags of its own: (flag, value, help); the first given wins
     switches: tuple[tuple[str, str, str], ...] = ()
 
@@ -91,16 +91,16 @@ class Config:
                "included",
         hit='"Note: cell N went over the time limit of S s; it was skipped"')
     budget: float = option(
-        300.0, "seconds of wall time per submission, all its children together", unit="S",
-        bundle=True, above=0,
+        300.0, "seconds of wall time per submission, all its children together",
+        unit="S", bundle=True, above=0,
         limits="seconds of wall time for a whole submission, every restart included",
         hit="the exercises not yet graded: \"the submission's time budget of S s ran "
             'out"; 0')
     memory: int = option(
         2048, "MB of memory per submission's process and what it starts", unit="MB",
         bundle=True, above=0,
-        limits="the notebook's process and everything it starts: resident memory, memfd "
-               "files, its scratch files",
+        limits="the notebook's process and everything it starts: resident memory, "
+               "memfd files, its scratch files",
         hit='"went over the memory limit of MB MB" (and how much of it was scratch '
             "files); 0 for that exercise, or the cell skipped")
     processes: int = option(
@@ -108,8 +108,9 @@ class Config:
         bundle=True, least=16, why="a TensorFlow child has a few threads of its own",
         limits="processes and threads of the notebook's process and everything it "
                "starts, together",
-        hit="what the submission's code raises: `BlockingIOError: [Errno 11] Resource "
-            "temporarily unavailable` from a fork, `RuntimeError: can't start new thread`")
+        hit="what the submission's code raises: `BlockingIOError: [Errno 11] "
+            "Resource temporarily unavailable` from a fork, `RuntimeError: can't start "
+            "new thread`")
     max_notebook: int = option(
         32, "MB of a submission's file", unit="MB", bundle=True, above=0,
         limits="the notebook file, read before any of it runs",
@@ -152,8 +153,8 @@ def declared(f: Field[Any]) -> Option:
 
 
 def flag(f: Field[Any]) -> str:
-    """``--cell-timeout`` for ``cell_timeout``; ``--no-x`` for a bool ``x`` on by default;
-    a setting chosen by switches is named by its field."""
+    """``--cell-timeout`` for ``cell_timeout``; ``--no-x`` for a bool ``x`` on by
+    default; a setting chosen by switches is named by its field."""
     name = f.name.replace("_", "-")
     if declared(f).switches:
         return f.name
@@ -192,13 +193,13 @@ def _check(f: Field[Any], value: Any) -> None:
                          f"not {value!r}")
 
 
-# --- derived: the command line ---------------------------------------------------------
+# --- derived: the command line -----------------------------------------------------
 
 
 def add_options(parser: argparse.ArgumentParser, *, bundle: bool = False,
                 required: Iterable[str] = ()) -> None:
-    """Add every option to ``parser``; those in ``required`` must be given. ``bundle``: the
-    bundle's options only, each ``None`` unless given (then :func:`bundle_settings`'s)."""
+    """Add every option to ``parser``; those in ``required`` must be given.
+    ``bundle``: the bundle's options only, ``None`` unless given (its default then)."""
     for f in fields(Config):
         o = declared(f)
         if bundle and not o.bundle:
@@ -228,7 +229,8 @@ def from_args(args: argparse.Namespace) -> Config:
         value = getattr(args, f.name)
         if declared(f).switches:
             given = value or ()
-            value = next((v for _, v, _ in declared(f).switches if v in given), f.default)
+            chosen = [v for _, v, _ in declared(f).switches if v in given]
+            value = chosen[0] if chosen else f.default
         values[f.name] = value
     return Config(**values)
 
@@ -239,7 +241,7 @@ def given(args: argparse.Namespace) -> dict[str, Any]:
             if getattr(args, name, None) is not None}
 
 
-# --- derived: the Gradescope bundle's settings -----------------------------------------
+# --- derived: the Gradescope bundle's settings -------------------------------------
 
 
 def bundle_names() -> tuple[str, ...]:
@@ -266,7 +268,7 @@ def _coerced(f: Field[Any], value: Any) -> Any:
             return (declared(f).parse or kind)(value)
         except ValueError:
             pass
-    elif kind is float and isinstance(value, int | float) and not isinstance(value, bool):
+    elif kind is float and isinstance(value, int | float) and type(value) is not bool:
         return float(value)
     elif isinstance(value, kind) and not isinstance(value, bool):
         return value
@@ -275,19 +277,19 @@ def _coerced(f: Field[Any], value: Any) -> Any:
 
 
 def from_settings(settings: Mapping[str, Any], **fixed: Any) -> Config:
-    """The checked :class:`Config` of a bundle's settings (other keys, and nulls, are left
-    out: defaults), with the ``fixed`` values on top; a ValueError says what is wrong."""
+    """The checked :class:`Config` of a bundle's settings (other keys, and nulls, are
+    left out: defaults), ``fixed`` values on top; a ValueError says what is wrong."""
     bundled = {f.name: f for f in fields(Config) if declared(f).bundle}
     values = {name: _coerced(bundled[name], value) for name, value in settings.items()
               if name in bundled and value is not None}
     return Config(**{**values, **fixed}).check()
 
 
-# --- derived: the instructors' Limits table --------------------------------------------
+# --- derived: the instructors' Limits table ----------------------------------------
 
 
 def limits_table() -> str:
-    """The *Limits* table of the options that are limits, and which the bundle carries."""
+    """The *Limits* table: the options that are limits; those the bundle carries."""
     rows = ["| Option | Default | What it limits | The student's report says |",
             "|---|---|---|---|"]
     bundled = []
@@ -298,13 +300,13 @@ def limits_table() -> str:
                         f"| {o.hit} |")
             bundled += [f"`{flag(f)}`"] if o.bundle else []
     said = textwrap.fill(f"The Gradescope bundle carries {', '.join(bundled)} too: "
-                         "`python -m rnnbook.grading.release autograder` takes the same "
-                         "flags.", 88)
+                         "`python -m rnnbook.grading.release autograder` takes the "
+                         "same flags.", 88)
     return "\n".join(rows) + f"\n\n{said}"
 
 
 def with_limits_table(page: str) -> str:
-    """``page`` (book/instructors.md) with :func:`limits_table` between :data:`MARKERS`."""
+    """``page`` (book/instructors.md) with :func:`limits_table` between the markers."""
     start, end = MARKERS
     if page.count(start) != 1 or page.count(end) != 1:
         raise ValueError(f"{INSTRUCTORS.name} must hold each line of MARKERS once")
@@ -313,7 +315,7 @@ def with_limits_table(page: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the options table into book/instructors.md; ``--check``: say if it differs."""
+    """Write the options' table into book/instructors.md (``--check``: only compare)."""
     parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.config",
                                      description=main.__doc__)
     parser.add_argument("--check", action="store_true", help="write nothing")

@@ -37,9 +37,9 @@ ON_GRADESCOPE = {"workers": 1, "walls": "auto", "class_report": False}
 
 
 def settings(source: str | pathlib.Path) -> Config:
-    """The grading :class:`Config` of the bundle's settings (``autograder.json``; defaults
-    for what it leaves out) and of Gradescope's: one submission in a container of its own.
-    A ValueError says in one line what is wrong in the settings."""
+    """The grading :class:`Config` of the bundle's settings (``autograder.json``;
+    defaults for what it leaves out) and of Gradescope's: one submission in a container
+    of its own. A ValueError says in one line what is wrong in the settings."""
     path = pathlib.Path(source) / SETTINGS
     found = json.loads(path.read_text()) if path.exists() else {}
     if not isinstance(found, dict):
@@ -122,7 +122,8 @@ def run(root: str | pathlib.Path) -> dict[str, Any]:
     try:
         config = settings(root / "source")
     except ValueError as error:
-        results = failed(f"the bundle's settings are wrong ({error}); tell your instructor")
+        results = failed(f"the bundle's settings are wrong ({error}); tell your "
+                         "instructor")
     else:
         results = _graded(root, config)
     text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
@@ -140,7 +141,8 @@ def _graded(root: pathlib.Path, config: Config) -> dict[str, Any]:
     return results
 
 
-def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path) -> dict[str, Any]:
+def _grade(notebook: pathlib.Path, config: Config,
+           table: pathlib.Path) -> dict[str, Any]:
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
     try:
         try:
@@ -152,7 +154,8 @@ def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path) -> dict[
         found = sorted((work / "out").glob("*/results.json"))
         path = found[0] if len(found) == 1 else work / "missing"
         if not path.exists():
-            return failed("the autograder wrote no report; tell your instructor", config.seed)
+            return failed("the autograder wrote no report; tell your instructor",
+                          config.seed)
         return json.loads(path.read_text())
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -124,8 +124,9 @@ def _add(bundle, name, data, executable=False):
 
 def autograder(out: str | pathlib.Path, chapter: str | None,
                **settings: Any) -> pathlib.Path:
-    """Write the Gradescope bundle to ``out`` (a .zip) for ``chapter``, with the bundle's
-    ``settings`` (:func:`.config.bundle_names`; ``None``: the default); returns its path."""
+    """Write the Gradescope bundle to ``out`` (a .zip) for ``chapter``, with the
+    bundle's ``settings`` (:func:`.config.bundle_names`; ``None``: the default); returns
+    its path."""
     if chapter not in checks.CHAPTERS:
         raise source.SourceError(f"choose the assignment's chapter (CHAPTER=...): one of "
                                  f"{', '.join(checks.CHAPTERS)}")
@@ -145,7 +146,8 @@ def autograder(out: str | pathlib.Path, chapter: str | None,
         _add(bundle, "run_autograder", (TEMPLATES / "run_autograder").read_text(),
              executable=True)
         _add(bundle, "README.md", (TEMPLATES / "bundle-README.md").read_text())
-        _add(bundle, SETTINGS, json.dumps(config.bundle_settings(bundled), indent=2) + "\n")
+        settings_text = json.dumps(config.bundle_settings(bundled), indent=2)
+        _add(bundle, SETTINGS, settings_text + "\n")
         _add(bundle, EXERCISES, json.dumps(table, indent=2) + "\n")
         _add(bundle, "requirements.txt", (ROOT / "requirements.txt").read_bytes())
         _add(bundle, "pyproject.toml", _pyproject(learner=False))
