@@ -141,7 +141,7 @@ def test_gradescope_passes_the_whole_config_to_the_grader(tmp_path, monkeypatch)
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / f"{STEM}.ipynb").write_text("{}")
     seen = []
-    monkeypatch.setattr(cli, "grade", lambda settings, *_: seen.append(settings) or 2)
+    monkeypatch.setattr(cli, "grade_with", lambda config, *_: seen.append(config) or 2)
     results = gradescope.run(tmp_path)
     assert results["output"].startswith("Not graded: the autograder wrote no report")
     assert [(c.processes, c.memory, c.chapter, c.workers) for c in seen] == [

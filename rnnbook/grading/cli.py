@@ -4,10 +4,10 @@
 
 The options are :mod:`.config`'s declarations (``--help`` lists them, with defaults).
 Writes ``DIR/<name>/results.json`` and ``feedback.md`` as each submission is graded, and
-``DIR/gradebook.csv``, ``DIR/class-report.html`` and ``DIR/class-report.csv`` at the end; one
-line per event on stderr. Exit status: 0 every file was
-graded, 1 some could not be (their reports say why) or a roster id is on two submissions,
-2 nothing was graded.
+``DIR/gradebook.csv``, ``DIR/class-report.html`` and ``DIR/class-report.csv`` at the
+end; one line per event on stderr. Exit status: 0 every file was graded, 1 some could
+not be (their reports say why) or a roster id is on two submissions, 2 nothing was
+graded.
 """
 import argparse
 import pathlib
@@ -18,10 +18,11 @@ from rnnbook.grading import config, run
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m rnnbook.grading",
-                                description="Grade exercise notebooks into Gradescope-format "
-                                            "reports.")
+                                description="Grade exercise notebooks into "
+                                            "Gradescope-format reports.")
     p.add_argument("submissions", nargs="+", help="notebooks, or folders of notebooks")
-    p.add_argument("--out", required=True, type=pathlib.Path, help="folder for the reports")
+    p.add_argument("--out", required=True, type=pathlib.Path,
+                   help="folder for the reports")
     config.add_options(p)
     # the bundle's exercise table, in place of solutions/
     p.add_argument("--exercises", type=pathlib.Path, help=argparse.SUPPRESS)
@@ -34,11 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         settings = config.from_args(args).check()
     except ValueError as error:
         parser().error(str(error))
-    return grade(settings, args.submissions, args.out, args.exercises)
+    return grade_with(settings, args.submissions, args.out, args.exercises)
 
 
-def grade(settings: config.Config, submissions: list[str], out: pathlib.Path,
-          exercises: pathlib.Path | None = None) -> int:
+def grade_with(settings: config.Config, submissions: list[str], out: pathlib.Path,
+               exercises: pathlib.Path | None = None) -> int:
     """Grade with checked ``settings``; the exit status (Gradescope's side calls it)."""
     run._stderr()  # before anything can move fd 2
     try:
@@ -50,8 +51,8 @@ def grade(settings: config.Config, submissions: list[str], out: pathlib.Path,
 
 def entry() -> None:
     # This process never draws. Keras 3, imported here for some oracles, imports
-    # matplotlib.pyplot whenever it can (for its plotting utilities): most of its import time.
-    # (None in sys.modules blocks the import)
+    # matplotlib.pyplot whenever it can (for its plotting utilities): most of its import
+    # time. (None in sys.modules blocks the import.)
     sys.modules.setdefault("matplotlib", None)  # type: ignore[arg-type]
     status = main()
     sys.stdout.flush()

@@ -146,7 +146,7 @@ def _grade(notebook: pathlib.Path, config: Config,
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
     try:
         try:
-            cli.grade(config, [str(notebook)], work / "out",
+            cli.grade_with(config, [str(notebook)], work / "out",
                       table if table.exists() else None)
         except Exception as error:  # noqa: BLE001 - the student must still get a results.json
             return failed(f"the autograder failed ({type(error).__name__}: {error}); "
