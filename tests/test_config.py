@@ -104,6 +104,8 @@ def test_the_bundle_carries_processes_and_refuses_a_bad_value(tmp_path):
         settings = json.loads(z.read(gradescope.SETTINGS))
     assert settings == {**config.bundle_defaults(), "chapter": STEM, "processes": 64,
                         "memory": 900}
+    with pytest.raises(release.source.SourceError, match="no setting workers"):
+        release.autograder(tmp_path / "c.zip", STEM, workers=3)  # Gradescope fixes it
     assert release.main(["autograder", "--chapter", STEM, "--memory", "-3",
                          "--out", str(tmp_path / "b.zip")]) == 2
     assert not (tmp_path / "b.zip").exists()
