@@ -2,7 +2,7 @@
 
 Modules, one job each:
 
-- :mod:`.config`      the settings, with one set of defaults
+- :mod:`.config`      the options, each declared once (flag, help, default, bounds, bundle)
 - :mod:`.run`         a grading run: the exercise table, trials drawn once, oracle, children
 - :mod:`.attempt`     one child's attempt at a submission, stage by stage: its job, its events,
                       the limits, what it gave

@@ -23,24 +23,31 @@ import pathlib
 import shutil
 import sys
 import tempfile
+from typing import Any
 
 from rnnbook import checks
 from rnnbook.grading import cli
-from rnnbook.grading.config import EXERCISES, bundle_defaults
+from rnnbook.grading.config import EXERCISES, Config, from_settings
 from rnnbook.grading.walls import STUBBED
 
 SETTINGS = "autograder.json"
+#: what Gradescope fixes whatever the bundle says: one submission per container, walls
+#: where the container allows them, no class report
+ON_GRADESCOPE = {"workers": 1, "walls": "auto", "class_report": False}
 
 
-def settings(source):
-    """The bundle's settings (``autograder.json``), with defaults for what it leaves out."""
+def settings(source: str | pathlib.Path) -> Config:
+    """The grading :class:`Config` of the bundle's settings (``autograder.json``;
+    defaults for what it leaves out) and of Gradescope's: one submission in a container
+    of its own. A ValueError says in one line what is wrong in the settings."""
     path = pathlib.Path(source) / SETTINGS
     found = json.loads(path.read_text()) if path.exists() else {}
-    defaults = bundle_defaults()
-    return {**defaults, **{k: v for k, v in found.items() if k in defaults}}
+    if not isinstance(found, dict):
+        raise ValueError(f"{SETTINGS} must hold a JSON object")
+    return from_settings(found, **ON_GRADESCOPE)
 
 
-def _chapter_of(path):
+def _chapter_of(path: pathlib.Path) -> str | None:
     try:
         meta = json.loads(path.read_text()).get("metadata", {}).get("rnnbook", {})
         return meta.get("chapter") if isinstance(meta, dict) else None
@@ -48,7 +55,8 @@ def _chapter_of(path):
         return None
 
 
-def pick(folder, chapter=None):
+def pick(folder: str | pathlib.Path, chapter: str | None = None
+         ) -> tuple[pathlib.Path | None, str]:
     """``(notebook, note)``: the notebook to grade among those submitted, and a sentence saying
     which one was chosen when there was a choice (``(None, reason)`` when there is none).
 
@@ -66,7 +74,7 @@ def pick(folder, chapter=None):
     if len(found) == 1:
         return found[0], ""
 
-    def rank(path):
+    def rank(path: pathlib.Path) -> tuple[bool, bool, bool]:
         named = _chapter_of(path)
         if chapter:
             return (path.name != f"{chapter}.ipynb", named != chapter, chapter not in path.name)
@@ -77,13 +85,13 @@ def pick(folder, chapter=None):
     return best, f"Graded {best.relative_to(folder)}; also submitted, not graded: {rest}."
 
 
-def failed(reason, seed=None):
+def failed(reason: str, seed: int | None = None) -> dict[str, Any]:
     """A results.json for a submission that could not be graded."""
     return {"score": 0, "output": f"Not graded: {reason}", "tests": [],
             "extra_data": {"seed": seed, "error": reason}}
 
 
-def lock(source):
+def lock(source: str | pathlib.Path) -> list[pathlib.Path]:
     """Make the instructor's side of the bundle in ``source`` readable by its owner only: the
     grader, the checks (their oracles; the zygote imports them before a child exists), the
     reference and the backward pass, the settings and every ``__pycache__`` of the package (a
@@ -104,57 +112,56 @@ def lock(source):
     return changed
 
 
-def run(root):
+def run(root: str | pathlib.Path) -> dict[str, Any]:
     """Grade ``root/submission`` into ``root/results/results.json``; returns the results."""
     root = pathlib.Path(root)
     if os.geteuid() == 0:
         lock(root / "source")
-    config = settings(root / "source")
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
-    notebook, note = pick(root / "submission", config["chapter"])
-    if notebook is None:
-        results = failed(note, config["seed"])
+    try:
+        config = settings(root / "source")
+    except ValueError as error:
+        results = failed(f"the bundle's settings are wrong ({error}); tell your "
+                         "instructor")
     else:
-        results = _grade(notebook, config, root / "source" / EXERCISES)
-        if note:
-            results["output"] = f"{note}\n{results['output']}"
+        results = _graded(root, config)
     text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
     (results_dir / "results.json").write_text(text)
     return results
 
 
-def _grade(notebook, config, table):
+def _graded(root: pathlib.Path, config: Config) -> dict[str, Any]:
+    notebook, note = pick(root / "submission", config.chapter)
+    if notebook is None:
+        return failed(note, config.seed)
+    results = _grade(notebook, config, root / "source" / EXERCISES)
+    if note:
+        results["output"] = f"{note}\n{results['output']}"
+    return results
+
+
+def _grade(notebook: pathlib.Path, config: Config,
+           table: pathlib.Path) -> dict[str, Any]:
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
     try:
-        args = [str(notebook), "--out", str(work / "out"), "--workers", "1",
-                "--timeout", str(config["timeout"]), "--cell-timeout", str(config["cell_timeout"]),
-                "--budget", str(config["budget"]), "--memory", str(config["memory"]),
-                "--walls-if-possible"]
-        if table.exists():
-            args += ["--exercises", str(table)]
-        args.append("--no-class-report")
-        if config.get("visibility"):
-            args += ["--visibility", config["visibility"]]
-        if config["seed"] is not None:
-            args += ["--seed", str(config["seed"])]
-        if config["chapter"]:
-            args += ["--chapter", config["chapter"]]
         try:
-            cli.main(args)
+            cli.grade_with(config, [str(notebook)], work / "out",
+                      table if table.exists() else None)
         except Exception as error:  # noqa: BLE001 - the student must still get a results.json
             return failed(f"the autograder failed ({type(error).__name__}: {error}); "
-                          "tell your instructor", config["seed"])
+                          "tell your instructor", config.seed)
         found = sorted((work / "out").glob("*/results.json"))
         path = found[0] if len(found) == 1 else work / "missing"
         if not path.exists():
-            return failed("the autograder wrote no report; tell your instructor", config["seed"])
+            return failed("the autograder wrote no report; tell your instructor",
+                          config.seed)
         return json.loads(path.read_text())
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.gradescope",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=pathlib.Path,

@@ -1,11 +1,12 @@
 """What instructors hand out: the Gradescope bundle and the learner release.
 
     python -m rnnbook.grading.release autograder --chapter STEM [--out _build/autograder.zip]
-        [--seed N] [--timeout S] [--cell-timeout S] [--budget S] [--memory MB]
+        [the bundle's options: --seed N, --timeout S, ... (--help lists them)]
     python -m rnnbook.grading.release learners [--out _build/release] [--repository URL]
 
 ``autograder`` (``make autograder CHAPTER=...``) writes the zip for Gradescope: the scripts and
-README from ``templates/``, ``autograder.json`` (the settings), ``exercises.json`` (each
+README from ``templates/``, ``autograder.json`` (the settings: the grader's options that
+:mod:`.config` declares ``bundle=True``), ``exercises.json`` (each
 chapter's exercise table, read from ``solutions/``), ``requirements.txt``, ``pyproject.toml`` and
 the whole ``rnnbook`` package. No solution notebook.
 
@@ -28,9 +29,11 @@ import stat
 import sys
 import tomllib
 import zipfile
+from typing import Any
 
 from rnnbook import checks, generate, source
-from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS, VISIBILITY, bundle_defaults
+from rnnbook.grading import config
+from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS
 from rnnbook.grading.gradescope import SETTINGS
 from rnnbook.grading.walls import INSTRUCTOR, STUBBED
 
@@ -119,13 +122,21 @@ def _add(bundle, name, data, executable=False):
     bundle.writestr(info, data)
 
 
-def autograder(out, chapter, **settings):
-    """Write the Gradescope bundle to ``out`` (a .zip) for ``chapter``; returns its path."""
+def autograder(out: str | pathlib.Path, chapter: str | None,
+               **settings: Any) -> pathlib.Path:
+    """Write the Gradescope bundle to ``out`` (a .zip) for ``chapter``, with the
+    bundle's ``settings`` (:func:`.config.bundle_names`; ``None``: the default); returns
+    its path."""
     if chapter not in checks.CHAPTERS:
         raise source.SourceError(f"choose the assignment's chapter (CHAPTER=...): one of "
                                  f"{', '.join(checks.CHAPTERS)}")
-    config = dict(bundle_defaults(), chapter=chapter)
-    config.update({k: v for k, v in settings.items() if v is not None})
+    unknown = sorted(set(settings) - set(config.bundle_names()))
+    if unknown:
+        raise source.SourceError(f"the bundle has no setting {', '.join(unknown)}")
+    try:
+        bundled = config.from_settings({**settings, "chapter": chapter})
+    except ValueError as error:
+        raise source.SourceError(str(error)) from None
     table = exercise_table()
     out = pathlib.Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +146,8 @@ def autograder(out, chapter, **settings):
         _add(bundle, "run_autograder", (TEMPLATES / "run_autograder").read_text(),
              executable=True)
         _add(bundle, "README.md", (TEMPLATES / "bundle-README.md").read_text())
-        _add(bundle, SETTINGS, json.dumps(config, indent=2) + "\n")
+        settings_text = json.dumps(config.bundle_settings(bundled), indent=2)
+        _add(bundle, SETTINGS, settings_text + "\n")
         _add(bundle, EXERCISES, json.dumps(table, indent=2) + "\n")
         _add(bundle, "requirements.txt", (ROOT / "requirements.txt").read_bytes())
         _add(bundle, "pyproject.toml", _pyproject(learner=False))
@@ -168,23 +180,13 @@ def learners(out, repository=None):
     return out
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.release",
                                      description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
     bundle = sub.add_parser("autograder", help="the Gradescope bundle (a zip)")
     bundle.add_argument("--out", type=pathlib.Path, default=ROOT / "_build" / "autograder.zip")
-    bundle.add_argument("--chapter", choices=sorted(checks.CHAPTERS), required=True,
-                        help="the assignment's chapter: every upload is graded as this one")
-    bundle.add_argument("--seed", type=int, help="the same hidden trials for everyone (default: "
-                        "a fresh seed per submission, recorded in its results)")
-    bundle.add_argument("--timeout", type=float, help="seconds per exercise")
-    bundle.add_argument("--cell-timeout", type=float, help="seconds per notebook cell")
-    bundle.add_argument("--budget", type=float, help="seconds of wall time per submission")
-    bundle.add_argument("--memory", type=int, help="MB of memory for the notebook's process")
-    bundle.add_argument("--visibility", choices=VISIBILITY,
-                        help="Gradescope's visibility of each exercise's output (default "
-                             "visible; after_due_date keeps the trials hidden until the deadline)")
+    config.add_options(bundle, bundle=True, required=("chapter",))
     release = sub.add_parser("learners", help="the folder to give students")
     release.add_argument("--out", type=pathlib.Path, default=ROOT / "_build" / "release")
     release.add_argument("--repository", help="the course's repository (URL or GitHub "
@@ -193,9 +195,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.what == "autograder":
-            path = autograder(args.out, args.chapter, seed=args.seed, timeout=args.timeout,
-                              cell_timeout=args.cell_timeout, budget=args.budget,
-                              memory=args.memory, visibility=args.visibility)
+            path = autograder(args.out, **config.given(args))
         else:
             path = learners(args.out, args.repository)
             url = generate.repository_from(args.repository or generate.repository_url())

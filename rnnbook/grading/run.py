@@ -35,9 +35,8 @@ import time
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
-from rnnbook.grading.config import ROOT, SOLUTIONS
+from rnnbook.grading.config import ROOT, SOLUTIONS, Config
 
-MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
 #: cells of a submission: reading and checking a notebook costs the grader's own process time
 #: in the number of its cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies
 MAX_CELLS = 5000
@@ -154,15 +153,16 @@ def plain_trials(ex, cases):
     return trials
 
 
-def load_submission(sub, forced, cells):
-    """Read ``sub.path`` (only read: never written); ``sub.error`` says why it cannot be graded."""
+def load_submission(sub, forced, cells, max_mb=Config.max_notebook):
+    """Read ``sub.path`` (only read: never written), of at most ``max_mb`` MB;
+    ``sub.error`` says why it cannot be graded."""
     sub.chapter = forced or ""  # a file that cannot be read still counts in its chapter
     try:
         info = os.stat(sub.path)
         if not stat.S_ISREG(info.st_mode):
             raise GradeError("not a regular file")
-        if info.st_size > MAX_NOTEBOOK:
-            raise GradeError(f"larger than {MAX_NOTEBOOK // 2**20} MB")
+        if info.st_size > max_mb * 2**20:
+            raise GradeError(f"larger than {max_mb} MB")
         _count_cells(sub.path)
         nb = source.read(sub.path)
         sub.chapter = which_chapter(nb, forced, cells)
@@ -231,7 +231,7 @@ class Run:
         self.subs = [results.Submission(path=p, name=n)
                      for p, n in zip(paths, results.names(paths), strict=True)]
         for sub in self.subs:
-            load_submission(sub, config.chapter, self.cells)
+            load_submission(sub, config.chapter, self.cells, config.max_notebook)
             if sub.chapter and sub.chapter not in self.cells and not sub.error:
                 sub.error = f"{sub.path}: chapter {sub.chapter} has no exercises here"
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
@@ -628,7 +628,8 @@ def grade(config, submissions, out, table_file=None):
             run.count()
             workers = min(config.workers, len(run.gradable))
             log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
-                f"time, seed {run.seed}, walls: {run.isolation}")
+                f"time, seed {run.seed}, limits {config.limits_text()}, "
+                f"walls: {run.isolation}")
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = {pool.submit(run.grade, sub, work): sub for sub in run.gradable}
