@@ -143,8 +143,64 @@ CELL_GATES = {
     "c": ("tab:red", "", r"memory: $c_t = \sigma(f + b_f) \odot c_{t-1}"
                          r" + \sigma(i) \odot \tanh(j)$"),
 }
-#: what a highlight may name: a gate, or the c line
-HIGHLIGHTS = (None, *CELL_GATES)
+class _Diagram:
+    """The drawing kit both cell diagrams share: an equal-aspect canvas without axes, nodes,
+    arrows and the equations beside the picture, each coloured by the group it belongs to
+    (a gate, a line, or None for wiring) and ``highlight``: the highlighted group in its
+    colour, the others grey; no highlight: every group in its colour."""
+
+    GREY, BLACK = "0.65", "black"
+
+    def __init__(self, groups, highlight, ylim, height):
+        if highlight not in (None, *groups):
+            allowed = ", ".join(map(str, (None, *groups)))
+            raise ValueError(f"highlight one of {allowed}, not {highlight!r}")
+        self.groups, self.highlight = groups, highlight
+        self.fig, self.ax = figure(MAX_WIDTH, height)
+        self.ax.set(xlim=(0, 13), ylim=ylim, aspect="equal")
+        self.ax.axis("off")
+
+    def shown(self, group):
+        """The colour of a part of ``group`` (a gate, a line or None for wiring)."""
+        if self.highlight is None or group == self.highlight:
+            return self.groups[group][0] if group in self.groups else self.BLACK
+        return self.GREY
+
+    def line(self, group, colour):
+        """A state line's colour: its own unless another group is highlighted."""
+        return colour if self.highlight in (None, group) else self.GREY
+
+    def node(self, x0, y0, text, group=None, w=0.9, dashed=False):
+        colour = self.shown(group)
+        on = self.highlight is not None and group == self.highlight
+        self.ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6,
+                                         boxstyle="round,pad=0.05",
+                                         facecolor="lightyellow" if on else "white",
+                                         edgecolor=colour, lw=2.5 if on else 1.2,
+                                         linestyle="--" if dashed else "-"))
+        self.ax.text(x0, y0, text, ha="center", va="center", fontsize=10,
+                     color=self.BLACK if colour != self.GREY else self.GREY)
+
+    def arrow(self, x0, y0, x1, y1, colour=BLACK, dashed=False, width=1.2, style="->"):
+        self.ax.annotate("", (x1, y1), (x0, y0),
+                         arrowprops=dict(arrowstyle=style, color=colour, lw=width,
+                                         linestyle="--" if dashed else "-"))
+
+    def labels(self, labels):
+        for x0, y0, text, colour, size in labels:
+            self.ax.text(x0, y0, text, color=colour, fontsize=size)
+
+    def finish(self, title, top=-1.15):
+        """The equations below the picture (the highlighted one in colour and bold), the
+        title; returns the figure."""
+        for row, (group, (colour, _, equation)) in enumerate(self.groups.items()):
+            on = self.highlight in (None, group)
+            self.ax.text(0.2, top - 0.42 * row, equation, fontsize=10,
+                         color=colour if on else self.GREY, va="center",
+                         fontweight="bold" if self.highlight == group else "normal")
+        self.ax.set_title(title)
+        self.fig.tight_layout()
+        return self.fig
 
 
 def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=False,
@@ -161,38 +217,11 @@ def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=Fa
     (Chapter 5): along c, multiplied by the forget gate, and through the gates and $U$.
     Returns the figure.
     """
-    if highlight not in HIGHLIGHTS:
-        raise ValueError(f"highlight one of {', '.join(map(str, HIGHLIGHTS))}, "
-                         f"not {highlight!r}")
-    fig, ax = figure(MAX_WIDTH, 5.4)
-    ax.set(xlim=(0, 13), ylim=(-3.0, 6.6), aspect="equal")
-    ax.axis("off")
-    grey, black = "0.65", "black"
-    c_col, h_col = "tab:red", "tab:blue"
-
-    def shown(group):
-        """The colour of a part of ``group`` (a gate, "c" or None for wiring)."""
-        if highlight is None or group == highlight:
-            return CELL_GATES[group][0] if group in CELL_GATES else black
-        return grey
-
-    def node(x0, y0, text, group=None, w=0.9, dashed=False):
-        colour = shown(group)
-        on = highlight is not None and group == highlight
-        ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6, boxstyle="round,pad=0.05",
-                                    facecolor="lightyellow" if on else "white",
-                                    edgecolor=colour, lw=2.5 if on else 1.2,
-                                    linestyle="--" if dashed else "-"))
-        ax.text(x0, y0, text, ha="center", va="center", fontsize=10,
-                color=black if colour != grey else grey)
-
-    def arrow(x0, y0, x1, y1, colour=black, dashed=False, width=1.2, style="->"):
-        ax.annotate("", (x1, y1), (x0, y0),
-                    arrowprops=dict(arrowstyle=style, color=colour, lw=width,
-                                    linestyle="--" if dashed else "-"))
-
-    line_c = c_col if highlight in (None, "c") else grey
-    line_h = h_col if highlight in (None, "o") else grey
+    kit = _Diagram(CELL_GATES, highlight, (-3.0, 6.6), 5.4)
+    shown, node, arrow, ax = kit.shown, kit.node, kit.arrow, kit.ax
+    grey, black = kit.GREY, kit.BLACK
+    line_c = kit.line("c", "tab:red")
+    line_h = "tab:blue" if highlight in (None, "o") else grey
     # the c line: c_{t-1} -> x (forget) -> + (write) -> [clip] -> c_t
     node(3.0, 5.2, "×", "f")
     node(5.0, 5.2, "+", "c")
@@ -251,18 +280,9 @@ def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=Fa
         arrow(12.4, 0.1, 0.4, 0.1, "navy", dashed=True, width=1.8)
         labels.append((2.6, -0.45, r"through the gates: $dz\,U^\top$ goes back to "
                        f"${h}_{{t-1}}$", "navy", 9))
-    for x0, y0, text, colour, size in labels:
-        ax.text(x0, y0, text, color=colour, fontsize=size)
-    # the equations, beside the picture: the highlighted one in colour
-    for row, (group, (colour, _, equation)) in enumerate(CELL_GATES.items()):
-        on = highlight in (None, group)
-        ax.text(0.2, -1.15 - 0.42 * row, equation, fontsize=10,
-                color=colour if on else grey, va="center",
-                fontweight="bold" if highlight == group else "normal")
+    kit.labels(labels)
     title = "LSTM cell: c (red) is the memory, " + h + " (blue) the hidden state and output"
-    ax.set_title(title)
-    fig.tight_layout()
-    return fig
+    return kit.finish(title)
 
 
 def stateful_layout(series, right, wrong, rows):
