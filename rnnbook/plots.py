@@ -6,6 +6,7 @@ picture, so that the page shows the idea and its numbers rather than the plottin
 - :func:`gate_heatmaps`  gate values over time, one annotated panel per gate (Chapter 2)
 - :func:`lstm_cell_diagram`  the one picture of the LSTM cell: gates highlighted beside their
   equations, options (Chapter 3) and gradient paths (Chapter 5); Chapters 2, 3, 5
+- :func:`gru_cell_diagram`   its GRU form: r before or after the candidate's matmul (Chapter 6)
 - :func:`stateful_layout`    a long series cut into stateful batches, right and wrong (Chapter 4)
 - :func:`chunk_runs`     one unit's output, whole run vs chunks carried or from zeros (Chapter 4)
 - :func:`error_by_step`  stateful vs zeros: error by step within a chunk, and a trace (Chapter 4)
@@ -283,6 +284,82 @@ def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=Fa
     kit.labels(labels)
     title = "LSTM cell: c (red) is the memory, " + h + " (blue) the hidden state and output"
     return kit.finish(title)
+
+
+#: the GRU in the book's notation (TF1's source: r, u, c; Keras: z, r, hh; PyTorch: r, z, n):
+#: colour, the node's label, and the equation shown beside the diagram
+GRU_GATES = {
+    "r": ("tab:green", "σ  r", r"reset: $r = \sigma(\cdot)$, how much of $h_{t-1}$ the"
+                               r" candidate sees"),
+    "z": ("tab:orange", "σ  z", r"update: $z = \sigma(\cdot)$, how much of $h_{t-1}$ is kept"),
+    "h": ("tab:purple", r"tanh  $\tilde{h}$",
+          r"candidate: $\tilde{h} = \tanh(x_t W_h + (r \odot h_{t-1})\, U_h + b_h)$"),
+    "new": ("tab:blue", "", r"new state: $h_t = z \odot h_{t-1} + (1 - z) \odot \tilde{h}$"),
+}
+#: the candidate's equation with ``reset_after=True`` (Keras' default, cuDNN, PyTorch)
+RESET_AFTER = (r"candidate: $\tilde{h} = \tanh(x_t W_h + b_h"
+               r" + r \odot (h_{t-1} U_h + b'_h))$")
+
+
+def gru_cell_diagram(highlight=None, reset_after=False):
+    """The GRU form of :func:`lstm_cell_diagram`: one state line h (blue) along the top, the
+    gates r and z and the candidate below it, each equation beside the diagram in the book's
+    notation (:data:`GRU_GATES`).
+
+    ``reset_after=False`` (TF1's ``GRUCell``, Keras' ``reset_after=False``) draws r applied to
+    $h_{t-1}$ before the candidate's matmul by $U_h$; ``True`` (Keras' default, cuDNN,
+    PyTorch) after it, with the second bias. ``highlight`` names ``"r"``, ``"z"``, ``"h"``
+    (the candidate) or ``"new"`` (the state line). Returns the figure.
+    """
+    groups = dict(GRU_GATES)
+    if reset_after:
+        groups["h"] = (*GRU_GATES["h"][:2], RESET_AFTER)
+    kit = _Diagram(groups, highlight, (-2.9, 6.3), 5.2)
+    shown, node, arrow, grey = kit.shown, kit.node, kit.arrow, kit.GREY
+    line_h = kit.line("new", "tab:blue")
+    # the h line: h_{t-1} -> x z (kept) -> + (1 - z) h~ (written) -> h_t, output and state
+    node(4.4, 5.2, "×", "z")
+    node(8.2, 5.2, "+", "new")
+    arrow(0.2, 5.2, 3.95, 5.2, line_h, width=2.5)
+    arrow(4.85, 5.2, 7.75, 5.2, line_h, width=2.5)
+    arrow(8.65, 5.2, 12.6, 5.2, line_h, width=2.5)
+    arrow(11.5, 5.2, 11.5, 6.0, line_h, width=2.5)
+    # h_{t-1} drops down into the gates' input and, along the bottom, into the candidate
+    ax = kit.ax
+    ax.plot([1.0, 1.0], [5.2, 0.6], color=line_h, lw=1.5)
+    ax.plot([1.0, 1.0, 5.6], [0.6, -0.3, -0.3], color=line_h, lw=1.5)
+    node(1.9, 0.6, "[x, h]", w=1.1)
+    arrow(1.0, 0.6, 1.35, 0.6, line_h)
+    arrow(1.9, -0.6, 1.9, 0.25)
+    for gate, gx in (("r", 3.0), ("z", 4.4)):
+        node(gx, 2.2, GRU_GATES[gate][1], gate)
+        arrow(1.9, 0.95, gx, 1.85, shown(gate) if highlight else grey, width=0.8)
+    arrow(4.4, 2.55, 4.4, 4.85, shown("z"))  # z keeps h_{t-1}
+    node(6.0, 3.6, "1 −", "z", w=0.8)  # 1 - z writes the candidate
+    arrow(4.6, 2.55, 5.7, 3.3, shown("z"))
+    node(8.2, 3.6, "×", "h")
+    arrow(6.4, 3.6, 7.75, 3.6, shown("z"))
+    arrow(8.2, 3.95, 8.2, 4.85, shown("h"))
+    node(8.2, 2.2, GRU_GATES["h"][1], "h", w=1.1)
+    arrow(8.2, 2.55, 8.2, 3.25, shown("h"))
+    # the candidate's recurrent path: r before the matmul (TF1) or after it (cuDNN)
+    steps = (("×", "r"), (r"$\cdot\, U_h$", "h"))
+    for (text, group), bx in zip(steps[::-1] if reset_after else steps, (5.6, 7.1)):
+        node(bx, 0.6, text, group, w=0.9 if text == "×" else 1.1)
+        if text == "×":
+            arrow(3.2, 1.85, bx - 0.2, 0.95, shown("r"))
+    arrow(5.6, -0.3, 5.6, 0.25, line_h)
+    arrow(6.05, 0.6, 6.55, 0.6, shown("h"))
+    arrow(7.6, 0.6, 8.0, 1.85, shown("h"))
+    arrow(2.45, 0.75, 7.7, 1.95, shown("h") if highlight else grey, width=0.8)  # x W_h
+    kit.labels([(0.2, 5.5, "$h_{t-1}$", line_h, 12), (12.0, 5.5, "$h_t$", line_h, 12),
+                (2.05, -0.85, "$x_t$", kit.BLACK, 12),
+                (9.6, 6.0, "output $h_t$", line_h, 10),
+                (9.0, 0.5, "r after $U_h$: two biases" if reset_after
+                 else "r before $U_h$: one bias", shown("r"), 10)])
+    form = "reset_after=True" if reset_after else "reset_after=False"
+    return kit.finish(f"GRU cell ({form}): one state h (blue), kept by z, reset by r",
+                      top=-1.35)
 
 
 def stateful_layout(series, right, wrong, rows):
