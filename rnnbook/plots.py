@@ -344,7 +344,8 @@ def gru_cell_diagram(highlight=None, reset_after=False):
     arrow(8.2, 2.55, 8.2, 3.25, shown("h"))
     # the candidate's recurrent path: r before the matmul (TF1) or after it (cuDNN)
     steps = (("×", "r"), (r"$\cdot\, U_h$", "h"))
-    for (text, group), bx in zip(steps[::-1] if reset_after else steps, (5.6, 7.1)):
+    order = steps[::-1] if reset_after else steps
+    for (text, group), bx in zip(order, (5.6, 7.1), strict=True):
         node(bx, 0.6, text, group, w=0.9 if text == "×" else 1.1)
         if text == "×":
             arrow(3.2, 1.85, bx - 0.2, 0.95, shown("r"))
