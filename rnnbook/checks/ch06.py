@@ -425,7 +425,7 @@ def _each_part(change):
     return lambda case, right: [change(case, np.asarray(v)) for v in right]
 
 
-PORT_SIZES = (dict(B=2, T=3, D=3, H=2), dict(B=1, T=2, D=2, H=4))  # D != H: shapes tell
+PORT_SIZES = (dict(B=4, T=3, D=3, H=2), dict(B=1, T=2, D=2, H=4))  # B, D, H all differ
 
 keras_from_tf1_gru = Exercise(
     name="keras_from_tf1_gru",
