@@ -35,6 +35,7 @@ import functools
 import numpy as np
 
 from rnnbook import reference as ref
+from rnnbook.checks.ch02 import _with_session  # TF's errors without the graph's stack
 from rnnbook.checks.common import names_split_0
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
@@ -626,14 +627,6 @@ def _logit(p):
     return (np.log(p) - np.log1p(-p)).astype(np.float32)
 
 
-def _with_session(fn, *args):
-    result = fn(*args)
-    if isinstance(result, (tuple, list)) and any(part is None for part in result):
-        raise TypeError("a part of your answer is None: session.run of an OP name runs the op "
-                        "and returns None; fetch its output TENSORS, 'op_name:k'")
-    return result
-
-
 GRAPH_A = dict(B=1, T=4, D=2, H=3)  # B, D, H all different in each; T apart from B, D, H
 GRAPH_B = dict(B=4, T=5, D=3, H=2)  # in one of them at least
 
@@ -704,7 +697,7 @@ keras_gru_from_session = Exercise(
     task="outputs (B, T, H) of a Keras 3 GRU holding the weights of the session's TF1 "
     "GRUCell (read by their names), run over `inputs`: equal to TF1's",
     make_case=_session_case,
-    call=lambda fn, c: fn(live_session(c, "dynamic"), c["inputs"]),
+    call=lambda fn, c: _with_session(fn, live_session(c, "dynamic"), c["inputs"]),
     oracle=_sequence_oracle,
     reference=_sequence_reference,
     by_hand=False,
