@@ -1,10 +1,11 @@
-"""Writing and reading TensorFlow graphs for TensorBoard (Chapter 2).
+"""Writing and reading TensorFlow graphs for TensorBoard (Chapters 2 and 6).
 
 The chapter, its checks, its tests and ``scripts/tensorboard_screenshot.py`` all use these, so the
 graph a reader opens in TensorBoard is the graph the tests look into:
 
 - :func:`logdir`          ``logs/<stem>`` in the working folder (gitignored): where the book writes
 - :func:`lstm_graph`      the question's graph: ``BasicLSTMCell`` unrolled by ``static_rnn``
+- :func:`gru_graph`       the same for TF1's ``GRUCell`` (Chapter 6)
 - :func:`write_graph`     a ``FileWriter`` event file holding a graph; returns its path
 - :func:`write_chapter_logs`  the chapter's TensorBoard run(s), written afresh
 - :func:`read_graph`      the ``GraphDef`` back from an event file with TensorBoard's own reader
@@ -53,6 +54,24 @@ def lstm_graph(T=7, D=3, H=4, forget_bias=1.0, batch=None, layers=1, split_input
     ``rnn``); ``layers > 1`` stacks cells in a ``MultiRNNCell``; ``split_inputs`` cuts ``x``
     into time steps with ``tf.split`` (as many 2017 tutorials did) instead of ``tf.unstack``.
     """
+    def make_cell(v1):
+        cells = [v1.nn.rnn_cell.BasicLSTMCell(H, forget_bias=forget_bias) for _ in range(layers)]
+        return cells[0] if layers == 1 else v1.nn.rnn_cell.MultiRNNCell(cells)
+
+    return _unrolled(make_cell, T, D, batch, split_inputs, scope)
+
+
+def gru_graph(T=7, D=3, H=4, batch=None):
+    """:func:`lstm_graph` for TF1's ``GRUCell(H)`` (Chapter 6): ops ``rnn/gru_cell/split``
+    (outputs r, z), ``split_1``, ... one per step; variables ``rnn/gru_cell/gates/kernel``,
+    ``gates/bias``, ``candidate/kernel``, ``candidate/bias``. Returns ``(graph, x, outputs,
+    state)``, ``state`` the final h."""
+    return _unrolled(lambda v1: v1.nn.rnn_cell.GRUCell(H), T, D, batch)
+
+
+def _unrolled(make_cell, T, D, batch=None, split_inputs=False, scope=None):
+    """``make_cell(tf.compat.v1)``'s cell unrolled by ``static_rnn`` over a placeholder ``x``
+    (batch, T, D) in a new ``tf.Graph``: ``(graph, x, outputs, state)``."""
     from rnnbook.environment import import_tensorflow
 
     tf = import_tensorflow()
@@ -63,9 +82,7 @@ def lstm_graph(T=7, D=3, H=4, forget_bias=1.0, batch=None, layers=1, split_input
             steps = [tf.squeeze(s, axis=1) for s in tf.split(x, T, axis=1)]  # T x (B, D)
         else:
             steps = tf.unstack(x, axis=1)  # T x (B, D)
-        cells = [v1.nn.rnn_cell.BasicLSTMCell(H, forget_bias=forget_bias) for _ in range(layers)]
-        cell = cells[0] if layers == 1 else v1.nn.rnn_cell.MultiRNNCell(cells)
-        outputs, state = v1.nn.static_rnn(cell, steps, dtype=tf.float32, scope=scope)
+        outputs, state = v1.nn.static_rnn(make_cell(v1), steps, dtype=tf.float32, scope=scope)
     return graph, x, outputs, state
 
 
@@ -84,14 +101,14 @@ def write_graph(graph, directory):
     return path
 
 
-def write_chapter_logs(directory, T=7, D=3, H=4):
+def write_chapter_logs(directory, T=7, D=3, H=4, graph=None):
     """Chapter 2's TensorBoard logs in ``directory``: run ``static_rnn/`` holds the question's
-    graph (written afresh, so re-running never piles up event files). Returns the event file."""
+    graph, or ``graph`` when given (Chapter 6's GRU), written afresh, so re-running never piles
+    up event files. Returns the event file."""
     run = pathlib.Path(directory) / STATIC_RUN
     shutil.rmtree(run, ignore_errors=True)
     run.mkdir(parents=True)
-    graph = lstm_graph(T, D, H)[0]
-    return write_graph(graph, run)
+    return write_graph(lstm_graph(T, D, H)[0] if graph is None else graph, run)
 
 
 def read_graph(path):

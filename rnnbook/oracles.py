@@ -140,3 +140,37 @@ def run_keras_lstm(inputs, weights, initial_state=None, **options):
         outputs, h, c = layer(x, initial_state=state)
         results.append((np.asarray(outputs), np.asarray(h), np.asarray(c)))
     return results if isinstance(inputs, (list, tuple)) else results[0]
+
+
+def run_keras_gru(inputs, weights, initial_state=None, reset_after=True):
+    """Run a real Keras 3 ``GRU`` layer with the given weights; return ``(outputs, h)``.
+
+    ``inputs`` (B, T, D); ``weights`` Keras' list ``[kernel (D, 3H), recurrent_kernel (H, 3H),
+    bias]`` with blocks z, r, h~ and ``bias`` (2, 3H) for ``reset_after=True`` (the default),
+    (3H,) for False. ``initial_state`` h0 (B, H), or None for zeros. Runs eagerly; outputs are
+    (B, T, H).
+    """
+    keras = keras3()
+    x = _f32(inputs)
+    weights = [_f32(w) for w in weights]
+    layer = keras.layers.GRU(weights[1].shape[0], return_sequences=True, return_state=True,
+                             reset_after=reset_after)
+    layer.build(x.shape)
+    layer.set_weights(weights)
+    state = None if initial_state is None else [_f32(initial_state)]
+    outputs, h = layer(x, initial_state=state)
+    return np.asarray(outputs), np.asarray(h)
+
+
+def gru_cell():
+    """TF1's ``GRUCell`` class (``tf.compat.v1.nn.rnn_cell.GRUCell``, from tf-keras)."""
+    return tensorflow().compat.v1.nn.rnn_cell.GRUCell
+
+
+def run_tf1_gru(inputs, h0, gates_kernel, gates_bias, cand_kernel, cand_bias, mode="dynamic"):
+    """Run TF1's real ``GRUCell`` with these weights over ``inputs`` (B, T, D) from ``h0``
+    (B, H) (``mode="step"``: one step on ``inputs`` (B, D)); return ``(output, final h)``."""
+    weights = {"gates/kernel": gates_kernel, "gates/bias": gates_bias,
+               "candidate/kernel": cand_kernel, "candidate/bias": cand_bias}
+    H = np.shape(cand_bias)[0]
+    return run_tf1(lambda: gru_cell()(H), inputs, h0, weights, mode=mode)

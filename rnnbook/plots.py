@@ -6,6 +6,7 @@ picture, so that the page shows the idea and its numbers rather than the plottin
 - :func:`gate_heatmaps`  gate values over time, one annotated panel per gate (Chapter 2)
 - :func:`lstm_cell_diagram`  the one picture of the LSTM cell: gates highlighted beside their
   equations, options (Chapter 3) and gradient paths (Chapter 5); Chapters 2, 3, 5
+- :func:`gru_cell_diagram`   its GRU form: r before or after the candidate's matmul (Chapter 6)
 - :func:`stateful_layout`    a long series cut into stateful batches, right and wrong (Chapter 4)
 - :func:`chunk_runs`     one unit's output, whole run vs chunks carried or from zeros (Chapter 4)
 - :func:`error_by_step`  stateful vs zeros: error by step within a chunk, and a trace (Chapter 4)
@@ -143,8 +144,64 @@ CELL_GATES = {
     "c": ("tab:red", "", r"memory: $c_t = \sigma(f + b_f) \odot c_{t-1}"
                          r" + \sigma(i) \odot \tanh(j)$"),
 }
-#: what a highlight may name: a gate, or the c line
-HIGHLIGHTS = (None, *CELL_GATES)
+class _Diagram:
+    """The drawing kit both cell diagrams share: an equal-aspect canvas without axes, nodes,
+    arrows and the equations beside the picture, each coloured by the group it belongs to
+    (a gate, a line, or None for wiring) and ``highlight``: the highlighted group in its
+    colour, the others grey; no highlight: every group in its colour."""
+
+    GREY, BLACK = "0.65", "black"
+
+    def __init__(self, groups, highlight, ylim, height):
+        if highlight not in (None, *groups):
+            allowed = ", ".join(map(str, (None, *groups)))
+            raise ValueError(f"highlight one of {allowed}, not {highlight!r}")
+        self.groups, self.highlight = groups, highlight
+        self.fig, self.ax = figure(MAX_WIDTH, height)
+        self.ax.set(xlim=(0, 13), ylim=ylim, aspect="equal")
+        self.ax.axis("off")
+
+    def shown(self, group):
+        """The colour of a part of ``group`` (a gate, a line or None for wiring)."""
+        if self.highlight is None or group == self.highlight:
+            return self.groups[group][0] if group in self.groups else self.BLACK
+        return self.GREY
+
+    def line(self, group, colour):
+        """A state line's colour: its own unless another group is highlighted."""
+        return colour if self.highlight in (None, group) else self.GREY
+
+    def node(self, x0, y0, text, group=None, w=0.9, dashed=False):
+        colour = self.shown(group)
+        on = self.highlight is not None and group == self.highlight
+        self.ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6,
+                                         boxstyle="round,pad=0.05",
+                                         facecolor="lightyellow" if on else "white",
+                                         edgecolor=colour, lw=2.5 if on else 1.2,
+                                         linestyle="--" if dashed else "-"))
+        self.ax.text(x0, y0, text, ha="center", va="center", fontsize=10,
+                     color=self.BLACK if colour != self.GREY else self.GREY)
+
+    def arrow(self, x0, y0, x1, y1, colour=BLACK, dashed=False, width=1.2, style="->"):
+        self.ax.annotate("", (x1, y1), (x0, y0),
+                         arrowprops=dict(arrowstyle=style, color=colour, lw=width,
+                                         linestyle="--" if dashed else "-"))
+
+    def labels(self, labels):
+        for x0, y0, text, colour, size in labels:
+            self.ax.text(x0, y0, text, color=colour, fontsize=size)
+
+    def finish(self, title, top=-1.15):
+        """The equations below the picture (the highlighted one in colour and bold), the
+        title; returns the figure."""
+        for row, (group, (colour, _, equation)) in enumerate(self.groups.items()):
+            on = self.highlight in (None, group)
+            self.ax.text(0.2, top - 0.42 * row, equation, fontsize=10,
+                         color=colour if on else self.GREY, va="center",
+                         fontweight="bold" if self.highlight == group else "normal")
+        self.ax.set_title(title)
+        self.fig.tight_layout()
+        return self.fig
 
 
 def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=False,
@@ -161,38 +218,11 @@ def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=Fa
     (Chapter 5): along c, multiplied by the forget gate, and through the gates and $U$.
     Returns the figure.
     """
-    if highlight not in HIGHLIGHTS:
-        raise ValueError(f"highlight one of {', '.join(map(str, HIGHLIGHTS))}, "
-                         f"not {highlight!r}")
-    fig, ax = figure(MAX_WIDTH, 5.4)
-    ax.set(xlim=(0, 13), ylim=(-3.0, 6.6), aspect="equal")
-    ax.axis("off")
-    grey, black = "0.65", "black"
-    c_col, h_col = "tab:red", "tab:blue"
-
-    def shown(group):
-        """The colour of a part of ``group`` (a gate, "c" or None for wiring)."""
-        if highlight is None or group == highlight:
-            return CELL_GATES[group][0] if group in CELL_GATES else black
-        return grey
-
-    def node(x0, y0, text, group=None, w=0.9, dashed=False):
-        colour = shown(group)
-        on = highlight is not None and group == highlight
-        ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6, boxstyle="round,pad=0.05",
-                                    facecolor="lightyellow" if on else "white",
-                                    edgecolor=colour, lw=2.5 if on else 1.2,
-                                    linestyle="--" if dashed else "-"))
-        ax.text(x0, y0, text, ha="center", va="center", fontsize=10,
-                color=black if colour != grey else grey)
-
-    def arrow(x0, y0, x1, y1, colour=black, dashed=False, width=1.2, style="->"):
-        ax.annotate("", (x1, y1), (x0, y0),
-                    arrowprops=dict(arrowstyle=style, color=colour, lw=width,
-                                    linestyle="--" if dashed else "-"))
-
-    line_c = c_col if highlight in (None, "c") else grey
-    line_h = h_col if highlight in (None, "o") else grey
+    kit = _Diagram(CELL_GATES, highlight, (-3.0, 6.6), 5.4)
+    shown, node, arrow, ax = kit.shown, kit.node, kit.arrow, kit.ax
+    grey, black = kit.GREY, kit.BLACK
+    line_c = kit.line("c", "tab:red")
+    line_h = "tab:blue" if highlight in (None, "o") else grey
     # the c line: c_{t-1} -> x (forget) -> + (write) -> [clip] -> c_t
     node(3.0, 5.2, "×", "f")
     node(5.0, 5.2, "+", "c")
@@ -251,18 +281,86 @@ def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=Fa
         arrow(12.4, 0.1, 0.4, 0.1, "navy", dashed=True, width=1.8)
         labels.append((2.6, -0.45, r"through the gates: $dz\,U^\top$ goes back to "
                        f"${h}_{{t-1}}$", "navy", 9))
-    for x0, y0, text, colour, size in labels:
-        ax.text(x0, y0, text, color=colour, fontsize=size)
-    # the equations, beside the picture: the highlighted one in colour
-    for row, (group, (colour, _, equation)) in enumerate(CELL_GATES.items()):
-        on = highlight in (None, group)
-        ax.text(0.2, -1.15 - 0.42 * row, equation, fontsize=10,
-                color=colour if on else grey, va="center",
-                fontweight="bold" if highlight == group else "normal")
+    kit.labels(labels)
     title = "LSTM cell: c (red) is the memory, " + h + " (blue) the hidden state and output"
-    ax.set_title(title)
-    fig.tight_layout()
-    return fig
+    return kit.finish(title)
+
+
+#: the GRU in the book's notation (TF1's source: r, u, c; Keras: z, r, hh; PyTorch: r, z, n):
+#: colour, the node's label, and the equation shown beside the diagram
+GRU_GATES = {
+    "r": ("tab:green", "σ  r", r"reset: $r = \sigma(\cdot)$, how much of $h_{t-1}$ the"
+                               r" candidate sees"),
+    "z": ("tab:orange", "σ  z", r"update: $z = \sigma(\cdot)$, how much of $h_{t-1}$ is kept"),
+    "h": ("tab:purple", r"tanh  $\tilde{h}$",
+          r"candidate: $\tilde{h} = \tanh(x_t W_h + (r \odot h_{t-1})\, U_h + b_h)$"),
+    "new": ("tab:blue", "", r"new state: $h_t = z \odot h_{t-1} + (1 - z) \odot \tilde{h}$"),
+}
+#: the candidate's equation with ``reset_after=True`` (Keras' default, cuDNN, PyTorch)
+RESET_AFTER = (r"candidate: $\tilde{h} = \tanh(x_t W_h + b_h"
+               r" + r \odot (h_{t-1} U_h + b'_h))$")
+
+
+def gru_cell_diagram(highlight=None, reset_after=False):
+    """The GRU form of :func:`lstm_cell_diagram`: one state line h (blue) along the top, the
+    gates r and z and the candidate below it, each equation beside the diagram in the book's
+    notation (:data:`GRU_GATES`).
+
+    ``reset_after=False`` (TF1's ``GRUCell``, Keras' ``reset_after=False``) draws r applied to
+    $h_{t-1}$ before the candidate's matmul by $U_h$; ``True`` (Keras' default, cuDNN,
+    PyTorch) after it, with the second bias. ``highlight`` names ``"r"``, ``"z"``, ``"h"``
+    (the candidate) or ``"new"`` (the state line). Returns the figure.
+    """
+    groups = dict(GRU_GATES)
+    if reset_after:
+        groups["h"] = (*GRU_GATES["h"][:2], RESET_AFTER)
+    kit = _Diagram(groups, highlight, (-2.9, 6.3), 5.2)
+    shown, node, arrow, grey = kit.shown, kit.node, kit.arrow, kit.GREY
+    line_h = kit.line("new", "tab:blue")
+    # the h line: h_{t-1} -> x z (kept) -> + (1 - z) h~ (written) -> h_t, output and state
+    node(4.4, 5.2, "×", "z")
+    node(8.2, 5.2, "+", "new")
+    arrow(0.2, 5.2, 3.95, 5.2, line_h, width=2.5)
+    arrow(4.85, 5.2, 7.75, 5.2, line_h, width=2.5)
+    arrow(8.65, 5.2, 12.6, 5.2, line_h, width=2.5)
+    arrow(11.5, 5.2, 11.5, 6.0, line_h, width=2.5)
+    # h_{t-1} drops down into the gates' input and, along the bottom, into the candidate
+    ax = kit.ax
+    ax.plot([1.0, 1.0], [5.2, 0.6], color=line_h, lw=1.5)
+    ax.plot([1.0, 1.0, 5.6], [0.6, -0.3, -0.3], color=line_h, lw=1.5)
+    node(1.9, 0.6, "[x, h]", w=1.1)
+    arrow(1.0, 0.6, 1.35, 0.6, line_h)
+    arrow(1.9, -0.6, 1.9, 0.25)
+    for gate, gx in (("r", 3.0), ("z", 4.4)):
+        node(gx, 2.2, GRU_GATES[gate][1], gate)
+        arrow(1.9, 0.95, gx, 1.85, shown(gate) if highlight else grey, width=0.8)
+    arrow(4.4, 2.55, 4.4, 4.85, shown("z"))  # z keeps h_{t-1}
+    node(6.0, 3.6, "1 −", "z", w=0.8)  # 1 - z writes the candidate
+    arrow(4.6, 2.55, 5.7, 3.3, shown("z"))
+    node(8.2, 3.6, "×", "h")
+    arrow(6.4, 3.6, 7.75, 3.6, shown("z"))
+    arrow(8.2, 3.95, 8.2, 4.85, shown("h"))
+    node(8.2, 2.2, GRU_GATES["h"][1], "h", w=1.1)
+    arrow(8.2, 2.55, 8.2, 3.25, shown("h"))
+    # the candidate's recurrent path: r before the matmul (TF1) or after it (cuDNN)
+    steps = (("×", "r"), (r"$\cdot\, U_h$", "h"))
+    order = steps[::-1] if reset_after else steps
+    for (text, group), bx in zip(order, (5.6, 7.1), strict=True):
+        node(bx, 0.6, text, group, w=0.9 if text == "×" else 1.1)
+        if text == "×":
+            arrow(3.2, 1.85, bx - 0.2, 0.95, shown("r"))
+    arrow(5.6, -0.3, 5.6, 0.25, line_h)
+    arrow(6.05, 0.6, 6.55, 0.6, shown("h"))
+    arrow(7.6, 0.6, 8.0, 1.85, shown("h"))
+    arrow(2.45, 0.75, 7.7, 1.95, shown("h") if highlight else grey, width=0.8)  # x W_h
+    kit.labels([(0.2, 5.5, "$h_{t-1}$", line_h, 12), (12.0, 5.5, "$h_t$", line_h, 12),
+                (2.05, -0.85, "$x_t$", kit.BLACK, 12),
+                (9.6, 6.0, "output $h_t$", line_h, 10),
+                (9.0, 0.5, "r after $U_h$: two biases" if reset_after
+                 else "r before $U_h$: one bias", shown("r"), 10)])
+    form = "reset_after=True" if reset_after else "reset_after=False"
+    return kit.finish(f"GRU cell ({form}): one state h (blue), kept by z, reset by r",
+                      top=-1.35)
 
 
 def stateful_layout(series, right, wrong, rows):

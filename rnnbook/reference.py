@@ -15,7 +15,9 @@ it with a stub, and no grading child can import it (the book's page *For instruc
 Conventions (book/notation.md): batch-major, right-multiplied; ``x`` (B, D), ``h`` (B, H),
 ``c`` (B, H); TF1 kernels ``(D + H, kH)`` act on ``[x, h]``. Gate blocks are named with the
 book's letters: ``i`` input gate, ``j`` candidate (Keras calls its block ``c``, PyTorch
-``g``), ``f`` forget gate, ``o`` output gate.
+``g``), ``f`` forget gate, ``o`` output gate. A GRU's: ``r`` reset gate, ``z`` update gate
+(TF1's source calls it ``u``), ``h`` the candidate h~ (``cand`` in code; TF1 calls it ``c``,
+Keras ``hh``, PyTorch ``n``).
 """
 from __future__ import annotations
 
@@ -37,8 +39,9 @@ def sigmoid(z):
 
 
 def split_gates(z, order=TF1, axis=-1):
-    """``{gate: block}`` for the four column blocks of ``z`` (..., 4H) read in ``order``."""
-    return dict(zip(order, np.split(z, 4, axis=axis), strict=True))
+    """``{gate: block}`` for the column blocks of ``z`` (..., kH) read in ``order`` (k gates:
+    four for an LSTM's orders, two or three for a GRU's)."""
+    return dict(zip(order, np.split(z, len(order), axis=axis), strict=True))
 
 
 def join_gates(blocks, order, axis=-1):
@@ -47,7 +50,7 @@ def join_gates(blocks, order, axis=-1):
 
 
 def reorder(a, source, target, axis=-1):
-    """``a``'s four gate blocks (along ``axis``) moved from ``source`` order to ``target``."""
+    """``a``'s gate blocks (along ``axis``) moved from ``source`` order to ``target``."""
     return join_gates(split_gates(a, source, axis), target, axis)
 
 
@@ -208,6 +211,99 @@ def keras_from_tf1(kernel, bias, forget_bias, input_depth):
 def keras_from_pytorch(weight_ih, weight_hh, bias_ih, bias_hh):
     """Keras 3 LSTM weights for PyTorch's: transposed, the two biases added, order kept."""
     return weight_ih.T, weight_hh.T, bias_ih + bias_hh
+
+
+# ---------------------------------------------------------------------------------------------
+# GRU in its three layouts (Chapter 6). New h = z * h + (1 - z) * h~ in all three.
+
+GRU_TF1 = ("r", "z")  # TF1 GRUCell's gates/kernel and gates/bias; candidate/kernel apart
+GRU_KERAS = ("z", "r", "h")  # Keras 3's kernel, recurrent_kernel and each row of bias
+GRU_TORCH = ("r", "z", "h")  # PyTorch's rows of weight_ih, weight_hh, bias_ih, bias_hh (r, z, n)
+
+
+def tf1_gru_step(x, h, gates_kernel, gates_bias, cand_kernel, cand_bias):
+    """One step of TF1's ``GRUCell``: h' (B, H), its output and new state.
+
+    ``r, z = sigmoid([x, h] @ gates_kernel + gates_bias)`` (kernel (D + H, 2H), blocks r, z),
+    ``h~ = tanh([x, r * h] @ cand_kernel + cand_bias)`` (kernel (D + H, H)): r resets h BEFORE
+    the candidate's matmul. A fresh cell's gates bias is 1.0, its candidate bias 0.
+    """
+    gates = sigmoid(np.concatenate([x, h], axis=1) @ gates_kernel + gates_bias)  # (B, 2H)
+    g = split_gates(gates, GRU_TF1)
+    cand = np.tanh(np.concatenate([x, g["r"] * h], axis=1) @ cand_kernel + cand_bias)  # (B, H)
+    return g["z"] * h + (1 - g["z"]) * cand
+
+
+def keras_gru_step(x, h, kernel, recurrent_kernel, bias, reset_after=True):
+    """One step of Keras 3's ``GRU``/``GRUCell``: h' (B, H). Blocks z, r, h~ in every weight.
+
+    ``kernel`` (D, 3H), ``recurrent_kernel`` (H, 3H). ``reset_after=True`` (the default, what
+    cuDNN computes): ``bias`` (2, 3H), row 0 for the input's matmul, row 1 for the state's, and
+    ``h~ = tanh(x W_h + b_h + r * (h U_h + b'_h))``: r applied AFTER the matmul, so the two
+    candidate biases are not one. ``reset_after=False``: ``bias`` (3H,) and
+    ``h~ = tanh(x W_h + (r * h) U_h + b_h)``, TF1's form.
+    """
+    bias = np.asarray(bias)
+    b_in, b_rec = (bias[0], bias[1]) if reset_after else (bias, 0.0)
+    xi = split_gates(x @ kernel + b_in, GRU_KERAS)  # 3 x (B, H)
+    hr = split_gates(h @ recurrent_kernel + b_rec, GRU_KERAS)  # 3 x (B, H)
+    z, r = sigmoid(xi["z"] + hr["z"]), sigmoid(xi["r"] + hr["r"])
+    if reset_after:
+        cand = np.tanh(xi["h"] + r * hr["h"])
+    else:
+        cand = np.tanh(xi["h"] + (r * h) @ split_gates(recurrent_kernel, GRU_KERAS)["h"])
+    return z * h + (1 - z) * cand
+
+
+def torch_gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
+    """One step of PyTorch's ``nn.GRU`` as its documentation writes it: h' (B, H).
+
+    ``weight_ih`` (3H, D), ``weight_hh`` (3H, H), rows r, z, n, applied as ``W x``; r after the
+    hidden matmul (Keras' ``reset_after=True``); ``h' = (1 - z) * n + z * h``.
+    """
+    gi = split_gates(x @ weight_ih.T + bias_ih, GRU_TORCH)  # 3 x (B, H)
+    gh = split_gates(h @ weight_hh.T + bias_hh, GRU_TORCH)  # 3 x (B, H)
+    r, z = sigmoid(gi["r"] + gh["r"]), sigmoid(gi["z"] + gh["z"])
+    n = np.tanh(gi["h"] + r * gh["h"])
+    return (1 - z) * n + z * h
+
+
+def keras_gru_from_tf1(gates_kernel, gates_bias, cand_kernel, cand_bias, depth):
+    """Keras 3 ``GRU(reset_after=False)`` weights ``(kernel (D, 3H), recurrent_kernel (H, 3H),
+    bias (3H,))`` that compute exactly what TF1's ``GRUCell`` computes: blocks r, z (and the
+    separate candidate) laid out z, r, h~, the rows split at ``depth`` (D). Exact only for
+    ``reset_after=False``: with True, r multiplies ``h U_h`` instead of h, another function."""
+    gates = split_gates(np.asarray(gates_kernel), GRU_TF1)
+    kernel = join_gates({**gates, "h": cand_kernel}, GRU_KERAS)  # (D + H, 3H)
+    bias = join_gates({**split_gates(np.asarray(gates_bias), GRU_TF1), "h": cand_bias},
+                      GRU_KERAS)  # (3H,)
+    return kernel[:depth], kernel[depth:], bias
+
+
+def keras_gru_from_torch(weight_ih, weight_hh, bias_ih, bias_hh):
+    """Keras 3 ``GRU`` (``reset_after=True``) weights from PyTorch's ``nn.GRU``: transposed,
+    rows r, z, n moved to columns z, r, h~, the two biases kept as the two rows of ``bias``."""
+    def move(a):
+        return reorder(a, GRU_TORCH, GRU_KERAS)
+    return move(weight_ih.T), move(weight_hh.T), np.stack([move(bias_ih), move(bias_hh)])
+
+
+def torch_gru_from_keras(kernel, recurrent_kernel, bias):
+    """The inverse of :func:`keras_gru_from_torch`: ``(weight_ih, weight_hh, bias_ih,
+    bias_hh)`` from a ``reset_after=True`` Keras GRU (``reset_after=False`` has no PyTorch
+    equivalent)."""
+    def move(a):
+        return reorder(a, GRU_KERAS, GRU_TORCH)
+    return move(kernel).T, move(recurrent_kernel).T, move(bias[0]), move(bias[1])
+
+
+def gru_cell(step, *weights, **options):
+    """A GRU step function (:func:`tf1_gru_step`, ...) with its weights as a ``step`` for
+    :func:`unroll`: the state is h."""
+    def run(x, h):
+        h_new = step(x, h, *weights, **options)
+        return h_new, h_new
+    return run
 
 
 # ---------------------------------------------------------------------------------------------

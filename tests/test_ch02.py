@@ -131,3 +131,20 @@ def test_run_program_runs_source_in_a_fresh_process_with_this_environment(monkey
     assert out == "inherited False\n"
     with pytest.raises(subprocess.CalledProcessError):
         graphs.run_program("raise SystemExit(3)")
+
+
+def test_gru_graph_and_its_logs_hold_r_and_z_by_name(tmp_path):
+    """graphs.gru_graph (Chapter 6): the four variables by name, one Split per step whose
+    output 0 is r (read by r * h) and output 1 is z (read by z * h and 1 - z); the logs
+    written from it hold those Split ops."""
+    graph = graphs.gru_graph(T=3, D=2, H=4)[0]
+    variables = {v.name: tuple(v.shape) for v in graph.get_collection("variables")}
+    assert variables == {"rnn/gru_cell/gates/kernel:0": (6, 8), "rnn/gru_cell/gates/bias:0": (8,),
+                         "rnn/gru_cell/candidate/kernel:0": (6, 4),
+                         "rnn/gru_cell/candidate/bias:0": (4,)}
+    split = graph.get_operation_by_name("rnn/gru_cell/split")
+    r, z = ({c.type for c in out.consumers()} for out in split.outputs)
+    assert r == {"Mul"} and z == {"Mul", "Sub"}
+    path = graphs.write_chapter_logs(tmp_path, graph=graph)
+    assert graphs.ops_of_type(graphs.read_graph(path), "Split") == [
+        "rnn/gru_cell/split", "rnn/gru_cell/split_1", "rnn/gru_cell/split_2"]

@@ -92,6 +92,9 @@ def chapter_figures():
         "lstm_cell_diagram": plots.lstm_cell_diagram(),
         "lstm_cell_diagram, every option": plots.lstm_cell_diagram(
             highlight="f", peepholes=True, clip=True, projection=True, gradients=True, h="m"),
+        "gru_cell_diagram": plots.gru_cell_diagram(),
+        "gru_cell_diagram, reset after": plots.gru_cell_diagram(highlight="r",
+                                                                reset_after=True),
         "stateful_layout": plots.stateful_layout(series, right, series[:36].reshape(3, 3, 4),
                                                  rows),
         "chunk_runs": plots.chunk_runs(*rng.normal(size=(3, 12)), 4),
@@ -252,3 +255,44 @@ def test_cell_diagram_draws_the_options_only_when_asked():
 def test_cell_diagram_refuses_a_gate_it_does_not_have():
     with pytest.raises(ValueError, match="highlight one of"):
         plots.lstm_cell_diagram(highlight="g")
+
+
+def gru_equations(fig):
+    """The GRU diagram's equation lines: {group: (colour, bold, text)}."""
+    starts = {"reset": "r", "update": "z", "candidate": "h", "new state": "new"}
+    return {starts[t.get_text().split(":")[0]]: (mpl.colors.to_hex(t.get_color()),
+                                                 t.get_fontweight(), t.get_text())
+            for t in texts(fig) if t.get_text().split(":")[0] in starts}
+
+
+@pytest.mark.parametrize("group", ["r", "z", "h", "new"])
+def test_gru_diagram_highlights_one_group_beside_its_equation(group):
+    shown = gru_equations(plots.gru_cell_diagram(highlight=group))
+    assert set(shown) == set(plots.GRU_GATES)
+    grey = mpl.colors.to_hex("0.65")
+    for name, (colour, weight, _) in shown.items():
+        if name == group:
+            assert (colour, weight) == (mpl.colors.to_hex(plots.GRU_GATES[group][0]), "bold")
+        else:
+            assert colour == grey, name
+
+
+def test_gru_diagram_puts_r_before_or_after_the_matmul():
+    """r's "×" comes before "· U_h" on the candidate's path with reset_after=False (TF1),
+    after it with True (cuDNN), and the candidate's equation says the same."""
+    def path(fig):
+        boxes = [t for t in texts(fig) if t.get_text() in ("×", r"$\cdot\, U_h$")
+                 and t.get_position()[1] < 1]  # the bottom row: the candidate's path
+        return [t.get_text() for t in sorted(boxes, key=lambda t: t.get_position()[0])]
+
+    before, after = plots.gru_cell_diagram(), plots.gru_cell_diagram(reset_after=True)
+    assert path(before) == ["×", r"$\cdot\, U_h$"]
+    assert path(after) == [r"$\cdot\, U_h$", "×"]
+    assert r"(r \odot h_{t-1})\, U_h" in gru_equations(before)["h"][2]
+    assert r"r \odot (h_{t-1} U_h + b'_h)" in gru_equations(after)["h"][2]
+    assert "GRU" in before.axes[0].get_title()
+
+
+def test_gru_diagram_refuses_an_lstm_gate():
+    with pytest.raises(ValueError, match="highlight one of"):
+        plots.gru_cell_diagram(highlight="f")

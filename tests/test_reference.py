@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rnnbook import reference as ref
-from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
+from rnnbook.oracles import run_keras_gru, run_keras_lstm, run_tf1, run_tf1_gru, tensorflow
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -169,3 +169,69 @@ def test_gate_orders_round_trip():
     np.testing.assert_array_equal(ref.reorder(moved, ref.KERAS, ref.TF1), a)
     with pytest.raises(ValueError, match="unknown slip"):
         ref.basic_rnn_step(a[None, :1], a[None, :1], np.ones((2, 1)), 0.0, slip="nonsense")
+
+
+# --- GRU (Chapter 6): the three layouts and the conversions, against the real cells ---------
+
+
+def gru_weights(rng, D, H):
+    """TF1 GRUCell weights: gates kernel (D + H, 2H), bias (2H,), candidate kernel and bias."""
+    return (normal(rng, D + H, 2 * H, scale=0.6), normal(rng, 2 * H, scale=0.6),
+            normal(rng, D + H, H, scale=0.6), normal(rng, H, scale=0.6))
+
+
+@pytest.mark.parametrize("B,T,D,H", [(2, 4, 3, 5), (1, 2, 4, 2)])
+def test_tf1_gru_and_its_keras_port(B, T, D, H):
+    """TF1's GRUCell (dynamic_rnn), the reference, and Keras 3's GRU(reset_after=False) with
+    the ported weights: one function."""
+    rng = np.random.default_rng([B, T, D, H])
+    inputs, h0 = normal(rng, B, T, D), normal(rng, B, H)
+    weights = gru_weights(rng, D, H)
+    outputs, final = run_tf1_gru(inputs, h0, *weights)
+    mine, h = ref.unroll(ref.gru_cell(ref.tf1_gru_step, *weights), inputs, h0)
+    np.testing.assert_allclose(mine, outputs, **TOL)
+    np.testing.assert_allclose(h, final, **TOL)
+    port = ref.keras_gru_from_tf1(*weights, D)
+    assert [w.shape for w in port] == [(D, 3 * H), (H, 3 * H), (3 * H,)]
+    k_out, k_h = run_keras_gru(inputs, port, h0, reset_after=False)
+    np.testing.assert_allclose(k_out, outputs, **TOL)
+    again, _ = ref.unroll(ref.gru_cell(ref.keras_gru_step, *port, reset_after=False), inputs, h0)
+    np.testing.assert_allclose(again, k_out, **TOL)
+    # the same weights under reset_after=True (the bias as row 0, row 1 zero) differ
+    after = [*port[:2], np.stack([port[2], np.zeros_like(port[2])])]
+    assert not np.allclose(run_keras_gru(inputs, after, h0)[0], outputs, **TOL)
+
+
+def test_tf1_gru_fresh_gates_bias_is_one():
+    """A fresh GRUCell's gates/bias starts at 1.0 and its candidate/bias at 0."""
+    tf = tensorflow()
+    v1 = tf.compat.v1
+    with tf.Graph().as_default():
+        cell = v1.nn.rnn_cell.GRUCell(3)
+        v1.nn.dynamic_rnn(cell, v1.placeholder(tf.float32, (1, 2, 2)), dtype=tf.float32)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            values = {v.op.name: session.run(v) for v in v1.global_variables()}
+    np.testing.assert_array_equal(values["rnn/gru_cell/gates/bias"], np.ones(6))
+    np.testing.assert_array_equal(values["rnn/gru_cell/candidate/bias"], np.zeros(3))
+    assert values["rnn/gru_cell/gates/kernel"].shape == (5, 6)
+
+
+def test_keras_gru_reset_after_and_pytorch_round_trip():
+    """Keras 3's default GRU (reset_after=True) equals the reference and PyTorch's documented
+    step on the converted weights; the conversion goes there and back exactly."""
+    rng = np.random.default_rng(6)
+    B, T, D, H = 3, 3, 2, 4
+    inputs, h0 = normal(rng, B, T, D), normal(rng, B, H)
+    keras_w = [normal(rng, D, 3 * H), normal(rng, H, 3 * H), normal(rng, 2, 3 * H)]
+    outputs, h = run_keras_gru(inputs, keras_w, h0)
+    mine, _ = ref.unroll(ref.gru_cell(ref.keras_gru_step, *keras_w), inputs, h0)
+    np.testing.assert_allclose(mine, outputs, **TOL)
+    torch = ref.torch_gru_from_keras(*keras_w)
+    assert [w.shape for w in torch] == [(3 * H, D), (3 * H, H), (3 * H,), (3 * H,)]
+    via_torch, _ = ref.unroll(ref.gru_cell(ref.torch_gru_step, *torch), inputs, h0)
+    np.testing.assert_allclose(via_torch, outputs, **TOL)
+    for back, original in zip(ref.keras_gru_from_torch(*torch), keras_w, strict=True):
+        np.testing.assert_array_equal(back, original)
+    # r and z are the first two row blocks in PyTorch, the second and first columns in Keras
+    np.testing.assert_array_equal(torch[0][:H], keras_w[0][:, H:2 * H].T)

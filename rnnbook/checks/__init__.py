@@ -21,6 +21,7 @@ CHAPTERS = {
     "03-c-state-m-state": "rnnbook.checks.ch03",
     "04-stateful-batching": "rnnbook.checks.ch04",
     "05-gradients-by-hand": "rnnbook.checks.ch05",
+    "06-gru-layouts": "rnnbook.checks.ch06",
 }
 
 

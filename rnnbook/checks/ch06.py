@@ -1,0 +1,728 @@
+"""Chapter 6 (GRU layouts: TF1, Keras, PyTorch): exercises and their checks.
+
+The question: why does the "same" GRU give different numbers in TensorFlow 1, Keras and
+PyTorch, and how do trained weights move from one to another? The exercises:
+
+- 6.1 ``keras_gru_blocks`` (by hand): Keras' kernel columns z, r, h~ as (r, z, cand);
+- 6.2 ``fresh_gru_step`` (by hand): one step of a freshly built TF1 ``GRUCell`` (gates bias
+  1.0, r applied to h before the candidate's matmul);
+- 6.3 ``keras_gru_step`` (by hand): one step of Keras 3's default ``GRU`` (``reset_after=True``,
+  two bias rows, r applied after the matmul);
+- 6.4 ``keras_from_tf1_gru`` (by hand): TF1 GRUCell weights to Keras ``GRU(reset_after=False)``,
+  the port proven by running both real cells over a sequence;
+- 6.5 ``torch_from_keras_gru`` (by hand): Keras ``reset_after=True`` weights to PyTorch's
+  ``nn.GRU`` layout (rows r, z, n, transposed, two biases);
+- 6.6 ``gru_gates`` (API): step t's r and z fetched by graph name from a live session over TF1's
+  GRUCell unrolled by ``static_rnn``;
+- 6.7 ``keras_gru_from_session`` (API): a Keras GRU built from the TF1 variables read in a live
+  session (``dynamic_rnn``), run over the inputs: TF1's outputs.
+
+Every step exercise's case says its layout (``form``): ``"tf1"`` (``gates_kernel`` (D + H, 2H)
+blocks r, z, ``gates_bias``, ``cand_kernel`` (D + H, H), ``cand_bias``), ``"keras_after"`` and
+``"keras_before"`` (``kernel`` (D, 3H), ``recurrent_kernel`` (H, 3H), ``bias`` (2, 3H) or
+(3H,), blocks z, r, h~). The oracles run the real cell of the case's form, so a mistake is the
+right answer on a case moved to another form or with blocks changed (``perturb=``): the learner
+release, which has no reference, names the same mistakes. The layout conversions those
+perturbations need are written here in NumPy (learner side), as Chapter 3's
+:func:`~rnnbook.checks.common.tf1_to_keras_weights` is: ``tests/test_ch06.py`` holds them to
+:mod:`rnnbook.reference`'s.
+
+Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` units; r reset
+gate, z update gate (TF1's ``u``), candidate h~ (``cand``); new h = z * h + (1 - z) * h~.
+"""
+import functools
+
+import numpy as np
+
+from rnnbook import reference as ref
+from rnnbook.checks.ch02 import _with_session  # TF's errors without the graph's stack
+from rnnbook.checks.common import names_split_0
+from rnnbook.exercise import Chapter, Exercise, Mistake, normal
+from rnnbook.oracles import (
+    gru_cell,
+    load_weights,
+    quick_session,
+    run_keras_gru,
+    run_tf1,
+    run_tf1_gru,
+    tensorflow,
+)
+
+TF1_KEYS = ("gates_kernel", "gates_bias", "cand_kernel", "cand_bias")
+KERAS_KEYS = ("kernel", "recurrent_kernel", "bias")
+#: a bias so large that sigmoid gives 1.0 in float32: a gate held open
+OPEN = np.float32(40.0)
+
+
+# --- Layouts, learner side (NumPy only) -------------------------------------------------------
+
+
+def blocks(a, k, axis=-1):
+    """The ``k`` equal column blocks of ``a`` (a list)."""
+    return np.split(np.asarray(a), k, axis=axis)
+
+
+def tf1_to_keras(gates_kernel, gates_bias, cand_kernel, cand_bias, depth):
+    """Keras ``GRU(reset_after=False)`` weights for TF1 GRUCell's: blocks r, z + candidate laid
+    out z, r, h~, rows split at ``depth``. The learner side's
+    :func:`rnnbook.reference.keras_gru_from_tf1`."""
+    r, z = blocks(gates_kernel, 2)
+    kernel = np.concatenate([z, r, cand_kernel], axis=1)  # (D + H, 3H)
+    b_r, b_z = blocks(gates_bias, 2)
+    return kernel[:depth], kernel[depth:], np.concatenate([b_z, b_r, cand_bias])
+
+
+def keras_to_torch(kernel, recurrent_kernel, bias):
+    """PyTorch ``nn.GRU`` weights for Keras' ``reset_after=True`` ones: columns z, r, h~ to rows
+    r, z, n, transposed, bias's two rows as ``bias_ih`` and ``bias_hh``. The learner side's
+    :func:`rnnbook.reference.torch_gru_from_keras`."""
+    def move(a):
+        z, r, h = blocks(a, 3)
+        return np.concatenate([r, z, h], axis=-1)
+    bias = np.asarray(bias)
+    return move(kernel).T, move(recurrent_kernel).T, move(bias[0]), move(bias[1])
+
+
+def _weights(case):
+    keys = TF1_KEYS if case["form"] == "tf1" else KERAS_KEYS
+    return [case[k] for k in keys]
+
+
+def _as_keras_after(case):
+    """A TF1 case as the Keras ``reset_after=True`` case of the same weights (bias row 1 zero):
+    what TF1's cell computes with r applied AFTER the candidate's matmul."""
+    kernel, recurrent, bias = tf1_to_keras(*_weights(case), case["D"])
+    return {**case, "form": "keras_after", "kernel": kernel, "recurrent_kernel": recurrent,
+            "bias": np.stack([bias, np.zeros_like(bias)])}  # (2, 3H)
+
+
+def _as_keras_before(case):
+    """A Keras ``reset_after=True`` case as ``reset_after=False`` with the two bias rows summed:
+    r applied to h BEFORE the candidate's matmul."""
+    return {**case, "form": "keras_before", "bias": case["bias"][0] + case["bias"][1]}
+
+
+def _block_changed(case, key, k, n, change):
+    """``case[key]``'s block ``k`` of ``n`` (columns; a bias's last axis) set to
+    ``change(block)``."""
+    parts = blocks(case[key], n)
+    parts[k] = change(parts[k])
+    return np.concatenate(parts, axis=-1)
+
+
+def _blocks_swapped(case, key, n, i, j):
+    parts = blocks(case[key], n)
+    parts[i], parts[j] = parts[j], parts[i]
+    return np.concatenate(parts, axis=-1)
+
+
+def _gates_swapped(case):
+    """r and z swapped in the case's own layout (TF1's first two blocks, Keras' first two)."""
+    if case["form"] == "tf1":
+        return {**case, **{k: _blocks_swapped(case, k, 2, 0, 1)
+                           for k in ("gates_kernel", "gates_bias")}}
+    return {**case, **{k: _blocks_swapped(case, k, 3, 0, 1) for k in KERAS_KEYS}}
+
+
+def _z_flipped(case):
+    """z's pre-activation negated: sigmoid(-a) = 1 - sigmoid(a), so z and 1 - z trade places."""
+    if case["form"] == "tf1":
+        return {**case, **{k: _block_changed(case, k, 1, 2, np.negative)
+                           for k in ("gates_kernel", "gates_bias")}}
+    return {**case, **{k: _block_changed(case, k, 0, 3, np.negative) for k in KERAS_KEYS}}
+
+
+# --- The real cells: oracles for every form ---------------------------------------------------
+
+
+def _step_oracle(case):
+    """h' (B, H) after one step of the real cell of ``case["form"]``."""
+    if case["form"] == "tf1":
+        return run_tf1_gru(case["x"], case["h"], *_weights(case), mode="step")[1]
+    after = case["form"] == "keras_after"
+    return run_keras_gru(case["x"][:, None], _weights(case), case["h"], reset_after=after)[1]
+
+
+def _step_reference(case):
+    if case["form"] == "tf1":
+        return ref.tf1_gru_step(case["x"], case["h"], *_weights(case))
+    after = case["form"] == "keras_after"
+    return ref.keras_gru_step(case["x"], case["h"], *_weights(case), reset_after=after)
+
+
+def _step_case(rng, B, D, H, form, fresh=False):
+    case = {"B": B, "D": D, "H": H, "form": form,
+            "x": normal(rng, B, D),  # (B, D)
+            "h": normal(rng, B, H)}  # (B, H)
+    if form == "tf1":
+        case["gates_kernel"] = normal(rng, D + H, 2 * H, scale=0.6)  # (D + H, 2H): r, z
+        case["cand_kernel"] = normal(rng, D + H, H, scale=0.6)  # (D + H, H)
+        # a fresh cell's biases: gates 1.0, candidate 0 (GRUCell's initialisers)
+        case["gates_bias"] = (np.ones(2 * H, np.float32) if fresh
+                              else normal(rng, 2 * H, scale=0.6))  # (2H,)
+        case["cand_bias"] = np.zeros(H, np.float32) if fresh else normal(rng, H, scale=0.6)
+    else:
+        case["kernel"] = normal(rng, D, 3 * H, scale=0.6)  # (D, 3H): z, r, h~
+        case["recurrent_kernel"] = normal(rng, H, 3 * H, scale=0.6)  # (H, 3H)
+        case["bias"] = normal(rng, 2, 3 * H, scale=0.6)  # (2, 3H): input row, state row
+    return case
+
+
+#: B, D and H all different in every trial, and each in two orders: a transposed array or a
+#: sum over the wrong axis cannot fit every trial
+STEP_SIZES = (dict(B=1, D=3, H=2), dict(B=3, D=2, H=4), dict(B=2, D=4, H=3))
+
+
+# --- Exercise 6.1: Keras' kernel, split into its gates ----------------------------------------
+
+
+def _blocks_case(rng, rows, H):
+    return {"rows": rows, "H": H,
+            "kernel": normal(rng, rows, 3 * H)}  # (D or H, 3H): z, r, h~
+
+
+def _blocks_reference(case):
+    found = ref.split_gates(case["kernel"], ref.GRU_KERAS)
+    return found["r"], found["z"], found["h"]
+
+
+def _blocks_oracle(case):
+    """The blocks as the real Keras GRU reads them. With a zero recurrent kernel and bias, a
+    state of ones and a kernel that keeps one block only, the layer's h' on input x = e_i / 8
+    is sigmoid(a) for the z block (h~ = tanh(0) = 0, h' = z * 1), 0.5 + 0.5 * tanh(a) for the
+    candidate's (z = 0.5), a = kernel[i] / 8: read back, they name the z and h~ columns; r's
+    are the remaining block. (Small inputs keep the inverse functions exact in float32.)"""
+    rows, H = case["rows"], case["H"]
+    kernel = case["kernel"]
+    x = np.eye(rows, dtype=np.float32)[:, None] / 8  # (rows, 1, rows): one step each
+    ones = np.ones((rows, H), np.float32)
+    rest = [np.zeros((H, 3 * H), np.float32), np.zeros((2, 3 * H), np.float32)]
+    read = {}
+    for k in range(3):
+        only = np.zeros_like(kernel)
+        only[:, k * H:(k + 1) * H] = kernel[:, k * H:(k + 1) * H]
+        h = np.float64(run_keras_gru(x, [only, *rest], ones)[1])  # (rows, H)
+        read[k] = (8 * np.log(h / (1 - h)), 8 * np.arctanh(2 * h - 1))  # as z, as h~
+    z = next(k for k in range(3) if np.allclose(read[k][0], kernel[:, k * H:(k + 1) * H],
+                                                 rtol=1e-3, atol=1e-4))
+    cand = next(k for k in range(3) if k != z and np.allclose(
+        read[k][1], kernel[:, k * H:(k + 1) * H], rtol=1e-3, atol=1e-4))
+    (r,) = set(range(3)) - {z, cand}
+    return tuple(kernel[:, k * H:(k + 1) * H] for k in (r, z, cand))
+
+
+def _parts_swapped(i, j):
+    def after(case, right):
+        right = list(right)
+        right[i], right[j] = right[j], right[i]
+        return right
+    return after
+
+
+def _says(words):
+    return lambda case, got: words in got.message
+
+
+def _raising(message):
+    """A mistake that shows only as an error: its model raises it (where the learner's code
+    raises), and ``raises=`` names it."""
+    def perturb(case):
+        raise ValueError(message)
+    return perturb
+
+
+NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's words
+
+
+keras_gru_blocks = Exercise(
+    name="keras_gru_blocks",
+    task="(r, z, cand): the three column blocks (rows, H) of a Keras GRU kernel or recurrent "
+    "kernel (rows, 3H), in the book's order",
+    make_case=_blocks_case,
+    call=lambda fn, c: fn(c["kernel"]),
+    oracle=_blocks_oracle,
+    reference=_blocks_reference,
+    parts=("r", "z", "cand"),
+    designs=(
+        dict(rows=2, H=3),  # rows != H and not a multiple of 3: a split of rows raises
+        dict(rows=4, H=2),
+        dict(rows=5, H=1),  # H = 1: one column a gate
+    ),
+    mistakes=(
+        Mistake(
+            "you read Keras' columns in TF1's and PyTorch's order (r, z, h~): Keras lays out "
+            "z, r, h~, so r is kernel[:, H:2H] and z is kernel[:, :H].",
+            after=_parts_swapped(0, 1),
+        ),
+        Mistake(
+            "you split the rows: a gate is a block of H COLUMNS, kernel[:, k*H:(k+1)*H] (split "
+            "along axis 1).",
+            perturb=_raising("array split does not result in an equal division"),
+            raises=_says("equal division"),
+        ),
+        Mistake(
+            "the blocks are transposed: Keras right-multiplies (x @ kernel), so each block is "
+            "(rows, H) as it stands in the kernel.",
+            after=lambda c, right: [np.asarray(v).T for v in right],
+        ),
+    ),
+)
+
+
+# --- Exercise 6.2: one step of a freshly built TF1 GRUCell ------------------------------------
+
+
+def _fresh_case(rng, **sizes):
+    return _step_case(rng, form="tf1", fresh=True, **sizes)
+
+
+fresh_gru_step = Exercise(
+    name="fresh_gru_step",
+    task="h' (B, H), one step of a freshly built TF1 GRUCell(H) with these kernels (its biases "
+    "at their initial values)",
+    make_case=_fresh_case,
+    call=lambda fn, c: fn(c["x"], c["h"], c["gates_kernel"], c["cand_kernel"]),
+    oracle=_step_oracle,
+    reference=_step_reference,
+    designs=STEP_SIZES,
+    mistakes=(
+        Mistake(
+            "r and z (TF1's u) are swapped: TF1's gates kernel holds r in columns [:H] and u in "
+            "[H:2H] (r, u = split(sigmoid(...), 2)).",
+            perturb=_gates_swapped,
+        ),
+        Mistake(
+            "z and 1 - z are swapped: the old state is kept by z, h' = z * h + (1 - z) * h~.",
+            perturb=_z_flipped,
+        ),
+        Mistake(
+            "the gates' bias is left at 0: a fresh GRUCell initialises gates/bias to 1.0 (the "
+            "candidate's bias to 0), so add 1.0 inside the sigmoid.",
+            perturb=lambda c: {**c, "gates_bias": np.zeros_like(c["gates_bias"])},
+        ),
+        Mistake(
+            "the candidate's bias is 1.0 too: only gates/bias starts at 1.0; candidate/bias "
+            "starts at 0.",
+            perturb=lambda c: {**c, "cand_bias": np.ones_like(c["cand_bias"])},
+        ),
+        Mistake(
+            "r is applied after the matmul (Keras' reset_after=True): TF1 resets the state "
+            "first, h~ = tanh([x, r * h] @ candidate_kernel + b).",
+            perturb=_as_keras_after,
+        ),
+        Mistake(
+            "the reset gate is left out: the candidate reads r * h, not h, "
+            "h~ = tanh([x, r * h] @ candidate_kernel + b).",
+            perturb=lambda c: {**c, "gates_kernel": _block_changed(c, "gates_kernel", 0, 2,
+                                                                  np.zeros_like),
+                               "gates_bias": _block_changed(c, "gates_bias", 0, 2,
+                                                            lambda b: np.full_like(b, OPEN))},
+        ),
+    ),
+)
+
+
+# --- Exercise 6.3: one step of Keras 3's default GRU (reset_after=True) -----------------------
+
+
+def _keras_case(rng, **sizes):
+    return _step_case(rng, form="keras_after", **sizes)
+
+
+def _bias_changed(change):
+    def perturb(case):
+        bias = np.array(case["bias"], copy=True)  # (2, 3H)
+        H = case["H"]
+        change(bias, slice(2 * H, 3 * H))
+        return {**case, "bias": bias}
+    return perturb
+
+
+def _rows_summed(bias, cand):
+    bias[0, cand] += bias[1, cand]
+    bias[1, cand] = 0
+
+
+def _rows_swapped(bias, cand):
+    bias[0, cand], bias[1, cand] = bias[1, cand].copy(), bias[0, cand].copy()
+
+
+def _row_1_dropped(bias, cand):
+    bias[1] = 0
+
+
+keras_gru_step = Exercise(
+    name="keras_gru_step",
+    task="h' (B, H), one step of Keras 3's GRU(H) with reset_after=True (the default): kernel "
+    "(D, 3H), recurrent_kernel (H, 3H), bias (2, 3H)",
+    make_case=_keras_case,
+    call=lambda fn, c: fn(c["x"], c["h"], c["kernel"], c["recurrent_kernel"], c["bias"]),
+    oracle=_step_oracle,
+    reference=_step_reference,
+    designs=STEP_SIZES,
+    mistakes=(
+        Mistake(
+            "you read Keras' blocks in TF1's and PyTorch's order (r, z, h~): Keras lays out z, "
+            "r, h~ in the kernel, the recurrent kernel and both bias rows.",
+            perturb=_gates_swapped,
+        ),
+        Mistake(
+            "z and 1 - z are swapped: Keras keeps the old state with z, "
+            "h' = z * h + (1 - z) * h~.",
+            perturb=_z_flipped,
+        ),
+        Mistake(
+            "r is applied before the matmul (reset_after=False, TF1's form): with "
+            "reset_after=True, h~ = tanh(x W_h + b_h + r * (h U_h + b'_h)).",
+            perturb=_as_keras_before,
+        ),
+        Mistake(
+            "bias[1] is left out: there are two bias rows, bias[0] for x's matmul and bias[1] "
+            "for h's, and both count.",
+            perturb=_bias_changed(_row_1_dropped),
+        ),
+        Mistake(
+            "the candidate's two biases were added together outside r: bias[1]'s h~ block "
+            "belongs inside, r * (h U_h + bias[1][2H:]).",
+            perturb=_bias_changed(_rows_summed),
+        ),
+        Mistake(
+            "bias's rows are swapped: row 0 goes with x's matmul, row 1 with h's (inside r for "
+            "the candidate).",
+            perturb=_bias_changed(_rows_swapped),
+        ),
+    ),
+)
+
+
+# --- Exercise 6.4: TF1 GRUCell weights to Keras (proven by running both) ----------------------
+
+
+def _port_case(rng, B, T, D, H):
+    case = _step_case(rng, B, D, H, form="tf1")
+    case.pop("x")
+    case["T"] = T
+    case["inputs"] = normal(rng, B, T, D)  # (B, T, D)
+    return case
+
+
+def _port_oracle(case):
+    """The port, proven: the real TF1 GRUCell (dynamic_rnn) and the real Keras GRU
+    (reset_after=False) with the ported weights, from the case's h, give the same outputs."""
+    port = tf1_to_keras(*_weights(case), case["D"])
+    tf1, _ = run_tf1_gru(case["inputs"], case["h"], *_weights(case))
+    keras, _ = run_keras_gru(case["inputs"], port, case["h"], reset_after=False)
+    if not np.allclose(tf1, keras, rtol=1e-4, atol=1e-5):
+        raise AssertionError("keras_from_tf1_gru's oracle: the ported Keras GRU differs from "
+                             "TF1's GRUCell")
+    return port
+
+
+def _port_reference(case):
+    return ref.keras_gru_from_tf1(*_weights(case), case["D"])
+
+
+def _each_part(change):
+    return lambda case, right: [change(case, np.asarray(v)) for v in right]
+
+
+#: B, T, D, H all different in each trial (no size a learner could take for another)
+PORT_SIZES = (dict(B=4, T=5, D=3, H=2), dict(B=1, T=3, D=2, H=4))
+
+keras_from_tf1_gru = Exercise(
+    name="keras_from_tf1_gru",
+    task="(kernel (D, 3H), recurrent_kernel (H, 3H), bias (3H,)) for Keras 3's "
+    "GRU(H, reset_after=False)",
+    make_case=_port_case,
+    designs=PORT_SIZES,
+    call=lambda fn, c: fn(c["gates_kernel"], c["gates_bias"], c["cand_kernel"], c["cand_bias"],
+                          c["D"]),
+    oracle=_port_oracle,
+    reference=_port_reference,
+    parts=("kernel", "recurrent_kernel", "bias"),
+    mistakes=(
+        Mistake(
+            "the gate blocks are still in TF1's order (r, u, h~): Keras lays out z, r, h~ (z is "
+            "TF1's u), so swap the first two blocks of each weight.",
+            after=_each_part(lambda c, v: np.concatenate(
+                [blocks(v, 3)[k] for k in (1, 0, 2)], axis=-1)),
+        ),
+        Mistake(
+            "kernel and recurrent_kernel are swapped: rows [:D] of TF1's kernels multiply x "
+            "(Keras' kernel), rows [D:] multiply h (Keras' recurrent_kernel).",
+            after=_parts_swapped(0, 1),
+        ),
+        Mistake(
+            "that bias is reset_after=True's (2, 3H): GRU(reset_after=False), TF1's form, has one "
+            "bias (3H,).",
+            after=lambda c, right: [*right[:2], np.stack([right[2], np.zeros_like(right[2])])],
+        ),
+    ),
+)
+
+
+# --- Exercise 6.5: Keras (reset_after=True) weights to PyTorch's nn.GRU ----------------------
+
+
+def _torch_case(rng, D, H):
+    return {"D": D, "H": H,
+            "kernel": normal(rng, D, 3 * H),  # (D, 3H): z, r, h~
+            "recurrent_kernel": normal(rng, H, 3 * H),  # (H, 3H)
+            "bias": normal(rng, 2, 3 * H)}  # (2, 3H)
+
+
+def _torch_oracle(case):
+    """PyTorch's documented layout (PyTorch is not installed): rows r, z, n, ``W x``, two
+    biases; Keras' reset_after=True is the same function (tests/test_reference.py runs the
+    real Keras GRU against PyTorch's documented step on these weights)."""
+    return keras_to_torch(case["kernel"], case["recurrent_kernel"], case["bias"])
+
+
+def _torch_reference(case):
+    return ref.torch_gru_from_keras(case["kernel"], case["recurrent_kernel"], case["bias"])
+
+
+def _rows_order(order):
+    return lambda c, v: np.concatenate([blocks(v, 3, axis=0)[k] for k in order], axis=0)
+
+
+torch_from_keras_gru = Exercise(
+    name="torch_from_keras_gru",
+    task="(weight_ih (3H, D), weight_hh (3H, H), bias_ih (3H,), bias_hh (3H,)) for PyTorch's "
+    "nn.GRU",
+    make_case=_torch_case,
+    designs=(dict(D=3, H=2), dict(D=2, H=4)),  # D != H, both above 1: reshape != transpose
+    call=lambda fn, c: fn(c["kernel"], c["recurrent_kernel"], c["bias"]),
+    oracle=_torch_oracle,
+    reference=_torch_reference,
+    parts=("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
+    weights=(2, 2, 1, 1),
+    mistakes=(
+        Mistake(
+            "the weights are not transposed: Keras stores (D, 3H) and computes x @ kernel; "
+            "PyTorch stores (3H, D) and computes W x.",
+            after=lambda c, right: [np.asarray(right[0]).T, np.asarray(right[1]).T,
+                                    *right[2:]],
+        ),
+        Mistake(
+            "the blocks are still in Keras' order z, r, h~: PyTorch's rows are r, z, n, so swap "
+            "the first two blocks.",
+            after=_each_part(lambda c, v: _rows_order((1, 0, 2))(c, v)),
+        ),
+        Mistake(
+            "the two biases were summed into one: PyTorch applies r to (W_hn h + b_hn), so "
+            "bias_ih is bias[0] and bias_hh bias[1], moved, not added.",
+            after=lambda c, right: [*right[:2], np.asarray(right[2]) + right[3],
+                                    np.zeros_like(np.asarray(right[3]))],
+        ),
+        Mistake(
+            "the weights are reshaped, not transposed: reshape keeps the memory order and "
+            "scrambles the gates; transpose.",
+            after=lambda c, right: [
+                np.asarray(right[0]).T.reshape(3 * c["H"], c["D"]),
+                np.asarray(right[1]).T.reshape(3 * c["H"], c["H"]), *right[2:]],
+        ),
+    ),
+)
+
+
+# --- Live sessions for the API exercises ------------------------------------------------------
+
+_SESSIONS = {}  # (mode, D, H, T) -> (session, variables, graph version), per process
+
+
+def _gru_graph(mode, D, H, T):
+    """TF1's GRUCell(H) over a placeholder ``x`` (None, T, D): unrolled by ``static_rnn``
+    (``mode="static"``: ops ``rnn/gru_cell/split``, ``split_1``, ...) or ``dynamic_rnn``
+    (T None: any length). Returns the graph."""
+    tf = tensorflow()
+    v1 = tf.compat.v1
+    with tf.Graph().as_default() as graph:
+        x = v1.placeholder(tf.float32, [None, T, D], name="x")  # (B, T, D)
+        cell = gru_cell()(H)
+        if mode == "static":
+            v1.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float32)
+        else:
+            v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    return graph
+
+
+def _tf1_weights(case):
+    return {"gates/kernel": case["gates_kernel"], "gates/bias": case["gates_bias"],
+            "candidate/kernel": case["cand_kernel"], "candidate/bias": case["cand_bias"]}
+
+
+def live_session(case, mode):
+    """A ``tf.compat.v1.Session`` over TF1's GRUCell graph for the case (built once per shape
+    and process; a closed session or a graph the learner added ops to is replaced), with the
+    case's weights loaded into its variables."""
+    key = (mode, case["D"], case["H"], case["T"] if mode == "static" else None)
+    found = _SESSIONS.get(key)
+    if found is None or found[0]._closed or found[0].graph.version != found[2]:
+        graph = _gru_graph(*key)
+        session = quick_session(graph)
+        found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
+    session, variables, _ = found
+    load_weights(session, variables, _tf1_weights(case))
+    return session
+
+
+def _session_case(rng, B, T, D, H, t=None):
+    case = _port_case(rng, B, T, D, H)
+    case["h"] = np.zeros((B, H), np.float32)  # the graphs start from the zero state
+    if t is not None:  # 6.6's step
+        case["t"] = t
+    return case
+
+
+# --- Exercise 6.6: step t's r and z by graph name ---------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def gate_tensors(D, H, T):
+    """For GRUCell unrolled by ``static_rnn``: per step, ``(r name, z name)``, found by their
+    roles: z is the split output that ``1 - z`` (a Sub) reads; r the other."""
+    graph = _gru_graph("static", D, H, T)
+    splits = [op for op in graph.get_operations() if op.type == "Split"]
+    assert len(splits) == T, [op.name for op in splits]
+    found = []
+    for op in splits:
+        kinds = [{c.type for c in out.consumers()} for out in op.outputs]
+        z = next(k for k, types in enumerate(kinds) if "Sub" in types)
+        found.append((op.outputs[1 - z].name, op.outputs[z].name))
+    return tuple(found)
+
+
+def _gates_oracle(case):
+    """Fetch step t's r and z (found by their roles) from a FRESH real graph (static_rnn, zero
+    state) with the case's weights, fed the case's inputs."""
+    names = gate_tensors(case["D"], case["H"], case["T"])[case["t"]]
+    return tuple(run_tf1(lambda: gru_cell()(case["H"]), case["inputs"], None,
+                         _tf1_weights(case), mode="static", fetch=names)[2:])
+
+
+def _gates_reference(case):
+    """r and z at step t (instructor-side): the run up to t, then that step's gates."""
+    weights, h = _weights(case), case["h"]
+    if case["t"]:
+        _, h = ref.unroll(ref.gru_cell(ref.tf1_gru_step, *weights),
+                          case["inputs"][:, :case["t"]], h)
+    x = case["inputs"][:, case["t"]]
+    gates = ref.sigmoid(np.concatenate([x, h], axis=1) @ weights[0] + weights[1])
+    found = ref.split_gates(gates, ref.GRU_TF1)
+    return found["r"], found["z"]
+
+
+def _at_step(t_of):
+    def perturb(case):
+        t = t_of(case)
+        if not 0 <= t < case["T"]:
+            raise ValueError(f"no step {t}")
+        return {**case, "t": t}
+    return perturb
+
+
+def _logit(p):
+    p = np.float64(p)
+    return (np.log(p) - np.log1p(-p)).astype(np.float32)
+
+
+GRAPH_A = dict(B=1, T=4, D=2, H=3)  # B, D, H all different in each; T apart from B, D, H
+GRAPH_B = dict(B=4, T=5, D=3, H=2)  # in one of them at least
+
+gru_gates = Exercise(
+    name="gru_gates",
+    task="(r, z): two arrays (B, H), the reset and update gates' values at step t, fetched "
+    "from the session with `inputs` fed to the placeholder 'x:0'",
+    make_case=_session_case,
+    call=lambda fn, c: _with_session(fn, live_session(c, "static"), c["inputs"], c["t"]),
+    oracle=_gates_oracle,
+    reference=_gates_reference,
+    parts=("r", "z"),
+    by_hand=False,
+    designs=(dict(GRAPH_A, t=0), dict(GRAPH_B, t=1), dict(GRAPH_B, t=2), dict(GRAPH_A, t=2)),
+    mistakes=(
+        Mistake(
+            "r and z are swapped: GRUCell's split gives r as output :0 and u (z) as :1.",
+            after=_parts_swapped(0, 1),
+        ),
+        Mistake(
+            "these are the pre-activations (the Sigmoid's input): GRUCell applies the sigmoid "
+            "BEFORE its split, so the split's outputs are the gates' values.",
+            after=lambda c, right: [_logit(v) for v in right],
+        ),
+        Mistake(
+            "you fetched the next step's split: step t's op is `split_t` (step 0's `split`).",
+            perturb=_at_step(lambda c: c["t"] + 1),
+        ),
+        Mistake(
+            "you fetched step 0's split (`split`) whatever t is: step t's op is `split_t`.",
+            perturb=_at_step(lambda c: 0),
+        ),
+        Mistake(
+            "`split_0` does not exist: TensorFlow names the first op `split` and step t's "
+            "`split_t`.",
+            perturb=_raising("split_0"),
+            raises=names_split_0,
+        ),
+        Mistake(
+            "the placeholder 'x:0' is not fed: pass feed_dict={'x:0': inputs} to session.run.",
+            perturb=_raising(NOT_FED), raises=_says(NOT_FED),
+        ),
+    ),
+)
+
+
+# --- Exercise 6.7: a Keras GRU from a live TF1 session ----------------------------------------
+
+
+def _sequence_oracle(case):
+    """TF1's real GRUCell over the inputs (dynamic_rnn, zero state); a case moved to Keras'
+    reset_after=True form (a mistake's) runs the real Keras GRU instead."""
+    if case.get("form") == "keras_after":
+        return run_keras_gru(case["inputs"], _weights(case), None)[0]
+    return run_tf1_gru(case["inputs"], case["h"], *_weights(case))[0]
+
+
+def _sequence_reference(case):
+    if case.get("form") == "keras_after":
+        step = ref.gru_cell(ref.keras_gru_step, *_weights(case))
+    else:
+        step = ref.gru_cell(ref.tf1_gru_step, *_weights(case))
+    return ref.unroll(step, case["inputs"], case["h"])[0]
+
+
+keras_gru_from_session = Exercise(
+    name="keras_gru_from_session",
+    task="outputs (B, T, H) of a Keras 3 GRU holding the weights of the session's TF1 "
+    "GRUCell (read by their names), run over `inputs`: equal to TF1's",
+    make_case=_session_case,
+    call=lambda fn, c: _with_session(fn, live_session(c, "dynamic"), c["inputs"]),
+    oracle=_sequence_oracle,
+    reference=_sequence_reference,
+    by_hand=False,
+    designs=(dict(GRAPH_B), dict(GRAPH_A)),
+    mistakes=(
+        Mistake(
+            "the gate blocks are still in TF1's order (r, u, h~): Keras reads z, r, h~, so "
+            "swap the first two blocks of the kernel, the recurrent kernel and the bias.",
+            perturb=_gates_swapped,
+        ),
+        Mistake(
+            "the layer has reset_after=True (Keras' default): TF1's GRUCell resets h before the "
+            "candidate's matmul, so build GRU(H, reset_after=False).",
+            perturb=_as_keras_after,
+        ),
+        Mistake(
+            "the outputs are time-major (T, B, H): a Keras GRU's outputs are (B, T, H).",
+            after=lambda c, right: np.swapaxes(right, 0, 1),
+        ),
+    ),
+)
+
+
+CHAPTER = Chapter(6, "06-gru-layouts", [
+    keras_gru_blocks, fresh_gru_step, keras_gru_step, keras_from_tf1_gru, torch_from_keras_gru,
+    gru_gates, keras_gru_from_session,
+])
+check = CHAPTER.check

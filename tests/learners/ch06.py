@@ -1,0 +1,422 @@
+"""Chapter 6 answers written the way learners write them (tests/test_sweep.py).
+
+Each function is written from the exercise's text alone, as a learner would, with the wrong line
+a learner writes; none calls the check's mistake models or rnnbook's reference.
+"""
+import numpy as np
+
+OP = "rnn/gru_cell/split"
+CELL = "rnn/gru_cell/"
+
+
+def sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+# --- 6.1 keras_gru_blocks ---------------------------------------------------------------------
+
+
+def blocks_right(kernel):
+    z, r, cand = np.split(kernel, 3, axis=1)
+    return r, z, cand
+
+
+def blocks_slices_lists(kernel):
+    H = kernel.shape[1] // 3
+    return (kernel[:, H:2 * H].tolist(), kernel[:, :H].tolist(),
+            kernel[:, 2 * H:].astype(np.float64))
+
+
+def blocks_tf1_order(kernel):
+    r, z, cand = np.split(kernel, 3, axis=1)  # read as r, z, h~
+    return r, z, cand
+
+
+def blocks_rows(kernel):
+    z, r, cand = np.split(kernel, 3, axis=0)
+    return r, z, cand
+
+
+def blocks_transposed(kernel):
+    z, r, cand = np.split(kernel.T, 3, axis=0)
+    return r, z, cand
+
+
+# --- 6.2 fresh_gru_step -----------------------------------------------------------------------
+
+
+def fresh_right(x, h, gates_kernel, cand_kernel):
+    H = h.shape[1]
+    gates = sigmoid(np.concatenate([x, h], axis=1) @ gates_kernel + 1.0)
+    r, u = gates[:, :H], gates[:, H:]
+    cand = np.tanh(np.concatenate([x, r * h], axis=1) @ cand_kernel)
+    return u * h + (1 - u) * cand
+
+
+def fresh_right_split_rows_float64(x, h, gates_kernel, cand_kernel):
+    x, h = np.float64(x), np.float64(h)
+    D, H = x.shape[1], h.shape[1]
+    gates_bias = np.ones(2 * H)
+    a = x @ gates_kernel[:D] + h @ gates_kernel[D:] + gates_bias
+    r, u = np.split(sigmoid(a), 2, axis=1)
+    cand = np.tanh(x @ cand_kernel[:D] + (r * h) @ cand_kernel[D:] + np.zeros(H))
+    return (1 - u) * cand + u * h
+
+
+def fresh_r_u_swapped(x, h, gates_kernel, cand_kernel):
+    u, r = np.split(sigmoid(np.concatenate([x, h], axis=1) @ gates_kernel + 1.0), 2, axis=1)
+    cand = np.tanh(np.concatenate([x, r * h], axis=1) @ cand_kernel)
+    return u * h + (1 - u) * cand
+
+
+def fresh_one_minus_u_on_h(x, h, gates_kernel, cand_kernel):
+    r, u = np.split(sigmoid(np.concatenate([x, h], axis=1) @ gates_kernel + 1.0), 2, axis=1)
+    cand = np.tanh(np.concatenate([x, r * h], axis=1) @ cand_kernel)
+    return (1 - u) * h + u * cand
+
+
+def fresh_no_bias(x, h, gates_kernel, cand_kernel):
+    r, u = np.split(sigmoid(np.concatenate([x, h], axis=1) @ gates_kernel), 2, axis=1)
+    cand = np.tanh(np.concatenate([x, r * h], axis=1) @ cand_kernel)
+    return u * h + (1 - u) * cand
+
+
+def fresh_all_biases_one(x, h, gates_kernel, cand_kernel):
+    r, u = np.split(sigmoid(np.concatenate([x, h], axis=1) @ gates_kernel + 1.0), 2, axis=1)
+    cand = np.tanh(np.concatenate([x, r * h], axis=1) @ cand_kernel + 1.0)
+    return u * h + (1 - u) * cand
+
+
+def fresh_reset_after(x, h, gates_kernel, cand_kernel):
+    D = x.shape[1]
+    r, u = np.split(sigmoid(np.concatenate([x, h], axis=1) @ gates_kernel + 1.0), 2, axis=1)
+    cand = np.tanh(x @ cand_kernel[:D] + r * (h @ cand_kernel[D:]))
+    return u * h + (1 - u) * cand
+
+
+def fresh_no_reset(x, h, gates_kernel, cand_kernel):
+    xh = np.concatenate([x, h], axis=1)
+    r, u = np.split(sigmoid(xh @ gates_kernel + 1.0), 2, axis=1)
+    cand = np.tanh(xh @ cand_kernel)
+    return u * h + (1 - u) * cand
+
+
+# --- 6.3 keras_gru_step -----------------------------------------------------------------------
+
+
+def keras_right(x, h, kernel, recurrent_kernel, bias):
+    xz, xr, xh = np.split(x @ kernel + bias[0], 3, axis=1)
+    hz, hr, hh = np.split(h @ recurrent_kernel + bias[1], 3, axis=1)
+    z, r = sigmoid(xz + hz), sigmoid(xr + hr)
+    return z * h + (1 - z) * np.tanh(xh + r * hh)
+
+
+def keras_right_loops(x, h, kernel, recurrent_kernel, bias):
+    H = h.shape[1]
+    W = {g: kernel[:, k * H:(k + 1) * H] for k, g in enumerate("zrh")}
+    U = {g: recurrent_kernel[:, k * H:(k + 1) * H] for k, g in enumerate("zrh")}
+    b_x = {g: bias[0][k * H:(k + 1) * H] for k, g in enumerate("zrh")}
+    b_h = {g: bias[1][k * H:(k + 1) * H] for k, g in enumerate("zrh")}
+    z = sigmoid(x @ W["z"] + b_x["z"] + h @ U["z"] + b_h["z"])
+    r = sigmoid(x @ W["r"] + b_x["r"] + h @ U["r"] + b_h["r"])
+    cand = np.tanh(x @ W["h"] + b_x["h"] + r * (h @ U["h"] + b_h["h"]))
+    return [list(row) for row in (z * h + (1 - z) * cand)]
+
+
+def keras_r_z_order(x, h, kernel, recurrent_kernel, bias):
+    xr, xz, xh = np.split(x @ kernel + bias[0], 3, axis=1)
+    hr, hz, hh = np.split(h @ recurrent_kernel + bias[1], 3, axis=1)
+    z, r = sigmoid(xz + hz), sigmoid(xr + hr)
+    return z * h + (1 - z) * np.tanh(xh + r * hh)
+
+
+def keras_z_flipped(x, h, kernel, recurrent_kernel, bias):
+    xz, xr, xh = np.split(x @ kernel + bias[0], 3, axis=1)
+    hz, hr, hh = np.split(h @ recurrent_kernel + bias[1], 3, axis=1)
+    z, r = sigmoid(xz + hz), sigmoid(xr + hr)
+    return (1 - z) * h + z * np.tanh(xh + r * hh)
+
+
+def keras_reset_before(x, h, kernel, recurrent_kernel, bias):
+    H = h.shape[1]
+    b = bias[0] + bias[1]
+    xz, xr, xh = np.split(x @ kernel + b, 3, axis=1)
+    hz, hr, _ = np.split(h @ recurrent_kernel, 3, axis=1)
+    z, r = sigmoid(xz + hz), sigmoid(xr + hr)
+    cand = np.tanh(xh + (r * h) @ recurrent_kernel[:, 2 * H:])
+    return z * h + (1 - z) * cand
+
+
+def keras_one_bias_row(x, h, kernel, recurrent_kernel, bias):
+    xz, xr, xh = np.split(x @ kernel + bias[0], 3, axis=1)
+    hz, hr, hh = np.split(h @ recurrent_kernel, 3, axis=1)
+    z, r = sigmoid(xz + hz), sigmoid(xr + hr)
+    return z * h + (1 - z) * np.tanh(xh + r * hh)
+
+
+def keras_bias_summed(x, h, kernel, recurrent_kernel, bias):
+    xz, xr, xh = np.split(x @ kernel + bias.sum(axis=0), 3, axis=1)
+    hz, hr, hh = np.split(h @ recurrent_kernel, 3, axis=1)
+    z, r = sigmoid(xz + hz), sigmoid(xr + hr)
+    return z * h + (1 - z) * np.tanh(xh + r * hh)
+
+
+def keras_bias_rows_swapped(x, h, kernel, recurrent_kernel, bias):
+    xz, xr, xh = np.split(x @ kernel + bias[1], 3, axis=1)
+    hz, hr, hh = np.split(h @ recurrent_kernel + bias[0], 3, axis=1)
+    z, r = sigmoid(xz + hz), sigmoid(xr + hr)
+    return z * h + (1 - z) * np.tanh(xh + r * hh)
+
+
+# --- 6.4 keras_from_tf1_gru -------------------------------------------------------------------
+
+
+def port_right(gates_kernel, gates_bias, cand_kernel, cand_bias, D):
+    r, u = np.split(gates_kernel, 2, axis=1)
+    b_r, b_u = np.split(gates_bias, 2)
+    full = np.concatenate([u, r, cand_kernel], axis=1)
+    return full[:D], full[D:], np.concatenate([b_u, b_r, cand_bias])
+
+
+def port_right_by_blocks(gates_kernel, gates_bias, cand_kernel, cand_bias, D):
+    H = cand_bias.shape[0]
+    kernel = np.hstack([gates_kernel[:D, H:], gates_kernel[:D, :H], cand_kernel[:D]])
+    recurrent = np.hstack([gates_kernel[D:, H:], gates_kernel[D:, :H], cand_kernel[D:]])
+    bias = [*gates_bias[H:], *gates_bias[:H], *cand_bias]
+    return kernel.astype(np.float64), recurrent, bias
+
+
+def port_tf1_order(gates_kernel, gates_bias, cand_kernel, cand_bias, D):
+    full = np.concatenate([gates_kernel, cand_kernel], axis=1)
+    return full[:D], full[D:], np.concatenate([gates_bias, cand_bias])
+
+
+def port_rows_swapped(gates_kernel, gates_bias, cand_kernel, cand_bias, D):
+    r, u = np.split(gates_kernel, 2, axis=1)
+    b_r, b_u = np.split(gates_bias, 2)
+    full = np.concatenate([u, r, cand_kernel], axis=1)
+    return full[D:], full[:D], np.concatenate([b_u, b_r, cand_bias])
+
+
+def port_two_bias_rows(gates_kernel, gates_bias, cand_kernel, cand_bias, D):
+    r, u = np.split(gates_kernel, 2, axis=1)
+    b_r, b_u = np.split(gates_bias, 2)
+    full = np.concatenate([u, r, cand_kernel], axis=1)
+    bias = np.concatenate([b_u, b_r, cand_bias])
+    return full[:D], full[D:], np.stack([bias, np.zeros_like(bias)])
+
+
+# --- 6.5 torch_from_keras_gru -----------------------------------------------------------------
+
+
+def _rzn(a):
+    z, r, n = np.split(a, 3, axis=-1)
+    return np.concatenate([r, z, n], axis=-1)
+
+
+def torch_right(kernel, recurrent_kernel, bias):
+    return _rzn(kernel).T, _rzn(recurrent_kernel).T, _rzn(bias[0]), _rzn(bias[1])
+
+
+def torch_right_rows(kernel, recurrent_kernel, bias):
+    H = recurrent_kernel.shape[0]
+
+    def rows(w):  # w.T has rows z, r, n
+        t = w.T
+        return np.vstack([t[H:2 * H], t[:H], t[2 * H:]])
+
+    b_ih = np.concatenate([bias[0][H:2 * H], bias[0][:H], bias[0][2 * H:]])
+    b_hh = np.concatenate([bias[1][H:2 * H], bias[1][:H], bias[1][2 * H:]])
+    return rows(kernel), rows(recurrent_kernel), list(b_ih), b_hh.astype(np.float64)
+
+
+def torch_not_transposed(kernel, recurrent_kernel, bias):
+    return _rzn(kernel), _rzn(recurrent_kernel), _rzn(bias[0]), _rzn(bias[1])
+
+
+def torch_keras_order(kernel, recurrent_kernel, bias):
+    return kernel.T, recurrent_kernel.T, bias[0], bias[1]
+
+
+def torch_biases_summed(kernel, recurrent_kernel, bias):
+    b = _rzn(bias[0] + bias[1])
+    return _rzn(kernel).T, _rzn(recurrent_kernel).T, b, np.zeros_like(b)
+
+
+def torch_reshaped(kernel, recurrent_kernel, bias):
+    H = recurrent_kernel.shape[0]
+    return (_rzn(kernel).reshape(3 * H, -1), _rzn(recurrent_kernel).reshape(3 * H, H),
+            _rzn(bias[0]), _rzn(bias[1]))
+
+
+# --- 6.6 gru_gates (API) ----------------------------------------------------------------------
+
+
+def _split(t):
+    return OP if t == 0 else f"{OP}_{t}"
+
+
+def gates_right(session, inputs, t):
+    r, z = session.run([f"{_split(t)}:0", f"{_split(t)}:1"], feed_dict={"x:0": inputs})
+    return r, z
+
+
+def gates_right_op_outputs(session, inputs, t):
+    op = session.graph.get_operation_by_name(_split(t))
+    x = session.graph.get_tensor_by_name("x:0")
+    values = session.run(list(op.outputs), {x: inputs.astype(np.float64)})
+    return tuple(values)
+
+
+def gates_swapped(session, inputs, t):
+    z, r = session.run([f"{_split(t)}:0", f"{_split(t)}:1"], {"x:0": inputs})
+    return r, z
+
+
+def gates_preactivation(session, inputs, t):
+    sigmoid_op = session.graph.get_operation_by_name(_split(t)).inputs[1].op
+    a = session.run(sigmoid_op.inputs[0], {"x:0": inputs})  # the Sigmoid's input
+    return tuple(np.split(a, 2, axis=1))
+
+
+def gates_next_step(session, inputs, t):
+    return tuple(session.run([f"{OP}_{t + 1}:0", f"{OP}_{t + 1}:1"], {"x:0": inputs}))
+
+
+def gates_step_0(session, inputs, t):
+    return tuple(session.run([f"{OP}:0", f"{OP}:1"], {"x:0": inputs}))
+
+
+def gates_split_0(session, inputs, t):
+    return tuple(session.run([f"{OP}_{t}:0", f"{OP}_{t}:1"], {"x:0": inputs}))
+
+
+def gates_no_feed(session, inputs, t):
+    return tuple(session.run([f"{_split(t)}:0", f"{_split(t)}:1"]))
+
+
+# --- 6.7 keras_gru_from_session (API) ---------------------------------------------------------
+
+
+def _read(session, name):
+    return session.run(CELL + name + "/Read/ReadVariableOp:0")
+
+
+def _keras_gru(inputs, kernel, recurrent, bias, **options):
+    import keras
+
+    layer = keras.layers.GRU(recurrent.shape[0], return_sequences=True, **options)
+    layer.build(inputs.shape)
+    layer.set_weights([kernel, recurrent, bias])
+    return np.asarray(layer(inputs))
+
+
+def from_session_right(session, inputs):
+    gk, gb = _read(session, "gates/kernel"), _read(session, "gates/bias")
+    ck, cb = _read(session, "candidate/kernel"), _read(session, "candidate/bias")
+    D = inputs.shape[2]
+    r, u = np.split(gk, 2, axis=1)
+    b_r, b_u = np.split(gb, 2)
+    full = np.concatenate([u, r, ck], axis=1)
+    bias = np.concatenate([b_u, b_r, cb])
+    return _keras_gru(inputs, full[:D], full[D:], bias, reset_after=False)
+
+
+def from_session_variables(session, inputs):
+    import keras
+
+    values = {v.op.name.split("gru_cell/")[1]: session.run(v)
+              for v in session.graph.get_collection("variables")}
+    H = values["candidate/bias"].shape[0]
+    D = inputs.shape[2]
+    gk, ck = values["gates/kernel"], values["candidate/kernel"]
+    kernel = np.concatenate([gk[:, H:], gk[:, :H], ck], axis=1)
+    bias = np.concatenate([values["gates/bias"][H:], values["gates/bias"][:H],
+                           values["candidate/bias"]])
+    cell = keras.layers.GRUCell(H, reset_after=False)
+    layer = keras.layers.RNN(cell, return_sequences=True)
+    layer.build((None, None, D))
+    layer.set_weights([kernel[:D], kernel[D:], bias])
+    return layer(inputs).numpy().tolist()
+
+
+def from_session_tf1_order(session, inputs):
+    gk, gb = _read(session, "gates/kernel"), _read(session, "gates/bias")
+    ck, cb = _read(session, "candidate/kernel"), _read(session, "candidate/bias")
+    D = inputs.shape[2]
+    full = np.concatenate([gk, ck], axis=1)
+    return _keras_gru(inputs, full[:D], full[D:], np.concatenate([gb, cb]), reset_after=False)
+
+
+def from_session_reset_after(session, inputs):
+    gk, gb = _read(session, "gates/kernel"), _read(session, "gates/bias")
+    ck, cb = _read(session, "candidate/kernel"), _read(session, "candidate/bias")
+    D = inputs.shape[2]
+    r, u = np.split(gk, 2, axis=1)
+    b_r, b_u = np.split(gb, 2)
+    full = np.concatenate([u, r, ck], axis=1)
+    bias = np.concatenate([b_u, b_r, cb])
+    return _keras_gru(inputs, full[:D], full[D:], np.stack([bias, 0 * bias]))
+
+
+def from_session_time_major(session, inputs):
+    return np.transpose(from_session_right(session, inputs), (1, 0, 2))
+
+
+RIGHT = {
+    "keras_gru_blocks": [blocks_right, blocks_slices_lists],
+    "fresh_gru_step": [fresh_right, fresh_right_split_rows_float64],
+    "keras_gru_step": [keras_right, keras_right_loops],
+    "keras_from_tf1_gru": [port_right, port_right_by_blocks],
+    "torch_from_keras_gru": [torch_right, torch_right_rows],
+    "gru_gates": [gates_right, gates_right_op_outputs],
+    "keras_gru_from_session": [from_session_right, from_session_variables],
+}
+
+WRONG = {
+    "keras_gru_blocks": [
+        (blocks_tf1_order, "you read Keras' columns in TF1's and PyTorch's order"),
+        (blocks_rows, "you split the rows"),  # raises: named by its error
+        (blocks_transposed, "the blocks are transposed"),
+    ],
+    "fresh_gru_step": [
+        (fresh_r_u_swapped, "r and z (TF1's u) are swapped"),
+        (fresh_one_minus_u_on_h, "z and 1 - z are swapped"),
+        (fresh_no_bias, "the gates' bias is left at 0"),
+        (fresh_all_biases_one, "the candidate's bias is 1.0 too"),
+        (fresh_reset_after, "r is applied after the matmul"),
+        (fresh_no_reset, "the reset gate is left out"),
+    ],
+    "keras_gru_step": [
+        (keras_r_z_order, "you read Keras' blocks in TF1's and PyTorch's order"),
+        (keras_z_flipped, "z and 1 - z are swapped"),
+        (keras_reset_before, "r is applied before the matmul"),
+        (keras_one_bias_row, "bias[1] is left out"),
+        (keras_bias_summed, "the candidate's two biases were added together"),
+        (keras_bias_rows_swapped, "bias's rows are swapped"),
+    ],
+    "keras_from_tf1_gru": [
+        (port_tf1_order, "the gate blocks are still in TF1's order"),
+        (port_rows_swapped, "kernel and recurrent_kernel are swapped"),
+        (port_two_bias_rows, "that bias is reset_after=True's"),
+    ],
+    "torch_from_keras_gru": [
+        (torch_not_transposed, "the weights are not transposed"),
+        (torch_keras_order, "the blocks are still in Keras' order"),
+        (torch_biases_summed, "the two biases were summed into one"),
+        (torch_reshaped, "the weights are reshaped, not transposed"),
+    ],
+    "gru_gates": [
+        (gates_swapped, "r and z are swapped"),
+        (gates_preactivation, "these are the pre-activations"),
+        (gates_next_step, "you fetched the next step's split"),
+        (gates_step_0, "you fetched step 0's split"),
+        (gates_split_0, "`split_0` does not exist"),  # raises at t = 0, named
+        (gates_no_feed, "the placeholder 'x:0' is not fed"),  # raises: named by its error
+    ],
+    "keras_gru_from_session": [
+        (from_session_tf1_order, "the gate blocks are still in TF1's order"),
+        (from_session_reset_after, "the layer has reset_after=True"),
+        (from_session_time_major, "the outputs are time-major"),
+    ],
+}

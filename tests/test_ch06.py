@@ -1,0 +1,108 @@
+"""Chapter 6's own tests: the learner-side layout conversions equal the reference's, the live
+sessions carry the trial's weights, the designed trials keep B, D and H apart, the gate map the
+oracle finds is the one the chapter states, and every mistake is named the same with TensorFlow's
+oracle as with the reference (the learner release).
+
+The generic both-ways tests of the exercises (solution passes, stub fails, every mistake named)
+are in tests/test_checks.py; the 200-seed sweep in tests/test_sweep.py."""
+import numpy as np
+import pytest
+
+import rnnbook
+
+rnnbook.setup()  # before anything imports TensorFlow
+
+from rnnbook import reference as ref  # noqa: E402
+from rnnbook.byhand import answer  # noqa: E402
+from rnnbook.checks import ch06  # noqa: E402
+from rnnbook.compare import evaluate  # noqa: E402
+from tests.learners import ch06 as learners  # noqa: E402
+from tests.test_ch03 import (  # noqa: E402
+    assert_same_models,
+    models_with_and_without_the_reference,
+)
+
+CHAPTER = ch06.CHAPTER
+
+
+def test_learner_side_conversions_equal_the_reference():
+    rng = np.random.default_rng(0)
+    D, H = 3, 2
+    tf1 = [rng.standard_normal(s).astype(np.float32)
+           for s in ((D + H, 2 * H), (2 * H,), (D + H, H), (H,))]
+    for mine, theirs in zip(ch06.tf1_to_keras(*tf1, D), ref.keras_gru_from_tf1(*tf1, D),
+                            strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    keras = [rng.standard_normal(s).astype(np.float32)
+             for s in ((D, 3 * H), (H, 3 * H), (2, 3 * H))]
+    for mine, theirs in zip(ch06.keras_to_torch(*keras), ref.torch_gru_from_keras(*keras),
+                            strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_designed_trials_keep_batch_depth_and_units_apart():
+    """Every trial of every exercise with a batch has B, D and H all different."""
+    for ex in CHAPTER.exercises:
+        for case in CHAPTER.cases(ex.name, 0):
+            sizes = [case[k] for k in ("B", "D", "H") if k in case]
+            assert len(set(sizes)) == len(sizes), (ex.name, sizes)
+
+
+def test_sessions_hold_the_trials_weights():
+    """The API exercises' live sessions read back the case's weights, for the static graph
+    (6.6) and the dynamic one (6.7), trial after trial (the graph built once a shape)."""
+    names = {"gates/kernel": "gates_kernel", "gates/bias": "gates_bias",
+             "candidate/kernel": "cand_kernel", "candidate/bias": "cand_bias"}
+    for name, mode in (("gru_gates", "static"), ("keras_gru_from_session", "dynamic")):
+        for seed in range(2):
+            for case in CHAPTER.cases(name, seed):
+                session = ch06.live_session(case, mode)
+                for var in session.graph.get_collection("variables"):
+                    key = names[var.op.name.split("gru_cell/")[1]]
+                    np.testing.assert_array_equal(session.run(var), case[key])
+
+
+def test_gate_map_is_r_then_u():
+    """The oracle finds r and z by their roles (z is read by 1 - z): the chapter's statement
+    that GRUCell's split gives r as :0 and u as :1 holds on every step."""
+    for t, (r, z) in enumerate(ch06.gate_tensors(2, 3, 4)):
+        op = "rnn/gru_cell/split" + (f"_{t}" if t else "")
+        assert (r, z) == (f"{op}:0", f"{op}:1")
+
+
+def test_oracle_of_the_port_refuses_a_wrong_port(monkeypatch):
+    """6.4's oracle runs both real cells: a port that does not reproduce TF1 raises."""
+    case = CHAPTER.cases("keras_from_tf1_gru", 0)[0]
+    monkeypatch.setattr(ch06, "tf1_to_keras", lambda *w: learners.port_tf1_order(*w))
+    with pytest.raises(AssertionError, match="differs from TF1's GRUCell"):
+        ch06._port_oracle(case)
+
+
+def test_reset_after_differs_from_tf1_on_the_trials():
+    """TF1's form and reset_after=True differ on every designed trial of 6.2: the mistake 'r
+    applied after the matmul' is never the right answer in disguise."""
+    for case in CHAPTER.cases("fresh_gru_step", 0):
+        moved = ch06._as_keras_after(case)
+        assert not np.allclose(ch06._step_reference(case), ch06._step_reference(moved))
+
+
+def test_a_by_hand_answer_that_calls_keras_earns_nothing():
+    """6.3 is by hand: the right answer computed with a real Keras GRU is refused."""
+    ex = CHAPTER["keras_gru_step"]
+
+    def with_keras(x, h, kernel, recurrent_kernel, bias):
+        from rnnbook.oracles import run_keras_gru
+
+        return run_keras_gru(x[:, None], [kernel, recurrent_kernel, bias], h)[1]
+
+    cases = CHAPTER.cases(ex.name, 0)
+    outcome = evaluate(ex, cases, [ex.oracle(c) for c in cases],
+                       [answer(ex, with_keras, c) for c in cases])
+    assert not outcome.passed
+
+
+@pytest.mark.parametrize("name", [ex.name for ex in CHAPTER.exercises])
+def test_mistake_models_are_the_same_from_the_oracle(monkeypatch, name):
+    """The learner release computes each mistake from TensorFlow's oracle on the changed case
+    (``Mistake(perturb=, after=)``): the same answers as from the reference."""
+    assert_same_models(*models_with_and_without_the_reference(CHAPTER, name, monkeypatch))
