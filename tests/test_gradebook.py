@@ -12,6 +12,7 @@ import pytest
 
 from rnnbook.grading import classreport
 from rnnbook.grading import results as reports
+from rnnbook.grading import roster as rosters
 
 STEM = "01-basic-rnn-cell"
 #: the issue's file names, and roster entries starting with every character OWASP names
@@ -43,7 +44,7 @@ def roster_file(tmp_path, rows):
     path = tmp_path / "roster.csv"
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(reports.ROSTER_COLUMNS)
+        writer.writerow(rosters.ROSTER_COLUMNS)
         writer.writerows(rows)
     return path
 
@@ -53,13 +54,13 @@ def read(text):
 
 
 def rows_by(text, key="submission"):
-    return {reports.csv_value(r[key]): r for r in csv.DictReader(io.StringIO(text))}
+    return {rosters.csv_value(r[key]): r for r in csv.DictReader(io.StringIO(text))}
 
 
 def assert_no_formula(text):
     for row in read(text):
         for cell in row:
-            assert not cell.startswith(reports.FORMULA_STARTS), f"formula cell {cell!r}"
+            assert not cell.startswith(rosters.FORMULA_STARTS), f"formula cell {cell!r}"
 
 
 # --- CSV cells ------------------------------------------------------------------------------
@@ -67,16 +68,16 @@ def assert_no_formula(text):
 
 @pytest.mark.parametrize("value", [*HOSTILE_IDS, *HOSTILE_FILES, "'", "''x", "a=b", "", "s1"])
 def test_a_cell_is_neutralised_and_read_back_as_written(value):
-    cell = reports.csv_cell(value)
-    assert not cell.startswith(reports.FORMULA_STARTS)
-    assert reports.csv_value(cell) == value
-    back = read(reports.csv_text([[value, -1.5, 3]]))[0]
-    assert reports.csv_value(back[0]) == value and back[1:] == ["-1.5", "3"]
+    cell = rosters.csv_cell(value)
+    assert not cell.startswith(rosters.FORMULA_STARTS)
+    assert rosters.csv_value(cell) == value
+    back = read(rosters.csv_text([[value, -1.5, 3]]))[0]
+    assert rosters.csv_value(back[0]) == value and back[1:] == ["-1.5", "3"]
 
 
 def test_the_gradebook_neutralises_file_names_and_roster_entries(tmp_path):
     rows = subs(*[f"subs/{name}" for name in HOSTILE_FILES])
-    roster = reports.read_roster(roster_file(tmp_path, [
+    roster = rosters.read_roster(roster_file(tmp_path, [
         [name, student, student + " name", "@" + student]
         for name, student in zip(HOSTILE_FILES, HOSTILE_IDS, strict=False)]
         + [["nobody", "-absent", "=absent", "+absent"]]))
@@ -85,11 +86,11 @@ def test_the_gradebook_neutralises_file_names_and_roster_entries(tmp_path):
     book = rows_by(text)
     for name, student in zip(HOSTILE_FILES, HOSTILE_IDS, strict=False):
         row = book[name]
-        assert reports.csv_value(row["id"]) == student, row
-        assert reports.csv_value(row["email"]) == "@" + student
+        assert rosters.csv_value(row["id"]) == student, row
+        assert rosters.csv_value(row["email"]) == "@" + student
         assert row["total"] == "2.0" and row["roster"] == ""
     assert book["nobody.ipynb"]["roster"] == "no submission"
-    assert reports.csv_value(book["nobody.ipynb"]["name"]) == "=absent"
+    assert rosters.csv_value(book["nobody.ipynb"]["name"]) == "=absent"
 
 
 # --- the roster -----------------------------------------------------------------------------
@@ -98,9 +99,9 @@ def test_the_gradebook_neutralises_file_names_and_roster_entries(tmp_path):
 def test_one_id_on_two_submissions_counts_neither(tmp_path):
     """The issue's impersonation: d2/alice.ipynb is not Alice's, but its name is."""
     rows = subs("d1/alice.ipynb", "d2/alice.ipynb", "d1/bob.ipynb")
-    roster = reports.read_roster(roster_file(tmp_path, [["alice.ipynb", "s1", "Alice", ""],
+    roster = rosters.read_roster(roster_file(tmp_path, [["alice.ipynb", "s1", "Alice", ""],
                                                         ["bob", "s2", "Bob", ""]]))
-    match = reports.match_roster([sub for sub, _ in rows], roster)
+    match = rosters.match_roster([sub for sub, _ in rows], roster)
     assert sorted(match.clash) == ["alice", "alice-2"]
     for why in match.clash.values():
         assert "s1" in why and "d1/alice.ipynb" in why and "d2/alice.ipynb" in why
@@ -117,10 +118,10 @@ def test_one_id_on_two_submissions_counts_neither(tmp_path):
 def test_the_roster_can_name_the_exact_path(tmp_path):
     """A path in the file column wins over a bare file name; a path is matched from its end."""
     rows = subs("subs/d1/alice.ipynb", "subs/d2/alice.ipynb")
-    roster = reports.read_roster(roster_file(tmp_path, [
+    roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice.ipynb", "s1", "Alice", ""], ["./d2//alice", "s9", "Mallory", ""],
         ["d3/alice.ipynb", "s3", "Absent", ""]]))
-    match = reports.match_roster([sub for sub, _ in rows], roster)
+    match = rosters.match_roster([sub for sub, _ in rows], roster)
     assert not match.clash and not match.unknown
     assert {k: v.id for k, v in match.student.items()} == {"alice": "s1", "alice-2": "s9"}
     assert [s.id for s in match.missing] == ["s3"]
@@ -132,8 +133,8 @@ def test_the_roster_can_name_the_exact_path(tmp_path):
 
 def test_a_path_matching_two_submissions_is_a_clash_too(tmp_path):
     rows = subs("a/x/alice.ipynb", "b/x/alice.ipynb")
-    roster = reports.read_roster(roster_file(tmp_path, [["x/alice.ipynb", "s1", "", ""]]))
-    assert len(reports.match_roster([sub for sub, _ in rows], roster).clash) == 2
+    roster = rosters.read_roster(roster_file(tmp_path, [["x/alice.ipynb", "s1", "", ""]]))
+    assert len(rosters.match_roster([sub for sub, _ in rows], roster).clash) == 2
 
 
 @pytest.mark.parametrize("rows,says", [
@@ -143,8 +144,8 @@ def test_a_path_matching_two_submissions_is_a_clash_too(tmp_path):
     ([["", "s1", "", ""]], "row 2: no file name"),
 ])
 def test_a_bad_roster_is_one_line_naming_the_rows(tmp_path, rows, says):
-    with pytest.raises(reports.RosterError) as error:
-        reports.read_roster(roster_file(tmp_path, rows))
+    with pytest.raises(rosters.RosterError) as error:
+        rosters.read_roster(roster_file(tmp_path, rows))
     assert says in str(error.value) and "\n" not in str(error.value)
 
 
@@ -156,7 +157,7 @@ def write_run(out, rows, roster):
         reports.write(out, sub, result)
     reports.write_atomic(out / reports.GRADEBOOK, reports.gradebook(rows, table(), roster))
     lines = [["report", "seconds", "peak_mb"]] + [[s.name, 1.5, 20] for s, _ in rows]
-    reports.write_atomic(out / "timings.csv", reports.csv_text(lines))
+    reports.write_atomic(out / "timings.csv", rosters.csv_text(lines))
 
 
 def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
@@ -164,7 +165,7 @@ def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
     out.mkdir()
     rows = subs("d1/alice.ipynb", "d2/alice.ipynb", "d1/-2-3.ipynb", 'd1/=2+5+N("x").ipynb')
     rows[2][1]["score"] = rows[2][1]["tests"][0]["score"] = 0.5
-    roster = reports.read_roster(roster_file(tmp_path, [
+    roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "", ""], ["-2-3", "=x", "", ""], ['=2+5+N("x")', "@y", "", ""]]))
     write_run(out, rows, roster)
     book = rows_by((out / reports.GRADEBOOK).read_text())
@@ -173,7 +174,7 @@ def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
     text = table_path.read_text()
     assert_no_formula(text)
     found = list(csv.DictReader(io.StringIO(text)))
-    students = {reports.csv_value(r["student"]): r for r in found if r["row"] == "submission"}
+    students = {rosters.csv_value(r["student"]): r for r in found if r["row"] == "submission"}
     assert sorted(students) == ["=x", "@y"]  # s1 left out: two submissions under one id
     assert students["=x"]["score"] == "0.5" and students["=x"]["seconds"] == "1.5"
     left = [r for r in found if r["row"] == "left out"]
@@ -226,10 +227,10 @@ def test_a_grading_run_reports_the_clash_and_writes_no_formula(tmp_path):
         assert_no_formula((out / name).read_text())
     book = rows_by((out / "gradebook.csv").read_text())
     assert book["alice.ipynb"]["total"] == "" and book["alice.ipynb"]["roster"] == "id clash"
-    assert reports.csv_value(book["-2-3.ipynb"]["id"]) == "=x"
+    assert rosters.csv_value(book["-2-3.ipynb"]["id"]) == "=x"
     assert book['=2+5+N("x").ipynb']["roster"] == "not on the roster"
     found = list(csv.DictReader((out / "class-report.csv").open(newline="")))
-    assert {reports.csv_value(r["student"]) for r in found if r["row"] == "submission"} == {
+    assert {rosters.csv_value(r["student"]) for r in found if r["row"] == "submission"} == {
         "=x", "_2_5_N_x_"}
     assert [r["student"] for r in found if r["row"] == "left out"] == ["s1", "s1"]
 
@@ -359,13 +360,13 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
     rows = subs("alice.ipynb", "bob.ipynb")
     rows[1][1]["score"] = rows[1][1]["tests"][0]["score"] = 1.0
     rows[1][1]["tests"][0]["extra_data"] = {"failure": "mistake", "mistake": "W is U"}
-    roster = reports.read_roster(roster_file(tmp_path, [
+    roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "Alice Liddell", ""], ["bob", "s2", "=Bob", ""],
         ["dan", "s4", "Dan Brown", "dan@example.org"]]))
     write_run(out, rows, roster)
     page, table_path = classreport.build([out], out)
     found = list(csv.DictReader(table_path.open(newline="")))
-    people = {reports.csv_value(r["student"]): reports.csv_value(r["name"]) for r in found
+    people = {rosters.csv_value(r["student"]): rosters.csv_value(r["name"]) for r in found
               if r["row"] == "submission"}
     assert people == {"s1": "Alice Liddell", "s2": "=Bob"}
     missing = [r for r in found if r["row"] == "missing"]
@@ -374,7 +375,7 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
     assert "<td>s1</td><td>Alice Liddell</td>" in html and "Missing (1)" in html
     assert "1 on the roster handed nothing in: s4 (Dan Brown)" in html
     assert "e.g. s2 (=Bob)" in html  # an example by id and name; the CSV's by id
-    assert [reports.csv_value(r["example"]) for r in found if r["row"] == "mistake"] == ["s2"]
+    assert [rosters.csv_value(r["example"]) for r in found if r["row"] == "mistake"] == ["s2"]
     assert "mean 1.50 of 2 over 2 graded" in html
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnnbook.grading import results, similarity
-from rnnbook.grading.results import csv_text
+from rnnbook.grading.roster import csv_text
 
 #: what the report says of a failure that is not a named mistake (``extra_data.failure``)
 LABELS = {
@@ -363,7 +363,7 @@ def write_csv(rows, subs, path, left_out=(), missing=()):
     sure, ``likely`` hedged), a row per (exercise, other ``failure``: an error, a limit, ...),
     a row per submission (``mistake`` says why one was not graded), a row per submission
     ``left out`` (why in column ``mistake``), a row per roster student ``missing``; the first
-    column says which. Every cell goes through :func:`~rnnbook.grading.results.csv_cell` (a
+    column says which. Every cell goes through :func:`~rnnbook.grading.roster.csv_cell` (a
     student's id or file name may start with ``=``)."""
     lines = [["row", "chapter", "exercise", "max_score", "submissions", "mean", "difficulty",
               "full", "partial", "zero", "discrimination", "mistake", "count", "example",

@@ -5,7 +5,6 @@
 every file is written atomically (a temporary file, then a rename).
 """
 import csv
-import io
 import json
 import os
 import re
@@ -14,6 +13,7 @@ from dataclasses import dataclass, field
 from rnnbook import __version__
 from rnnbook.byhand import BY_HAND
 from rnnbook.compare import Outcome, evaluate
+from rnnbook.grading.roster import csv_text, match_roster, read_back
 from rnnbook.plaindata import Raised
 
 GRADEBOOK = "gradebook.csv"
@@ -60,34 +60,9 @@ class Notes(list):
         """The notes as the report's lines (each ``\nNote: ...``), the count left out last."""
         more = f"\nAnd {self.more} more note{'s' * (self.more != 1)}." if self.more else ""
         return "".join(f"\nNote: {n}" for n in self) + more
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-#: a spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV Injection")
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value):
-    """``value`` as a CSV cell no spreadsheet runs: text that starts with ``=``, ``+``, ``-``,
-    ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's advice); numbers stay
-    numbers. Text that starts with ``'`` gets one more, so :func:`csv_value` gives back exactly
-    what was written. Every CSV the grader writes goes through this."""
-    if isinstance(value, str) and value.startswith((*FORMULA_STARTS, "'")):
-        return "'" + value
-    return value
-
-
-def csv_value(cell):
-    """What :func:`csv_cell` was given, from the cell it wrote (read back from a CSV)."""
-    return cell[1:] if isinstance(cell, str) and cell.startswith("'") else cell
-
-
-def csv_text(rows):
-    """``rows`` (lists of cells) as CSV text, every cell through :func:`csv_cell`. Lines end
-    in CRLF (RFC 4180), so that a cell holding a carriage return is quoted too."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    for row in rows:
-        writer.writerow([csv_cell(cell) for cell in row])
-    return out.getvalue()
 
 
 @dataclass
@@ -281,111 +256,6 @@ def write(out, sub, report):
     write_atomic(folder / "feedback.md", feedback_markdown(report))
 
 
-ROSTER_COLUMNS = ("file", "id", "name", "email")
-
-
-class RosterError(ValueError):
-    """A roster that cannot be read (one line, names the file and the row)."""
-
-
-@dataclass(frozen=True)
-class Student:
-    """A roster row: ``file`` is a notebook's file name or its path (``d1/alice.ipynb``)."""
-
-    file: str
-    id: str
-    name: str = ""
-    email: str = ""
-    row: int = 0  # its line in the roster file
-
-    def names(self, path):
-        """How closely this row names the submission at ``path``: 0 not at all, 1 by file
-        name (a row without a folder), else 1 + the number of path components that match (a
-        path is matched from its end, made absolute: ``d1/alice.ipynb`` names
-        ``subs/d1/alice.ipynb``)."""
-        wanted = self.file.split("/")
-        if len(wanted) == 1:
-            return 1 if path.name == self.file else 0
-        parts = _parts(os.path.abspath(path))
-        return 1 + len(wanted) if parts[-len(wanted):] == wanted else 0
-
-
-def _parts(path):
-    """``path``'s components without ``.`` (``./a//b`` -> ``[a, b]``)."""
-    return [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".")]
-
-
-def read_roster(path):
-    """The roster's rows (:class:`Student`) from a CSV with the columns :data:`ROSTER_COLUMNS`
-    (``file`` is the notebook's file name or its path, with or without .ipynb). Every row needs
-    a file and an id; no file and no id may be listed twice."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.DictReader(f))
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise RosterError(f"{path}: cannot read the roster ({error})") from None
-    if not rows or set(ROSTER_COLUMNS) - set(rows[0]):
-        raise RosterError(f"{path}: a roster needs the columns {', '.join(ROSTER_COLUMNS)}")
-    roster, files, ids = [], {}, {}
-    for line, row in enumerate(rows, 2):
-        values = {k: (row[k] or "").strip() for k in ROSTER_COLUMNS}
-        file = "/".join(_parts(values["file"]))
-        if not file:
-            raise RosterError(f"{path}, row {line}: no file name")
-        if not values["id"]:
-            raise RosterError(f"{path}, row {line}: no id for {file} (every student needs one: "
-                              "it is how the gradebook tells them apart)")
-        file = file if file.endswith(".ipynb") else file + ".ipynb"
-        if file in files:
-            raise RosterError(f"{path}, rows {files[file]} and {line}: {file} is listed twice")
-        if values["id"] in ids:
-            raise RosterError(f"{path}, rows {ids[values['id']]} and {line}: the id "
-                              f"{values['id']} is listed twice")
-        files[file], ids[values["id"]] = line, line
-        roster.append(Student(file, values["id"], values["name"], values["email"], line))
-    return roster
-
-
-@dataclass
-class Match:
-    """Who wrote which submission: ``student`` per report folder, ``clash`` per report folder
-    whose student id is on another submission too (why it does not count), ``missing`` (roster
-    rows with no submission) and ``unknown`` (submissions on no row)."""
-
-    student: dict = field(default_factory=dict)
-    clash: dict = field(default_factory=dict)
-    missing: list = field(default_factory=list)
-    unknown: list = field(default_factory=list)
-
-
-def match_roster(subs, roster):
-    """Match submissions to roster rows: the row that names a submission most exactly (its
-    path, then its file name). One student id on two submissions (a file name in two folders,
-    or another student's file name) is a clash: neither counts until the instructor resolves it
-    (renames the file, or lists each file's path in the roster)."""
-    found = Match()
-    for sub in subs:
-        best = max(roster, key=lambda s, p=sub.path: s.names(p), default=None)
-        if best is not None and best.names(sub.path):
-            found.student[sub.name] = best
-        else:
-            found.unknown.append(sub)
-    by_id = {}
-    for sub in subs:
-        if sub.name in found.student:
-            by_id.setdefault(found.student[sub.name].id, []).append(sub)
-    for student_id, same in by_id.items():
-        if len(same) > 1:
-            files = ", ".join(str(s.path) for s in same)
-            for sub in same:
-                found.clash[sub.name] = (
-                    f"roster: the id {student_id} is on {len(same)} submissions ({files}); none "
-                    "of them counts until you resolve it: remove the one that is not theirs, or "
-                    "put each file's path in the roster's file column")
-    found.missing = [s for s in roster if s.id not in by_id]
-    return found
-
-
 def gradebook(rows, tables, roster=None):
     """A row per submission (every one, graded or not), a column per exercise in book order;
     with a ``roster`` (its rows), the student's id, name and email, a row for every student
@@ -455,9 +325,3 @@ def roster_beside(folder):
     except (OSError, csv.Error):
         pass
     return names, missing
-
-
-def read_back(f):
-    """The rows of a CSV the grader wrote, each cell as it was before :func:`csv_cell`."""
-    for row in csv.DictReader(f):
-        yield {key: csv_value(value) for key, value in row.items()}

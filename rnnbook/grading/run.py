@@ -35,6 +35,7 @@ import time
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
+from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import ROOT, SOLUTIONS
 
 MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
@@ -570,7 +571,7 @@ def _timings(out, ordered):
     they stay out of the reports)."""
     lines = [["report", "seconds", "peak_mb"]] + [
         [sub.name, round(sub.seconds, 2), round(sub.peak_mb)] for sub, _ in ordered]
-    results.write_atomic(out / results.TIMINGS, results.csv_text(lines))
+    results.write_atomic(out / results.TIMINGS, rosters.csv_text(lines))
 
 
 def _class_report(out):
@@ -599,8 +600,8 @@ def grade(config, submissions, out, table_file=None):
     if not paths:
         raise GradeError("no notebooks found in " + " ".join(map(str, submissions)))
     try:
-        roster = results.read_roster(config.roster) if config.roster else None
-    except results.RosterError as error:
+        roster = rosters.read_roster(config.roster) if config.roster else None
+    except rosters.RosterError as error:
         raise GradeError(str(error)) from None
     out = pathlib.Path(out)
     run = Run(config, paths, out, table_file)
@@ -652,7 +653,7 @@ def grade(config, submissions, out, table_file=None):
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
     outputs.write(results.GRADEBOOK, lambda: results.write_atomic(
         out / results.GRADEBOOK, results.gradebook(ordered, run.tables, roster)))
-    match = results.match_roster(run.subs, roster or [])
+    match = rosters.match_roster(run.subs, roster or [])
     if roster is not None:
         missing = sorted(student.file for student in match.missing)
         if missing:

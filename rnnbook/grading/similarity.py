@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from rnnbook import source
 from rnnbook.grading import results
+from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import SOLUTIONS
 
 CODE = "exercise-code.json"  # beside results.json: the submission's exercise cells
@@ -391,7 +392,7 @@ def write_csv(pairs, path):
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for p in pairs:
-        writer.writerow([results.csv_cell(v) for v in (
+        writer.writerow([rosters.csv_cell(v) for v in (
             p.chapter, p.exercise, p.a, p.b, f"{p.score:.2f}", f"{p.share_a:.2f}",
             f"{p.share_b:.2f}", p.shared)])
     results.write_atomic(pathlib.Path(path), out.getvalue())
