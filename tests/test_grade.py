@@ -353,7 +353,7 @@ def test_what_a_submission_says_reaches_a_report_capped():
     assert text.startswith("\nNote: first\nNote: cell 1 raised")
     assert text.endswith("\nAnd 9981 more notes.") and len(text) < 12_000
     sub = reports.Submission(path=pathlib.Path("s.ipynb"), name="s", error="y" * 10**6)
-    assert len(json.dumps(reports.not_graded(sub, 1))) < 3 * reports.MAX_OUTPUT
+    assert len(reports.not_graded(sub, 1).json_text()) < 3 * reports.MAX_OUTPUT
     assert reports.cap("short") == "short"
 
 

@@ -28,11 +28,8 @@ def table():
 
 def submission(path, name, score=2.0, error=""):
     sub = reports.Submission(path=pathlib.Path(path), name=name, chapter=STEM, error=error)
-    tests = [] if error else [{"name": "Exercise 1.1 split_kernel", "score": score,
-                               "max_score": 2, "output": "✓", "extra_data": {}}]
-    result = {"score": score, "tests": tests, "output": "",
-              "extra_data": {"seed": 7, "chapter": STEM, "max_score": 2}}
-    return sub, result
+    tests = [] if error else [reports.TestResult("Exercise 1.1 split_kernel", score, 2, "✓")]
+    return sub, reports.Report(score, "", 7, STEM, 2, tests, error=error)
 
 
 def subs(*paths, score=2.0):
@@ -164,7 +161,7 @@ def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     rows = subs("d1/alice.ipynb", "d2/alice.ipynb", "d1/-2-3.ipynb", 'd1/=2+5+N("x").ipynb')
-    rows[2][1]["score"] = rows[2][1]["tests"][0]["score"] = 0.5
+    rows[2][1].score = rows[2][1].tests[0].score = 0.5
     roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "", ""], ["-2-3", "=x", "", ""], ['=2+5+N("x")', "@y", "", ""]]))
     write_run(out, rows, roster)
@@ -271,7 +268,7 @@ def judged(stem, name, seed, wrong):
     sub = reports.Submission(path=pathlib.Path(f"{name}.ipynb"), name=name, chapter=stem)
     sub.answers[name] = [wrong(k, list(want)) for k, want in enumerate(expected)]
     report_ = reports.graded(sub, [(cell, ex)], seed, {name: (cases, expected)}, "test")
-    return report_, report_["tests"][0]
+    return report_, report_.tests[0]
 
 
 def test_a_part_earns_its_share_when_right_on_every_trial():
@@ -282,28 +279,28 @@ def test_a_part_earns_its_share_when_right_on_every_trial():
         return answer
 
     report_, test = judged("05-gradients-by-hand", "lstm_cell_backward", 3, doubled_dkernel)
-    assert test["score"] == 4.69 and test["max_score"] == 5 and report_["score"] == 4.69
-    assert test["extra_data"]["parts"] == 9 and test["extra_data"]["parts_right"] == 8
-    assert "Parts right on every trial: 8 of 9; wrong on some trial: dkernel." in test["output"]
-    assert test["output"].endswith("(dx 0.312, dc 2.5, dm 0.312, dkernel 0.312, dbias 0.312, "
+    assert test.score == 4.69 and test.max_score == 5 and report_.score == 4.69
+    assert test.parts == 9 and test.parts_right == 8
+    assert "Parts right on every trial: 8 of 9; wrong on some trial: dkernel." in test.output
+    assert test.output.endswith("(dx 0.312, dc 2.5, dm 0.312, dkernel 0.312, dbias 0.312, "
                                    "dw_i_diag 0.312, dw_f_diag 0.312, dw_o_diag 0.312, "
                                    "dprojection 0.312): 4.69 of 5 points.")
-    assert "# Feedback: 4.69 / 5 points" in reports.feedback_markdown(report_)
+    assert "# Feedback: 4.69 / 5 points" in report_.feedback()
 
 
 def test_a_part_wrong_on_one_trial_only_earns_nothing():
     """5.2 (2 points, 4 parts, dkernel weighs 3): dh wrong on the second trial only -> 3 of
     4 parts, 5 of 6 weights."""
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, lambda k, a: a)
-    assert test["score"] == 2 and "Score:" not in test["output"]
+    assert test.score == 2 and "Score:" not in test.output
 
     def wrong_dh(k, answer):
         answer[1] = answer[1] + (k == 1)
         return answer
 
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, wrong_dh)
-    assert test["score"] == 1.67 and "3 of 4 parts" in test["output"]
-    assert "wrong on some trial: dh." in test["output"]
+    assert test.score == 1.67 and "3 of 4 parts" in test.output
+    assert "wrong on some trial: dh." in test.output
 
 
 @pytest.mark.parametrize("wrong,score", [
@@ -315,8 +312,8 @@ def test_a_part_wrong_on_one_trial_only_earns_nothing():
 ])
 def test_no_wrong_answer_gets_full_marks(wrong, score):
     _, test = judged("01-basic-rnn-cell", "split_kernel", 5, wrong)
-    assert test["score"] == score and test["max_score"] == 1
-    assert (0 < score < 1) == ("Score:" in test["output"])
+    assert test.score == score and test.max_score == 1
+    assert (0 < score < 1) == ("Score:" in test.output)
 
 
 def test_an_answer_that_raises_on_a_trial_earns_nothing():
@@ -324,8 +321,8 @@ def test_an_answer_that_raises_on_a_trial_earns_nothing():
 
     _, test = judged("01-basic-rnn-cell", "split_kernel", 5,
                      lambda k, answer: Raised("ValueError", "no") if k == 0 else answer)
-    assert test["score"] == 0 and "raised ValueError" in test["output"]
-    assert test["extra_data"]["parts_right"] == 0 and "Score:" not in test["output"]
+    assert test.score == 0 and "raised ValueError" in test.output
+    assert test.parts_right == 0 and "Score:" not in test.output
 
 
 def test_two_mistakes_in_two_parts_are_named_by_part():
@@ -358,8 +355,8 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     rows = subs("alice.ipynb", "bob.ipynb")
-    rows[1][1]["score"] = rows[1][1]["tests"][0]["score"] = 1.0
-    rows[1][1]["tests"][0]["extra_data"] = {"failure": "mistake", "mistake": "W is U"}
+    rows[1][1].score = rows[1][1].tests[0].score = 1.0
+    rows[1][1].tests[0].failure, rows[1][1].tests[0].mistake = "mistake", "W is U"
     roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "Alice Liddell", ""], ["bob", "s2", "=Bob", ""],
         ["dan", "s4", "Dan Brown", "dan@example.org"]]))
@@ -390,11 +387,11 @@ def test_a_broken_notebook_counts_in_its_chapter_and_its_feedback_shows_no_grade
     sub = run.load_submission(reports.Submission(path=broken, name="carol"), STEM, cells)
     assert sub.error and sub.chapter == STEM  # --chapter was given: it is still its chapter
     report = reports.not_graded(sub, 7, cells[STEM])
-    assert report["extra_data"]["max_score"] == sum(c.points for c in cells[STEM])
+    assert report.max_score == sum(c.points for c in cells[STEM])
     reports.write(tmp_path, sub, report)
     feedback = (tmp_path / "carol" / "feedback.md").read_text()
-    assert feedback.startswith(f"# Feedback: 0 / {report['extra_data']['max_score']} points")
-    shown = feedback + json.dumps(report)
+    assert feedback.startswith(f"# Feedback: 0 / {report.max_score} points")
+    shown = feedback + report.json_text()
     assert str(tmp_path) not in shown and "raw json" not in shown and "object" not in shown
     assert "carol.ipynb is not a valid notebook" in feedback
     other = reports.Submission(path=broken, name="carol", error=f"{broken}: larger than 32 MB")
@@ -403,7 +400,7 @@ def test_a_broken_notebook_counts_in_its_chapter_and_its_feedback_shows_no_grade
     assert reports.why_not_graded(crash) == "failed (OSError: x.py)"
     book = rows_by(reports.gradebook([(sub, report)], table()))
     assert book["carol.ipynb"]["chapter"] == STEM
-    assert book["carol.ipynb"]["max"] == str(report["extra_data"]["max_score"])
+    assert book["carol.ipynb"]["max"] == str(report.max_score)
 
 
 # --- where an error points: the function that raised, the learner's cell numbers ------------
@@ -483,8 +480,7 @@ def test_a_hedged_diagnosis_is_recorded_as_hedged():
         sub = reports.Submission(path=pathlib.Path("s.ipynb"), name="s", chapter=stem)
         sub.answers[name] = [to_plain(slip(case)) if k < hits else want + 1
                              for k, (case, want) in enumerate(zip(cases, expected, strict=True))]
-        test = reports.graded(sub, [(cell, ex)], 2, {name: (cases, expected)}, "t")["tests"][0]
-        extra = test["extra_data"]
-        assert (extra["failure"], extra["mistake"], extra["hedge"]) == (
+        test = reports.graded(sub, [(cell, ex)], 2, {name: (cases, expected)}, "t").tests[0]
+        assert (test.failure, test.mistake, test.hedge) == (
             "mistake", ex.mistakes[0].sentence, hedge)
         assert classreport.mistake_of(test) == ("mistake", ex.mistakes[0].sentence, bool(hedge))

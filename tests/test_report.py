@@ -113,12 +113,62 @@ def test_the_grader_records_the_verdict_not_the_learners_text():
     sub = reports.Submission(path=pathlib.Path("erin.ipynb"), name="erin", chapter=stem)
     sub.answers[ex.name] = [Raised("ValueError", PLANTED, "line 2")] * len(cases)
     report = reports.graded(sub, [(cell, ex)], 1, oracle, "none")
-    (test,) = report["tests"]
-    assert PLANTED.split("\n")[1] in test["output"]  # the learner's text, as it was written
-    extra = test["extra_data"]
-    assert (extra["failure"], extra["mistake"], extra["error"]) == (
+    (test,) = report.tests
+    assert PLANTED.split("\n")[1] in test.output  # the learner's text, as it was written
+    assert (test.failure, test.mistake, test.error) == (
         "error", "", "raised ValueError")
     assert classreport.mistake_of(test) == ("error", "raised ValueError", False)
+
+
+def test_a_report_reads_back_as_the_grader_wrote_it(tmp_path):
+    """results.json -> Report.from_json -> results.json gives the same bytes, graded (every
+    exercise of Chapter 1: right, wrong, missing) and not graded (chapter known or not)."""
+    from rnnbook import checks
+    from rnnbook.grading import results as reports
+
+    stem = "01-basic-rnn-cell"
+    chapter, table, oracle = checks.load(stem), [], {}
+    for cell in reports_cells(stem):
+        ex = chapter[cell.name]
+        cases = chapter.cases(ex.name, 3)
+        oracle[ex.name] = (cases, [ex.reference(c) for c in cases])
+        table.append((cell, ex))
+    sub = reports.Submission(path=pathlib.Path("ann.ipynb"), name="ann", chapter=stem)
+    first, second = table[0][1].name, table[1][1].name
+    sub.answers = {first: oracle[first][1], second: [1.5] * len(oracle[second][0])}
+    broken = reports.Submission(path=pathlib.Path("/x/bo.ipynb"), name="bo", error="/x/bo: no")
+    made = [reports.graded(sub, table, 3, oracle, "none"), reports.not_graded(broken, 3),
+            reports.not_graded(broken, 3, [cell for cell, _ in table])]
+    assert made[0].tests[0].score == table[0][0].points and made[0].tests[1].score == 0
+    for report in made:
+        path = tmp_path / "results.json"
+        path.write_text(report.json_text())
+        again = reports.Report.from_json(path)
+        assert again == report and again.json_text() == path.read_text()
+        assert again.feedback() == report.feedback()
+
+
+@pytest.mark.parametrize("text,says", [
+    ("{broken", "not a readable results.json"),
+    ("[1, 2]", "not a results.json"),
+    ('{"tests": 3}', "not a results.json"),
+    ('{"score": "lots", "tests": []}', "'lots' is not a number"),
+    ('{"tests": [7]}', "a test is not an object"),
+    ('{"tests": [{"name": "x", "score": [1]}]}', "[1] is not a number"),
+])
+def test_a_malformed_results_json_is_one_line_naming_the_file(tmp_path, capsys, text, says):
+    from rnnbook.grading import results as reports
+
+    path = tmp_path / "x" / "results.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.raises(reports.ReportFormatError) as error:
+        reports.Report.from_json(path)
+    assert str(error.value).startswith(f"{path}: ") and says in str(error.value)
+    assert len(str(error.value).splitlines()) == 1
+    assert classreport.main([str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("report: error:") and len(err.strip().splitlines()) == 1
 
 
 def reports_cells(stem):

@@ -24,7 +24,6 @@ import base64
 import collections
 import html
 import io
-import json
 import math
 import pathlib
 import re
@@ -70,33 +69,48 @@ class Result:
 
 
 @dataclass
-class Submission:
+class StudentReport:
+    """One report as the class report counts it: who (``student``: the id, or the report
+    folder's name; ``name``: the roster's), the :class:`~.results.Report`, and its measurements
+    (from the run's timings.csv, or the report of an older version)."""
+
     student: str
-    chapter: str
-    score: float
-    max_score: float
+    report: results.Report
+    path: str  # its results.json
     seconds: float | None = None
     peak_mb: float | None = None
-    error: str = ""
-    results: list = field(default_factory=list)
-    report: str = ""  # its results.json
     name: str = ""  # the student's name, from the roster
+    exercises: list[Result] = field(default_factory=list)
+
+    @property
+    def chapter(self) -> str:
+        return self.report.chapter
+
+    @property
+    def error(self) -> str:
+        return self.report.error
+
+    @property
+    def score(self) -> float:
+        return float(self.report.score)
+
+    @property
+    def max_score(self) -> float:
+        """Its maximum: the report's, else the sum of its tests'."""
+        return float(self.report.max_score or sum(t.max_score for t in self.report.tests))
 
 
-def mistake_of(test):
-    """``(failure, label, hedged)`` of a failing test, from its structured verdict only (the
-    ``extra_data`` the grader wrote from the check's Outcome: :func:`results.verdict`), never
-    from its output, which can hold text the submission wrote."""
-    extra = test.get("extra_data")
-    extra = extra if isinstance(extra, dict) else {}
-    failure = str(extra.get("failure") or "")
-    mistake = str(extra.get("mistake") or "")
+def mistake_of(test: results.TestResult) -> tuple[str, str, bool]:
+    """``(failure, label, hedged)`` of a failing test, from its structured verdict only (what
+    the grader wrote from the check's Outcome: :func:`results.verdict`), never from its output,
+    which can hold text the submission wrote."""
+    failure = test.failure
     if failure not in results.FAILURES:  # a results.json from before the verdict was recorded
-        failure = "mistake" if mistake else "wrong"
-    if failure == "mistake" and mistake:
-        return failure, mistake, bool(extra.get("hedge"))
+        failure = "mistake" if test.mistake else "wrong"
+    if failure == "mistake" and test.mistake:
+        return failure, test.mistake, bool(test.hedge)
     failure = "wrong" if failure == "mistake" else failure
-    return failure, str(extra.get("error") or "") or LABELS[failure], False
+    return failure, test.error or LABELS[failure], False
 
 
 def who(student, name):
@@ -104,11 +118,12 @@ def who(student, name):
     return f"{student} ({name})" if name else student
 
 
-def load(paths, roster=None):
-    """Every ``results.json`` below ``paths`` as :class:`Submission` objects (sorted by name).
-
-    The student is the report's folder name (the submission's file stem), the id the run's
-    gradebook gives it (a run with ``--roster``), or ``roster[folder name]`` when given."""
+def load(paths: list[str | pathlib.Path],
+         roster: dict[str, str] | None = None) -> list[StudentReport]:
+    """Every ``results.json`` below ``paths`` as :class:`StudentReport` objects (sorted by
+    student). The student is the report's folder name (the submission's file stem), the id
+    the run's gradebook gives it (a run with ``--roster``), or ``roster[folder name]`` when
+    given."""
     files = []
     for raw in paths:
         path = pathlib.Path(raw)
@@ -120,28 +135,23 @@ def load(paths, roster=None):
             raise ReportError(f"{path}: no such file or folder")
     if not files:
         raise ReportError(f"no results.json below {', '.join(map(str, paths))}")
-    subs, beside, roll = [], {}, {}
+    subs, runs = [], {}
     for path in files:
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise ReportError(f"{path}: not a readable results.json ({error})") from None
-        name = path.parent.name
-        ids, times = beside.setdefault(path.parent.parent, results.beside(path.parent.parent))
-        people = roll.setdefault(path.parent.parent, results.roster_beside(path.parent.parent))
-        student = (roster or {}).get(name) or ids.get(name, name)
-        extra = data.get("extra_data") or {}
-        seconds, peak = times.get(name, (extra.get("seconds"), extra.get("peak_mb")))
-        sub = Submission(student, str(extra.get("chapter", "")), float(data.get("score", 0)),
-                         float(extra.get("max_score") or sum(t.get("max_score", 0)
-                                                             for t in data.get("tests", []))),
-                         seconds, peak, str(extra.get("error", "")), report=str(path),
-                         name=people[0].get(name, ""))
-        for test in data.get("tests", []):
-            score, top = float(test.get("score", 0)), float(test.get("max_score", 0))
+            report = results.Report.from_json(path)
+        except results.ReportFormatError as error:
+            raise ReportError(str(error)) from None
+        name, folder = path.parent.name, path.parent.parent
+        if folder not in runs:
+            runs[folder] = results.Beside.read(folder)
+        run = runs[folder]
+        student = run.student(name, roster)
+        seconds, peak = run.times.get(name, (report.seconds, report.peak_mb))
+        sub = StudentReport(student, report, str(path), seconds, peak, run.names.get(name, ""))
+        for test in report.tests:
+            score, top = float(test.score), float(test.max_score)
             verdict = ("", "", False) if score >= top else mistake_of(test)
-            sub.results.append(Result(student, sub.chapter, str(test.get("name", "?")), score,
-                                      top, *verdict))
+            sub.exercises.append(Result(student, sub.chapter, test.name, score, top, *verdict))
         subs.append(sub)
     return sorted(subs, key=lambda s: s.student)
 
@@ -159,7 +169,7 @@ def split_clashes(subs):
         if len(others) == 1:
             kept.append(sub)
             continue
-        where = ", ".join(o.report for o in others)
+        where = ", ".join(o.path for o in others)
         left_out.append((sub, f"{sub.student} has {len(others)} submissions of chapter "
                               f"{sub.chapter} ({where}): none counts until resolved"))
     return kept, left_out
@@ -190,7 +200,7 @@ def exercise_table(subs):
     beside full, partial and zero."""
     by_exercise = collections.defaultdict(list)
     for sub in subs:
-        for result in sub.results:
+        for result in sub.exercises:
             by_exercise[result.exercise].append((sub, result))
     order = {failure: k for k, (failure, _) in enumerate(GROUPS)}
     rows = []
@@ -352,7 +362,7 @@ def missing_students(paths, subs):
         path = pathlib.Path(raw)
         for folder in {p.parent.parent for p in ([path] if path.is_file()
                                                  else path.rglob("results.json"))}:
-            for row in results.roster_beside(folder)[1]:
+            for row in results.Beside.read(folder).missing:
                 if row[0] not in handed:
                     found.setdefault(row[0], row)
     return sorted(found.values())

@@ -4,16 +4,24 @@
 ``gradebook.csv``. Report folders get safe names derived from the file names (:func:`names`);
 every file is written atomically (a temporary file, then a rename).
 """
+from __future__ import annotations
+
 import csv
 import json
 import os
+import pathlib
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from rnnbook import __version__
 from rnnbook.byhand import BY_HAND
 from rnnbook.compare import Outcome, evaluate
-from rnnbook.grading.roster import csv_text, match_roster, read_back
+from rnnbook.grading.roster import Student, csv_text, match_roster, read_back
+
+if TYPE_CHECKING:
+    from rnnbook.exercise import Exercise
+    from rnnbook.source import ExerciseCell
 from rnnbook.plaindata import Raised
 
 GRADEBOOK = "gradebook.csv"
@@ -67,15 +75,21 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 @dataclass
 class Submission:
-    path: object  # pathlib.Path, as given
+    """A submission being graded: :mod:`.run` reads it (``chapter``, ``cells``, ``error``) and
+    :mod:`.attempt` fills in what its children answered (``answers``, ``notes``, ``peak_mb``);
+    :func:`graded` or :func:`not_graded` then makes its :class:`Report`."""
+
+    path: pathlib.Path  # as given
     name: str  # its report folder under --out (safe, unique)
     chapter: str = ""
-    cells: list = field(default_factory=list)  # code cells, made plain Python
-    notes: list = field(default_factory=Notes)  # what happened to the cells
-    answers: dict = field(default_factory=dict)  # exercise -> answers | why none | None
+    cells: list[str] = field(default_factory=list)  # code cells, made plain Python
+    notes: Notes = field(default_factory=Notes)  # what happened to the cells
+    #: exercise -> its answers (one per trial) | why there are none (the grader's words) | None
+    answers: dict[str, Any] = field(default_factory=dict)
     error: str = ""  # why it was not graded
     seconds: float = 0.0  # wall time of its grading, all its children together
     peak_mb: float = 0.0  # largest resident memory of its child and what that started
+    deadline: float = 0.0  # time.monotonic() at which its budget runs out (while graded)
 
 
 def names(paths):
@@ -172,9 +186,149 @@ def score_line(outcome, earned, points):
             f"split by part ({split}): {earned:g} of {points} point{'s' * (points != 1)}.")
 
 
-def graded(sub, table, seed, oracle, isolation, visibility="visible"):
-    """The results object of a graded submission (Gradescope's results.json). Each test's
-    ``extra_data`` names the mistake its check recognised (for the class report)."""
+class ReportFormatError(ValueError):
+    """A results.json that cannot be read back (one line, names the file)."""
+
+
+def _text(value: object) -> str:
+    """A text field read back: ``str(value)``, "" for a missing or empty one."""
+    return str(value or "")
+
+
+def _number(value: object, where: str) -> float:
+    """A number read back as written (an int stays an int); text that is a number is one."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ReportFormatError(f"{where}: {value!r} is not a number") from None
+
+
+@dataclass
+class TestResult:
+    """One exercise of one report (a test of Gradescope's results.json): its points, the
+    feedback, and the structured verdict (``extra_data``) that the class report reads."""
+
+    name: str  # "Exercise 1.2 rnn_step"
+    score: float
+    max_score: float
+    output: str = ""
+    visibility: str = "visible"
+    kind: str = ""  # "by hand" or "API"
+    failure: str = ""  # one of FAILURES, "" when it passed
+    mistake: str = ""  # the check's sentence
+    hedge: str = ""  # why the mistake is only likely
+    error: str = ""  # for an error or a limit, what happened, in the grader's words
+    parts: int = 1
+    parts_right: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "score": self.score, "max_score": self.max_score,
+                "output": self.output, "visibility": self.visibility,
+                "extra_data": {"kind": self.kind, "failure": self.failure,
+                               "mistake": self.mistake, "hedge": self.hedge,
+                               "error": self.error, "parts": self.parts,
+                               "parts_right": self.parts_right}}
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> TestResult:
+        """A test read back; lenient where older reports (and Gradescope's) leave fields out."""
+        if not isinstance(data, dict):
+            raise ReportFormatError(f"{where}: a test is not an object")
+        extra = data.get("extra_data")
+        extra = extra if isinstance(extra, dict) else {}
+        return cls(str(data.get("name", "?")), _number(data.get("score", 0), where),
+                   _number(data.get("max_score", 0), where), _text(data.get("output")),
+                   str(data.get("visibility", "visible")), _text(extra.get("kind")),
+                   _text(extra.get("failure")), _text(extra.get("mistake")),
+                   _text(extra.get("hedge")), _text(extra.get("error")),
+                   int(_number(extra.get("parts", 1), where)),
+                   int(_number(extra.get("parts_right", 0), where)))
+
+
+@dataclass
+class Report:
+    """One submission's report. Its views: :meth:`to_json` (Gradescope's results.json),
+    :meth:`feedback` (feedback.md) and :meth:`gradebook_cells` (its cells of gradebook.csv);
+    :meth:`from_json` reads a results.json back. ``error`` says why it was not graded."""
+
+    score: float
+    output: str
+    seed: int | None
+    chapter: str
+    max_score: float | None  # None: not graded, and its chapter unknown
+    tests: list[TestResult] = field(default_factory=list)
+    isolation: str = ""  # how the children were walled in (a graded report)
+    error: str = ""  # why it was not graded ("" when it was)
+    seconds: float | None = None  # only in reports of older versions (now timings.csv)
+    peak_mb: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Gradescope's results object (a not graded report: no tests, its ``error``)."""
+        if self.error:
+            extra: dict[str, Any] = {"seed": self.seed, "chapter": self.chapter,
+                                     "error": self.error}
+            if self.max_score is not None:
+                extra["max_score"] = self.max_score
+        else:
+            extra = {"seed": self.seed, "chapter": self.chapter, "max_score": self.max_score,
+                     "isolation": self.isolation}
+        return {"score": self.score, "output": self.output,
+                "tests": [t.to_json() for t in self.tests], "extra_data": extra}
+
+    def json_text(self) -> str:
+        """results.json's text."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+    def feedback(self) -> str:
+        """feedback.md: the score, the run's notes, then each exercise's feedback."""
+        top = self.max_score
+        lines = [f"# Feedback: {self.score:g} / {top} points" if top is not None else
+                 "# Feedback: not graded", "", self.output, ""]
+        for test in self.tests:
+            lines += [f"## {test.name}: {test.score:g} / {test.max_score}", "", "```",
+                      test.output, "```", ""]
+        return "\n".join(lines)
+
+    def gradebook_cells(self, columns: list[str]) -> tuple[list[object], object]:
+        """``(points, max)``: its points per gradebook column ("N.K name"; "" where it has no
+        such exercise), then its total; and its maximum ("" when unknown)."""
+        scores = {t.name.removeprefix("Exercise "): t.score for t in self.tests}
+        return ([*[scores.get(c, "") for c in columns], self.score],
+                "" if self.max_score is None else self.max_score)
+
+    @classmethod
+    def from_json(cls, path: pathlib.Path) -> Report:
+        """The report a results.json holds; :class:`ReportFormatError` (one line, the file)
+        when it is not one."""
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise ReportFormatError(f"{path}: not a readable results.json ({error})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("tests", []), list):
+            raise ReportFormatError(f"{path}: not a results.json (no object with a list of "
+                                    "tests)")
+        extra = data.get("extra_data")
+        extra = extra if isinstance(extra, dict) else {}
+        top = extra.get("max_score")
+
+        def measured(key: str) -> float | None:
+            return None if extra.get(key) is None else _number(extra[key], str(path))
+
+        return cls(_number(data.get("score", 0), str(path)), _text(data.get("output")),
+                   extra.get("seed"), str(extra.get("chapter", "")),
+                   None if top is None else _number(top, str(path)),
+                   [TestResult.from_json(t, str(path)) for t in data.get("tests", [])],
+                   _text(extra.get("isolation")), str(extra.get("error", "")),
+                   measured("seconds"), measured("peak_mb"))
+
+
+def graded(sub: Submission, table: list[tuple[ExerciseCell, Exercise]], seed: int,
+           oracle: dict[str, tuple[Any, Any]], isolation: str,
+           visibility: str = "visible") -> Report:
+    """The report of a graded submission. Each test's verdict names the mistake its check
+    recognised (for the class report)."""
     tests, score, maximum = [], 0.0, 0
     for cell, ex in table:
         cases, expected = oracle[ex.name]
@@ -185,32 +339,24 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
         output = cap(outcome.message, MAX_OUTPUT)  # it may quote what the submission raised
         if 0 < outcome.share < 1:  # partial credit: say how it was counted
             output += "\n" + score_line(outcome, points, cell.points)
-        tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
-                      "max_score": cell.points, "output": output, "visibility": visibility,
-                      "extra_data": {"kind": cell.kind,
-                                     **verdict(outcome, sub.answers.get(ex.name)),
-                                     "parts": outcome.parts,
-                                     "parts_right": outcome.parts_earned}})
+        tests.append(TestResult(f"Exercise {cell.number} {ex.name}", points, cell.points,
+                                output, visibility, cell.kind,
+                                **verdict(outcome, sub.answers.get(ex.name)),
+                                parts=outcome.parts, parts_right=outcome.parts_earned))
     notes = Notes().then(sub.notes).text()
-    return {
-        "score": round(score, 2),
-        "output": f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
+    return Report(round(score, 2),
+                  f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
                   f"(rnnbook {__version__}).{notes}",
-        "tests": tests,
-        "extra_data": {"seed": seed, "chapter": sub.chapter, "max_score": maximum,
-                       "isolation": isolation},
-    }
+                  seed, sub.chapter, maximum, tests, isolation)
 
 
-def not_graded(sub, seed, cells=None):
-    """The results object of a submission that could not be graded: 0 of its chapter's
-    points when the chapter is known (``cells``: its exercise cells), and why in words the
-    student can act on (:func:`why_not_graded`)."""
+def not_graded(sub: Submission, seed: int, cells: list[ExerciseCell] | None = None) -> Report:
+    """The report of a submission that could not be graded: 0 of its chapter's points when
+    the chapter is known (``cells``: its exercise cells), and why in words the student can act
+    on (:func:`why_not_graded`)."""
     why = cap(why_not_graded(sub), MAX_OUTPUT)
-    extra = {"seed": seed, "chapter": sub.chapter, "error": why}
-    if cells:
-        extra["max_score"] = sum(cell.points for cell in cells)
-    return {"score": 0, "output": f"Not graded: {why}", "tests": [], "extra_data": extra}
+    top = sum(cell.points for cell in cells) if cells else None
+    return Report(0, f"Not graded: {why}", seed, sub.chapter, top, error=why)
 
 
 #: an absolute path in an error (the grader's, or the submission's on the grader's machine)
@@ -229,34 +375,24 @@ def why_not_graded(sub):
     return _ABSOLUTE.sub(r"\1", text)
 
 
-def feedback_markdown(report):
-    extra = report.get("extra_data", {})
-    top = extra.get("max_score")
-    lines = [f"# Feedback: {report['score']:g} / {top} points" if top is not None else
-             "# Feedback: not graded", "",
-             report["output"], ""]
-    for test in report["tests"]:
-        lines += [f"## {test['name']}: {test['score']:g} / {test['max_score']}", "", "```",
-                  test["output"], "```", ""]
-    return "\n".join(lines)
-
-
-def write_atomic(path, text):
+def write_atomic(path: pathlib.Path, text: str) -> None:
     tmp = path.with_name(path.name + ".part")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
 
 
-def write(out, sub, report):
+def write(out: pathlib.Path, sub: Submission, report: Report) -> None:
     """``out/<name>/results.json`` and ``feedback.md``."""
     folder = out / sub.name
     folder.mkdir(exist_ok=True)
-    write_atomic(folder / "results.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(folder / "feedback.md", feedback_markdown(report))
+    write_atomic(folder / "results.json", report.json_text())
+    write_atomic(folder / "feedback.md", report.feedback())
 
 
-def gradebook(rows, tables, roster=None):
+def gradebook(rows: list[tuple[Submission, Report]],
+              tables: dict[str, list[tuple[ExerciseCell, Exercise]]],
+              roster: list[Student] | None = None) -> str:
     """A row per submission (every one, graded or not), a column per exercise in book order;
     with a ``roster`` (its rows), the student's id, name and email, a row for every student
     without a submission, and in column ``roster`` why a row has no match (or clashes). A
@@ -268,10 +404,8 @@ def gradebook(rows, tables, roster=None):
               "max", "error"]]
     match = match_roster([sub for sub, _ in rows], roster or [])
     for sub, report in rows:
-        scores = {t["name"].removeprefix("Exercise "): t["score"] for t in report["tests"]}
-        extra = report["extra_data"]
         who, error = [], f"not graded: {sub.error}" if sub.error else ""
-        points = [*[scores.get(c, "") for c in columns], report["score"]]
+        points, top = report.gradebook_cells(columns)
         if roster is not None:
             student = match.student.get(sub.name)
             why = ("id clash" if sub.name in match.clash else "" if student
@@ -281,47 +415,52 @@ def gradebook(rows, tables, roster=None):
             if sub.name in match.clash:
                 points = ["" for _ in points]
                 error = "; ".join(filter(None, [match.clash[sub.name], error]))
-        lines.append([sub.path.name, sub.name, str(sub.path), *who, sub.chapter, extra["seed"],
-                      *points, extra.get("max_score", ""), error])
+        lines.append([sub.path.name, sub.name, str(sub.path), *who, sub.chapter, report.seed,
+                      *points, top, error])
     for student in match.missing:
         lines.append([student.file, "", "", student.id, student.name, student.email,
                       "no submission", "", "", *["" for _ in columns], "", "", ""])
     return csv_text(lines)
 
 
-def beside(folder):
-    """What a grading run wrote beside its reports: ``{report folder: student id}`` from
-    ``gradebook.csv`` (with a roster) and ``{report folder: (seconds, peak MB)}`` from
-    ``timings.csv``; empty when they are not there (files downloaded from Gradescope)."""
-    ids, times = {}, {}
-    try:
-        with open(folder / "gradebook.csv", newline="", encoding="utf-8") as f:
-            for row in read_back(f):
-                if row.get("report") and row.get("id"):
-                    ids[row["report"]] = row["id"]
-    except (OSError, csv.Error):
-        pass
-    try:
-        with open(folder / "timings.csv", newline="", encoding="utf-8") as f:
-            for row in read_back(f):
-                times[row["report"]] = (float(row["seconds"]), float(row["peak_mb"]))
-    except (OSError, csv.Error, KeyError, ValueError):
-        pass
-    return ids, times
+@dataclass
+class Beside:
+    """What a grading run wrote beside its report folders, read back: from ``gradebook.csv``
+    (with a roster) each report folder's student ``ids`` and ``names`` and the roster's rows
+    without a submission (``missing``: ``(id, name, file)``), from ``timings.csv`` each one's
+    ``times`` (seconds, peak MB); empty where they are not there (files downloaded from
+    Gradescope)."""
 
+    ids: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    missing: list[tuple[str, str, str]] = field(default_factory=list)
+    times: dict[str, tuple[float, float]] = field(default_factory=dict)
 
-def roster_beside(folder):
-    """The roster as a grading run's ``gradebook.csv`` in ``folder`` gives it back:
-    ``({report folder: student name}, [(id, name, file), ...])``, the second for every roster
-    row without a submission; empty without a roster (or a gradebook)."""
-    names, missing = {}, []
-    try:
-        with open(folder / GRADEBOOK, newline="", encoding="utf-8") as f:
-            for row in read_back(f):
-                if row.get("roster") == "no submission" and row.get("id"):
-                    missing.append((row["id"], row.get("name") or "", row.get("submission", "")))
-                elif row.get("report") and row.get("name"):
-                    names[row["report"]] = row["name"]
-    except (OSError, csv.Error):
-        pass
-    return names, missing
+    @classmethod
+    def read(cls, folder: pathlib.Path) -> Beside:
+        found = cls()
+        try:
+            with open(folder / GRADEBOOK, newline="", encoding="utf-8") as f:
+                for row in read_back(f):
+                    if row.get("report") and row.get("id"):
+                        found.ids[row["report"]] = row["id"]
+                    if row.get("roster") == "no submission" and row.get("id"):
+                        found.missing.append((row["id"], row.get("name") or "",
+                                              row.get("submission", "")))
+                    elif row.get("report") and row.get("name"):
+                        found.names[row["report"]] = row["name"]
+        except (OSError, csv.Error):
+            pass
+        try:
+            with open(folder / TIMINGS, newline="", encoding="utf-8") as f:
+                for row in read_back(f):
+                    found.times[row["report"]] = (float(row["seconds"]),
+                                                  float(row["peak_mb"]))
+        except (OSError, csv.Error, KeyError, ValueError):
+            pass
+        return found
+
+    def student(self, folder: str, roster: dict[str, str] | None = None) -> str:
+        """Who wrote the report in ``folder`` (its name): ``roster[folder]`` when given, else
+        the id the run's gradebook gives it, else the folder's name."""
+        return (roster or {}).get(folder) or self.ids.get(folder, folder)

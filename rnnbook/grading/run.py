@@ -669,7 +669,7 @@ def grade(config, submissions, out, table_file=None):
         outputs.write("the class report", _class_report, out)
     for sub, report in ordered:
         if not sub.error and sub.name not in match.clash:
-            print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",
+            print(f"{sub.path.name}: {report.score:g} / {report.max_score}",
                   file=_stderr())
     failed = outputs.said()
     return 1 if failed or match.clash or any(s.error for s in run.subs) else 0

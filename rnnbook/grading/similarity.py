@@ -158,9 +158,8 @@ def collect(paths, roster=None):
                 missing += 1
                 continue
             if folder.parent not in beside:
-                beside[folder.parent] = results.beside(folder.parent)[0]
-            ids = beside[folder.parent]
-            student = (roster or {}).get(folder.name) or ids.get(folder.name, folder.name)
+                beside[folder.parent] = results.Beside.read(folder.parent)
+            student = beside[folder.parent].student(folder.name, roster)
             if student in taken:  # the same name in two runs (two sections, two terms)
                 student = f"{student} ({folder})"
             taken.add(student)
