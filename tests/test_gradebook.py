@@ -167,7 +167,7 @@ def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
     write_run(out, rows, roster)
     book = rows_by((out / reports.GRADEBOOK).read_text())
     assert book["-2-3.ipynb"]["1.1 split_kernel"] == book["-2-3.ipynb"]["total"] == "0.5"
-    page, table_path = classreport.build([out], out)
+    page, table_path = classreport.write_report([out], out)
     text = table_path.read_text()
     assert_no_formula(text)
     found = list(csv.DictReader(io.StringIO(text)))
@@ -361,7 +361,7 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
         ["alice", "s1", "Alice Liddell", ""], ["bob", "s2", "=Bob", ""],
         ["dan", "s4", "Dan Brown", "dan@example.org"]]))
     write_run(out, rows, roster)
-    page, table_path = classreport.build([out], out)
+    page, table_path = classreport.write_report([out], out)
     found = list(csv.DictReader(table_path.open(newline="")))
     people = {rosters.csv_value(r["student"]): rosters.csv_value(r["name"]) for r in found
               if r["row"] == "submission"}

@@ -56,7 +56,7 @@ def graded(tmp_path):
 
 
 def test_counts_difficulty_and_examples(graded):
-    rows = classreport.exercise_table(classreport.load([graded]))
+    rows = classreport.exercise_stats(classreport.load([graded]))
     first, second = rows
     assert first["exercise"] == "Exercise 1.1 ex1" and first["submissions"] == 6
     assert first["difficulty"] == pytest.approx(1 / 6)
@@ -76,14 +76,14 @@ def test_counts_difficulty_and_examples(graded):
 
 
 def test_the_chart_counts_named_mistakes_only_and_keeps_the_hedge(graded):
-    rows = classreport.exercise_table(classreport.load([graded]))
+    rows = classreport.exercise_stats(classreport.load([graded]))
     assert classreport.commonest(rows) == [("1.1: W and U are swapped", 2, 1)]
 
 
 def test_a_learners_message_plants_no_mistake(graded, tmp_path):
     """Issue 26, item 5: text the submission wrote ("\n  Likely mistake: ...") in an
     exercise's output never becomes a named mistake, nor a link, nor a count."""
-    page, table = classreport.build([graded], tmp_path / "out")
+    page, table = classreport.write_report([graded], tmp_path / "out")
     assert "evil.example" not in page.read_text() and "evil.example" not in table.read_text()
     found = list(csv.DictReader(table.open()))
     assert {r["mistake"] for r in found if r["row"] == "mistake"} == {SWAP}
@@ -93,7 +93,7 @@ def test_a_learners_message_plants_no_mistake(graded, tmp_path):
     for test in old["tests"]:
         del test["extra_data"]
     (tmp_path / "old/grades/gus/results.json").write_text(json.dumps(old))
-    (row,) = classreport.exercise_table(classreport.load([tmp_path / "old/grades"]))
+    (row,) = classreport.exercise_stats(classreport.load([tmp_path / "old/grades"]))
     assert row["mistakes"] == []
 
 
@@ -192,7 +192,7 @@ def test_the_headline_counts_only_what_was_graded(tmp_path):
     subs = classreport.load([tmp_path / "grades"])
     assert classreport.headline(subs) == [
         "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)"]
-    page, table = classreport.build([tmp_path / "grades"], tmp_path / "out")
+    page, table = classreport.write_report([tmp_path / "grades"], tmp_path / "out")
     assert "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)" in page.read_text()
     cat = next(r for r in csv.DictReader(table.open()) if r["student"] == "cat")
     assert (cat["chapter"], float(cat["max_score"]), cat["score"]) == ("01-basic-rnn-cell", 4, "")
@@ -203,7 +203,7 @@ def test_discrimination_is_undefined_when_nobody_differs():
 
 
 def test_html_is_self_contained_and_csv_has_every_row(graded, tmp_path):
-    page, table = classreport.build([graded], tmp_path / "out")
+    page, table = classreport.write_report([graded], tmp_path / "out")
     text = page.read_text()
     assert "data:image/png;base64," in text and SWAP.split(":")[0] in text
     assert not re.search(r"(src|href)\s*=\s*['\"]?(https?:)?//", text)

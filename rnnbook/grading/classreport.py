@@ -193,7 +193,7 @@ def point_biserial(scores, rest):
     return float(np.corrcoef(scores, rest)[0, 1])
 
 
-def exercise_table(subs):
+def exercise_stats(subs):
     """One dict per exercise, in book order: the statistics the report shows. Named mistakes
     (``mistakes``: sentence, sure, likely, example) are kept apart from the other failures
     (``others``: failure, label, count, example), and "not attempted" is a share of its own
@@ -368,7 +368,7 @@ def missing_students(paths, subs):
     return sorted(found.values())
 
 
-def write_csv(rows, subs, path, left_out=(), missing=()):
+def write_report_csv(rows, subs, path, left_out=(), missing=()):
     """``class-report.csv``: a row per exercise, a row per (exercise, named mistake: ``count``
     sure, ``likely`` hedged), a row per (exercise, other ``failure``: an error, a limit, ...),
     a row per submission (``mistake`` says why one was not graded), a row per submission
@@ -404,19 +404,19 @@ def write_csv(rows, subs, path, left_out=(), missing=()):
     path.write_text(csv_text(lines))
 
 
-STYLE = """body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#222}
+REPORT_STYLE = """body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
 img{max-width:100%}.note{color:#555}"""
 
 
-def write_html(rows, subs, path, left_out=(), missing=()):
+def write_report_html(rows, subs, path, left_out=(), missing=()):
     """``class-report.html``: one self-contained page (no script, no remote resource)."""
     e = html.escape
     names = collections.defaultdict(str, {s.student: s.name for s in subs})
     chapters = sorted({r["chapter"] for r in rows})
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Class report</title>"
-             f"<style>{STYLE}</style></head><body><h1>Class report</h1>",
+             f"<style>{REPORT_STYLE}</style></head><body><h1>Class report</h1>",
              *(f"<p>{e(line)}.</p>" for line in headline(subs, missing))]
     for chapter in chapters:
         png = base64.b64encode(chapter_figure(rows, chapter)).decode()
@@ -472,16 +472,16 @@ def write_html(rows, subs, path, left_out=(), missing=()):
     path.write_text("\n".join(parts))
 
 
-def build(paths, out, roster=None):
+def write_report(paths, out, roster=None):
     """Write ``class-report.html`` and ``class-report.csv`` into ``out``; return their paths."""
     subs, left_out = split_clashes(load(paths, roster))
-    rows = exercise_table(subs)
+    rows = exercise_stats(subs)
     missing = missing_students(paths, [*subs, *(s for s, _ in left_out)])
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     page, table = out / "class-report.html", out / "class-report.csv"
-    write_html(rows, subs, page, left_out, missing)
-    write_csv(rows, subs, table, left_out, missing)
+    write_report_html(rows, subs, page, left_out, missing)
+    write_report_csv(rows, subs, table, left_out, missing)
     similarity.add_to_report(paths, out, page, roster)  # its section, similar-submissions.csv
     return page, table
 
@@ -493,7 +493,7 @@ def main(argv=None):
     parser.add_argument("--out", help="where to write the report (default: the first folder)")
     args = parser.parse_args(argv)
     try:
-        page, table = build(args.reports, args.out or args.reports[0])
+        page, table = write_report(args.reports, args.out or args.reports[0])
     except ReportError as error:
         print(f"report: error: {error}", file=sys.stderr)
         return 2

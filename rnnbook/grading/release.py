@@ -101,7 +101,7 @@ def _source_notebooks():
     return paths
 
 
-def exercise_table():
+def bundled_exercise_cells():
     """``{stem: [ExerciseCell as dict]}`` from solutions/ (a broken header fails here)."""
     table = {}
     for path in _source_notebooks():
@@ -126,7 +126,7 @@ def autograder(out, chapter, **settings):
                                  f"{', '.join(checks.CHAPTERS)}")
     config = dict(bundle_defaults(), chapter=chapter)
     config.update({k: v for k, v in settings.items() if v is not None})
-    table = exercise_table()
+    table = bundled_exercise_cells()
     out = pathlib.Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".part")

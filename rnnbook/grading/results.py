@@ -190,12 +190,12 @@ class ReportFormatError(ValueError):
     """A results.json that cannot be read back (one line, names the file)."""
 
 
-def _text(value: object) -> str:
+def _read_text(value: object) -> str:
     """A text field read back: ``str(value)``, "" for a missing or empty one."""
     return str(value or "")
 
 
-def _number(value: object, where: str) -> float:
+def _read_number(value: object, where: str) -> float:
     """A number read back as written (an int stays an int); text that is a number is one."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
@@ -238,13 +238,13 @@ class TestResult:
             raise ReportFormatError(f"{where}: a test is not an object")
         extra = data.get("extra_data")
         extra = extra if isinstance(extra, dict) else {}
-        return cls(str(data.get("name", "?")), _number(data.get("score", 0), where),
-                   _number(data.get("max_score", 0), where), _text(data.get("output")),
-                   str(data.get("visibility", "visible")), _text(extra.get("kind")),
-                   _text(extra.get("failure")), _text(extra.get("mistake")),
-                   _text(extra.get("hedge")), _text(extra.get("error")),
-                   int(_number(extra.get("parts", 1), where)),
-                   int(_number(extra.get("parts_right", 0), where)))
+        return cls(str(data.get("name", "?")), _read_number(data.get("score", 0), where),
+                   _read_number(data.get("max_score", 0), where), _read_text(data.get("output")),
+                   str(data.get("visibility", "visible")), _read_text(extra.get("kind")),
+                   _read_text(extra.get("failure")), _read_text(extra.get("mistake")),
+                   _read_text(extra.get("hedge")), _read_text(extra.get("error")),
+                   int(_read_number(extra.get("parts", 1), where)),
+                   int(_read_number(extra.get("parts_right", 0), where)))
 
 
 @dataclass
@@ -314,13 +314,13 @@ class Report:
         top = extra.get("max_score")
 
         def measured(key: str) -> float | None:
-            return None if extra.get(key) is None else _number(extra[key], str(path))
+            return None if extra.get(key) is None else _read_number(extra[key], str(path))
 
-        return cls(_number(data.get("score", 0), str(path)), _text(data.get("output")),
+        return cls(_read_number(data.get("score", 0), str(path)), _read_text(data.get("output")),
                    extra.get("seed"), str(extra.get("chapter", "")),
-                   None if top is None else _number(top, str(path)),
+                   None if top is None else _read_number(top, str(path)),
                    [TestResult.from_json(t, str(path)) for t in data.get("tests", [])],
-                   _text(extra.get("isolation")), str(extra.get("error", "")),
+                   _read_text(extra.get("isolation")), str(extra.get("error", "")),
                    measured("seconds"), measured("peak_mb"))
 
 

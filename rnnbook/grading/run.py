@@ -89,7 +89,7 @@ def exercise_cells(table_file=None):
     return found
 
 
-def exercise_table(stem, cells):
+def graded_exercises(stem, cells):
     """``[(ExerciseCell, Exercise)]`` for a chapter, in book order. A header whose number of
     parts is not the check's stops the run: the points per part would be wrong."""
     chapter = checks.load(stem)
@@ -190,7 +190,7 @@ def _count_cells(path):
         raise GradeError(f"more than {MAX_CELLS:,} cells ({len(cells):,})")
 
 
-def collect(paths):
+def find_notebooks(paths):
     """Expand folders into their notebooks (regular files); a missing path stops the run."""
     found = []
     for raw in paths:
@@ -238,7 +238,7 @@ class Run:
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
         self.gradable = [s for s in self.subs if not s.error]
         self.chapters = sorted({s.chapter for s in self.gradable})
-        self.tables = {stem: exercise_table(stem, self.cells) for stem in self.chapters}
+        self.tables = {stem: graded_exercises(stem, self.cells) for stem in self.chapters}
         self.cases, self.trials, self.kind, self.bound = {}, {}, {}, {}
         for stem in self.chapters:
             chapter = checks.load(stem)
@@ -405,7 +405,7 @@ class Run:
 
     # --- one submission -----------------------------------------------------------------------
 
-    def grade(self, sub, work):
+    def grade_one(self, sub: results.Submission, work: pathlib.Path) -> None:
         started = time.monotonic()
         sub.deadline = started + self.config.budget
         groups = {}
@@ -468,7 +468,7 @@ class Run:
                 group.close()
             raise
         try:
-            events = attempt.Events(sub, attempt.plan(len(sub.cells), skip, pending), pending,
+            events = attempt.Events(sub, attempt.stages(len(sub.cells), skip, pending), pending,
                                     bounds, counts, self.config)
             breach = attempt.watch(child, events, self.config, sub)
         finally:
@@ -596,7 +596,7 @@ def progress(done, total, sub, seconds, width=20):
 def grade(config, submissions, out, table_file=None):
     """Grade ``submissions`` (paths) into ``out``; returns the exit status."""
     sys.dont_write_bytecode = True  # no .pyc of the reference (or any of ours) for a child to find
-    paths = collect(submissions)
+    paths = find_notebooks(submissions)
     if not paths:
         raise GradeError("no notebooks found in " + " ".join(map(str, submissions)))
     try:
@@ -632,7 +632,7 @@ def grade(config, submissions, out, table_file=None):
                 f"time, seed {run.seed}, walls: {run.isolation}")
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(run.grade, sub, work): sub for sub in run.gradable}
+                futures = {pool.submit(run.grade_one, sub, work): sub for sub in run.gradable}
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                     sub = futures[future]
                     if sub.error:
