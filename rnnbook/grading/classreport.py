@@ -28,7 +28,9 @@ import math
 import pathlib
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +65,7 @@ class Result:
     hedged: bool = False  # the mistake is only likely (it explains some failing trials)
 
     @property
-    def mistake(self):
+    def mistake(self) -> str:
         """The named mistake ("" when none was named)."""
         return self.label if self.failure == "mistake" else ""
 
@@ -113,12 +115,12 @@ def mistake_of(test: results.TestResult) -> tuple[str, str, bool]:
     return failure, test.error or LABELS[failure], False
 
 
-def who(student, name):
+def who(student: str, name: str) -> str:
     """How the report names a student: the id, and the roster's name beside it."""
     return f"{student} ({name})" if name else student
 
 
-def load(paths: list[str | pathlib.Path],
+def load(paths: Sequence[str | pathlib.Path],
          roster: dict[str, str] | None = None) -> list[StudentReport]:
     """Every ``results.json`` below ``paths`` as :class:`StudentReport` objects (sorted by
     student). The student is the report's folder name (the submission's file stem), the id
@@ -156,7 +158,8 @@ def load(paths: list[str | pathlib.Path],
     return sorted(subs, key=lambda s: s.student)
 
 
-def split_clashes(subs):
+def split_clashes(subs: list[StudentReport]
+                  ) -> tuple[list[StudentReport], list[tuple[StudentReport, str]]]:
     """``(kept, left_out)``: one student id on two submissions of one chapter (a roster id the
     grader found on two files, or the same student in two merged runs) counts neither; each
     left out submission comes with why."""
@@ -193,7 +196,7 @@ def point_biserial(scores, rest):
     return float(np.corrcoef(scores, rest)[0, 1])
 
 
-def exercise_stats(subs):
+def exercise_stats(subs: list[StudentReport]) -> list[dict[str, Any]]:
     """One dict per exercise, in book order: the statistics the report shows. Named mistakes
     (``mistakes``: sentence, sure, likely, example) are kept apart from the other failures
     (``others``: failure, label, count, example), and "not attempted" is a share of its own
@@ -354,7 +357,8 @@ def _not_graded(subs, start, unknown=""):
             + ", ".join(who(s.student, s.name) for s in subs) + ")")
 
 
-def missing_students(paths, subs):
+def missing_students(paths: Sequence[str | pathlib.Path], subs: list[StudentReport]
+                     ) -> list[tuple[str, str, str]]:
     """``[(id, name, file)]``: the roster's students without a submission, as each grading
     run's gradebook lists them (none that another run merged here has a submission for)."""
     found, handed = {}, {s.student for s in subs}
@@ -368,7 +372,9 @@ def missing_students(paths, subs):
     return sorted(found.values())
 
 
-def write_report_csv(rows, subs, path, left_out=(), missing=()):
+def write_report_csv(rows: list[dict[str, Any]], subs: list[StudentReport], path: pathlib.Path,
+                     left_out: Sequence[tuple[StudentReport, str]] = (),
+                     missing: Sequence[tuple[str, str, str]] = ()) -> None:
     """``class-report.csv``: a row per exercise, a row per (exercise, named mistake: ``count``
     sure, ``likely`` hedged), a row per (exercise, other ``failure``: an error, a limit, ...),
     a row per submission (``mistake`` says why one was not graded), a row per submission
@@ -410,7 +416,9 @@ text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
 img{max-width:100%}.note{color:#555}"""
 
 
-def write_report_html(rows, subs, path, left_out=(), missing=()):
+def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
+                      path: pathlib.Path, left_out: Sequence[tuple[StudentReport, str]] = (),
+                      missing: Sequence[tuple[str, str, str]] = ()) -> None:
     """``class-report.html``: one self-contained page (no script, no remote resource)."""
     e = html.escape
     names = collections.defaultdict(str, {s.student: s.name for s in subs})
@@ -472,7 +480,8 @@ def write_report_html(rows, subs, path, left_out=(), missing=()):
     path.write_text("\n".join(parts))
 
 
-def write_report(paths, out, roster=None):
+def write_report(paths: Sequence[str | pathlib.Path], out: str | pathlib.Path,
+                 roster: dict[str, str] | None = None) -> tuple[pathlib.Path, pathlib.Path]:
     """Write ``class-report.html`` and ``class-report.csv`` into ``out``; return their paths."""
     subs, left_out = split_clashes(load(paths, roster))
     rows = exercise_stats(subs)
@@ -486,7 +495,7 @@ def write_report(paths, out, roster=None):
     return page, table
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.classreport",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("reports", nargs="+", help="folders holding results.json files")

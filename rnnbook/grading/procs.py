@@ -46,7 +46,7 @@ class Zygote:
         self.reader = threading.Thread(target=self._read_events, daemon=True)
         self.reader.start()
 
-    def _read_events(self):
+    def _read_events(self) -> None:
         while True:
             try:
                 data = self.sock.recv(4096)

@@ -101,7 +101,7 @@ def _source_notebooks():
     return paths
 
 
-def bundled_exercise_cells():
+def bundled_exercise_cells() -> dict[str, list[dict[str, object]]]:
     """``{stem: [ExerciseCell as dict]}`` from solutions/ (a broken header fails here)."""
     table = {}
     for path in _source_notebooks():

@@ -35,7 +35,7 @@ OUTPUTS = (GRADEBOOK, TIMINGS, "class-report.html", "class-report.csv",
 MAX_NOTES, MAX_TEXT, MAX_OUTPUT = 20, 500, 4000
 
 
-def cap(text, limit=MAX_TEXT):
+def cap(text: object, limit: int = MAX_TEXT) -> str:
     """``text`` cut to ``limit`` characters, saying how many more there were."""
     text = str(text)
     if len(text) <= limit:
@@ -50,13 +50,13 @@ class Notes(list):
 
     more = 0
 
-    def add(self, text):
+    def add(self, text: object) -> None:
         if len(self) < MAX_NOTES:
             self.append(cap(text))
         else:
             self.more += 1
 
-    def then(self, other):
+    def then(self, other: list[str]) -> Notes:
         """These notes, then ``other``'s, in one :class:`Notes`."""
         joined = Notes()
         for note in [*self, *other]:
@@ -64,7 +64,7 @@ class Notes(list):
         joined.more += self.more + getattr(other, "more", 0)
         return joined
 
-    def text(self):
+    def text(self) -> str:
         """The notes as the report's lines (each ``\nNote: ...``), the count left out last."""
         more = f"\nAnd {self.more} more note{'s' * (self.more != 1)}." if self.more else ""
         return "".join(f"\nNote: {n}" for n in self) + more
@@ -92,7 +92,7 @@ class Submission:
     deadline: float = 0.0  # time.monotonic() at which its budget runs out (while graded)
 
 
-def names(paths):
+def names(paths: list[pathlib.Path]) -> list[str]:
     """A report folder name for each path: its stem made safe (letters, digits, ``._-``; no
     leading dot, so never ``.`` or ``..``; never one of :data:`OUTPUTS` or a ``.part``
     file), unique ignoring case (``-2``, ``-3``, ... on a clash)."""
@@ -112,7 +112,8 @@ def names(paths):
     return found
 
 
-def outcome_for(ex, cases, expected, got, seed=None):
+def outcome_for(ex: Exercise, cases: list[Any], expected: list[Any], got: Any,
+                seed: int | None = None) -> Outcome:
     if got is None:
         return Outcome(ex, False, f"✗ {ex.title}: no function called `{ex.name}` is defined in "
                                   "the notebook. Define it with exactly this name.")
@@ -126,7 +127,7 @@ def outcome_for(ex, cases, expected, got, seed=None):
 FAILURES = ("mistake", "wrong", "not attempted", "missing", "by hand", "error", "limit")
 
 
-def verdict(outcome, got):
+def verdict(outcome: Outcome, got: Any) -> dict[str, str]:
     """The structured verdict of one exercise (``extra_data`` of its test): ``failure`` (one
     of :data:`FAILURES`, "" when it passed), ``mistake`` (the check's sentence), ``hedge``
     (why the mistake is only likely) and ``error`` (for an error or a limit, what happened, in
@@ -163,7 +164,7 @@ _ERRORS = {"crashed": "crashed its process", "ended the process": "ended its pro
            "was not run": "was not run"}
 
 
-def points_for(outcome, points):
+def points_for(outcome: Outcome, points: float) -> float:
     """The points an outcome earns of an exercise's ``points``: all when it passed; for an
     answer of several parts, an equal share per part right on every trial (rounded to 2
     decimals; a wrong answer misses a part, at least 1/9 of a point, so it stays below the
@@ -171,7 +172,7 @@ def points_for(outcome, points):
     return round(points * outcome.share, 2)
 
 
-def score_line(outcome, earned, points):
+def score_line(outcome: Outcome, earned: float, points: float) -> str:
     """The line of feedback that says how the points were given (an answer of parts)."""
     weights = outcome.exercise.part_weights
     right = outcome.parts_earned
@@ -365,7 +366,7 @@ UNREADABLE = ("(it could not be read as one): open it in Jupyter or Colab, save 
               "in the .ipynb file again")
 
 
-def why_not_graded(sub):
+def why_not_graded(sub: Submission) -> str:
     """``sub.error`` as its student reads it: the file by its name (no path of the grader's
     machine), and for a file that is not a notebook, what to do instead of the parser's words
     and the file's raw content. The gradebook and the grader's log keep the full error."""

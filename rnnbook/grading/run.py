@@ -17,6 +17,8 @@
 5. A submission's report is written as soon as it is graded; the gradebook, listing every
    submission, at the end (atomically).
 """
+from __future__ import annotations
+
 import concurrent.futures
 import contextlib
 import importlib.util
@@ -31,12 +33,16 @@ import sys
 import tempfile
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
 from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import ROOT, SOLUTIONS
+
+if TYPE_CHECKING:
+    from rnnbook.exercise import Exercise
 
 MAX_NOTEBOOK = 32 * 2**20  # bytes of a submission file
 #: cells of a submission: reading and checking a notebook costs the grader's own process time
@@ -89,7 +95,8 @@ def exercise_cells(table_file=None):
     return found
 
 
-def graded_exercises(stem, cells):
+def graded_exercises(stem: str, cells: dict[str, list[source.ExerciseCell]]
+                     ) -> list[tuple[source.ExerciseCell, Exercise]]:
     """``[(ExerciseCell, Exercise)]`` for a chapter, in book order. A header whose number of
     parts is not the check's stops the run: the points per part would be wrong."""
     chapter = checks.load(stem)
@@ -190,7 +197,7 @@ def _count_cells(path):
         raise GradeError(f"more than {MAX_CELLS:,} cells ({len(cells):,})")
 
 
-def find_notebooks(paths):
+def find_notebooks(paths: list[str | pathlib.Path]) -> list[pathlib.Path]:
     """Expand folders into their notebooks (regular files); a missing path stops the run."""
     found = []
     for raw in paths:

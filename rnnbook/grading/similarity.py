@@ -32,6 +32,7 @@ import json
 import os
 import pathlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rnnbook import source
@@ -141,7 +142,8 @@ def pages(stem):
     return "\n".join(found)
 
 
-def collect_code(paths, roster=None):
+def collect_code(paths: Sequence[str | pathlib.Path], roster: dict[str, str] | None = None
+                 ) -> tuple[dict[tuple[str, str], dict[str, str]], int]:
     """Every saved :data:`CODE` below ``paths`` (beside a results.json) as ``{(chapter,
     exercise): {student: code}}``, the student named as the class report names it; and how many
     report folders had no saved code."""
@@ -385,7 +387,7 @@ COLUMNS = ["chapter", "exercise", "student_a", "student_b", "score", "share_a", 
            "shared_characters"]
 
 
-def write_pairs_csv(pairs, path):
+def write_pairs_csv(pairs: list[Pair], path: str | pathlib.Path) -> None:
     """``similar-submissions.csv``: a row per listed pair, every cell through ``csv_cell``."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -40,6 +40,7 @@ import socket
 import struct
 import sys
 import sysconfig
+from typing import Any
 
 FAILED = 125  # exit status when the walls could not be built (the grader reports it)
 
@@ -133,7 +134,7 @@ def _makedirs(path, file=False):
 ORDER = {"hide": 0, "scratch": 0, "readonly": 1, "writable": 1, "overlay": 2}
 
 
-def mount_plan(spec):
+def mount_plan(spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """The mounts to make, outer folders first: ``[(path, kind, arg)]``. A hidden folder whose
     nearest enclosing mount is already a hidden or scratch folder (or that is one) is dropped:
     it is out of sight already, and mounting it again inside a covering tmpfs would leave a
@@ -190,7 +191,7 @@ def unshare():
             f.write(text)
 
 
-def raise_walls(spec):
+def raise_walls(spec: dict[str, Any]) -> int | None:
     """Build the walls described by ``spec`` (made by :func:`spec`) in this mount namespace;
     returns a handle on the scratch pool (for :func:`scratch_used`), or None."""
     ops = mount_plan(spec)
