@@ -212,8 +212,10 @@ def exercise_stats(subs: list[StudentReport]) -> list[dict[str, Any]]:
         scores = [r.score for _, r in pairs]
         top = max(r.max_score for _, r in pairs) or 1.0
         rest = [s.score - r.score for s, r in pairs]
-        sure, likely, others, examples = (collections.Counter(), collections.Counter(),
-                                          collections.Counter(), {})
+        sure: collections.Counter[str] = collections.Counter()
+        likely: collections.Counter[str] = collections.Counter()
+        others: collections.Counter[tuple[str, str]] = collections.Counter()
+        examples: dict[tuple[str, str], str] = {}
         for s, r in pairs:
             if r.failure == "mistake":
                 (likely if r.hedged else sure)[r.label] += 1
@@ -361,7 +363,8 @@ def missing_students(paths: Sequence[str | pathlib.Path], subs: list[StudentRepo
                      ) -> list[tuple[str, str, str]]:
     """``[(id, name, file)]``: the roster's students without a submission, as each grading
     run's gradebook lists them (none that another run merged here has a submission for)."""
-    found, handed = {}, {s.student for s in subs}
+    found: dict[str, tuple[str, str, str]] = {}
+    handed = {s.student for s in subs}
     for raw in paths:
         path = pathlib.Path(raw)
         for folder in {p.parent.parent for p in ([path] if path.is_file()
@@ -449,13 +452,14 @@ def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
                 f"<td class=n>{_fmt(r['discrimination']) or 'n/a'}</td><td>{named}</td>"
                 f"<td>{others}</td></tr>")
         parts.append("</table>")
-    named = any(s.name for s in subs)  # a roster gave names
-    parts.append(f"<h2>Submissions</h2><table><tr><th>student</th>{'<th>name</th>' * named}"
+    with_names = any(s.name for s in subs)  # a roster gave names
+    parts.append(f"<h2>Submissions</h2><table><tr><th>student</th>"
+                 f"{'<th>name</th>' * with_names}"
                  "<th>chapter</th><th>score</th><th>seconds</th><th>peak MB</th>"
                  "<th>not graded</th></tr>")
     for s in subs:
         score = "not graded" if s.error else _fmt(s.score, 2)
-        name = f"<td>{e(s.name)}</td>" if named else ""
+        name = f"<td>{e(s.name)}</td>" if with_names else ""
         parts.append(f"<tr><td>{e(s.student)}</td>{name}<td>{e(s.chapter)}</td>"
                      f"<td class=n>{score} / {_fmt(s.max_score, 0)}</td>"
                      f"<td class=n>{_fmt(s.seconds, 1)}</td><td class=n>{_fmt(s.peak_mb, 0)}</td>"

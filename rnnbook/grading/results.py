@@ -401,8 +401,8 @@ def gradebook(rows: list[tuple[Submission, Report]],
     through :func:`csv_cell`."""
     columns = [f"{cell.number} {ex.name}" for stem in sorted(tables) for cell, ex in tables[stem]]
     people = ["id", "name", "email", "roster"] if roster is not None else []
-    lines = [["submission", "report", "path", *people, "chapter", "seed", *columns, "total",
-              "max", "error"]]
+    lines: list[list[object]] = [["submission", "report", "path", *people, "chapter", "seed",
+                                  *columns, "total", "max", "error"]]
     match = match_roster([sub for sub, _ in rows], roster or [])
     for sub, report in rows:
         who, error = [], f"not graded: {sub.error}" if sub.error else ""

@@ -98,7 +98,9 @@ def read_roster(path: str | os.PathLike[str]) -> list[Student]:
         raise RosterError(f"{path}: cannot read the roster ({error})") from None
     if not rows or set(ROSTER_COLUMNS) - set(rows[0]):
         raise RosterError(f"{path}: a roster needs the columns {', '.join(ROSTER_COLUMNS)}")
-    roster, files, ids = [], {}, {}
+    roster: list[Student] = []
+    files: dict[str, int] = {}  # file -> its row
+    ids: dict[str, int] = {}  # id -> its row
     for line, row in enumerate(rows, 2):
         values = {k: (row[k] or "").strip() for k in ROSTER_COLUMNS}
         file = "/".join(_parts(values["file"]))
@@ -137,12 +139,13 @@ def match_roster(subs: Sequence[Submitted], roster: Sequence[Student]) -> Match:
     (renames the file, or lists each file's path in the roster)."""
     found = Match()
     for sub in subs:
-        best = max(roster, key=lambda s, p=sub.path: s.names(p), default=None)
+        best = max(roster, key=lambda s, p=sub.path: s.names(p),  # type: ignore[misc]
+                   default=None)
         if best is not None and best.names(sub.path):
             found.student[sub.name] = best
         else:
             found.unknown.append(sub)
-    by_id = {}
+    by_id: dict[str, list[Submitted]] = {}
     for sub in subs:
         if sub.name in found.student:
             by_id.setdefault(found.student[sub.name].id, []).append(sub)

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
@@ -62,7 +62,7 @@ def log(text):
     print(f"grade: {text}", file=_stderr(), flush=True)
 
 
-_STDERR = []
+_STDERR: list[TextIO] = []
 
 
 def _stderr():
@@ -415,14 +415,16 @@ class Run:
     def grade_one(self, sub: results.Submission, work: pathlib.Path) -> None:
         started = time.monotonic()
         sub.deadline = started + self.config.budget
-        groups = {}
+        groups: dict[str, list[str]] = {}  # "numpy" or "tf" -> its exercises
         for _cell, ex in self.tables[sub.chapter]:
             groups.setdefault(self.kind[(sub.chapter, ex.name)], []).append(ex.name)
         try:
             # Both kinds of child run the whole notebook: a cell that hung or crashed in one is
             # skipped in the other too, and its note is said once; other notes are the last
             # child's (the cells raise the same errors in both, but for TensorFlow's absence).
-            notes, skip, skipped = {}, set(), results.Notes()
+            notes: dict[str, list[str]] = {}
+            skip: set[int] = set()
+            skipped = results.Notes()
             for kind in ("numpy", "tf"):
                 if kind in groups:
                     sub.notes = results.Notes()

@@ -147,7 +147,9 @@ def collect_code(paths: Sequence[str | pathlib.Path], roster: dict[str, str] | N
     """Every saved :data:`CODE` below ``paths`` (beside a results.json) as ``{(chapter,
     exercise): {student: code}}``, the student named as the class report names it; and how many
     report folders had no saved code."""
-    found, missing, beside, taken = collections.defaultdict(dict), 0, {}, set()
+    found: dict[tuple[str, str], dict[str, str]] = collections.defaultdict(dict)
+    beside: dict[pathlib.Path, results.Beside] = {}
+    missing, taken = 0, set()
     for raw in paths:
         path = pathlib.Path(raw)
         folders = [path.parent] if path.is_file() else sorted(
