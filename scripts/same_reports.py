@@ -6,9 +6,11 @@
 A refactoring of the grader must not change a report: grade before the change, grade after
 it, compare. ``grade`` makes, from solutions/ and notebooks/, every chapter's solution
 (``solved-``) and unsolved learner copy (``unsolved-``), a copy of the solution with each
-exercise's first wrong answer from tests/learners (``wrong-``: named mistakes), a twin of
-Chapter 1's solution (a similar pair) and a file that is not a notebook; a roster names some
-of them (with a formula-like name and a comma) and one student who handed nothing in. It
+exercise's first wrong answer from tests/learners that is a plain function (``wrong-``:
+named mistakes), a twin of Chapter 1's solution (a similar pair) and a file that is not a
+notebook; a roster names some of them (with a formula-like name and a comma) and one student
+who handed nothing in. The grader is the one of the script's own clone: to grade the code of
+an older commit, copy the script into a worktree of it (``git worktree add``) and run it there. It
 grades them at ``--seed 7`` into DIR/out, then rebuilds the class report from the reports
 alone (``python -m rnnbook.grading.classreport``) into DIR/out/rebuilt. ``compare`` diffs
 every file; the columns and keys that hold seconds or memory (:data:`VOLATILE`) are left out.
@@ -49,10 +51,11 @@ def wrong_copy(stem: str) -> nbformat.NotebookNode:
     nb = source.read(ROOT / "solutions" / f"{stem}.ipynb")
     learners = importlib.import_module(f"learners.ch{stem[:2]}")
     for cell in source.exercises(nb):
-        wrong = learners.WRONG.get(cell.name)
-        if wrong:
-            fn = wrong[0][0]
-            code = f"{inspect.getsource(fn)}\n{cell.name} = {fn.__name__}\n"
+        # a plain function of the module (a closure's source is not a cell of its own)
+        plain = [fn for fn, _ in learners.WRONG.get(cell.name, [])
+                 if not fn.__closure__ and fn.__qualname__ == fn.__name__]
+        if plain:
+            code = f"{inspect.getsource(plain[0])}\n{cell.name} = {plain[0].__name__}\n"
             nb.cells.append(nbformat.v4.new_code_cell(code))
     return nb
 
