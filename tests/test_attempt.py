@@ -40,7 +40,7 @@ def events(cells=2, names=("f", "g"), skip=(), bound=2**20, clock=None):
     """The events of a child of ``cells`` cells (not ``skip``) and exercises ``names``, each
     with two trials."""
     pending = list(names)
-    return attempt.Events(submission(cells), attempt.plan(cells, set(skip), pending), pending,
+    return attempt.Events(submission(cells), attempt.stages(cells, set(skip), pending), pending,
                           {n: bound for n in pending}, {n: 2 for n in pending}, LIMITS,
                           clock or Clock())
 
@@ -80,9 +80,9 @@ def test_the_job_sends_the_cells_the_skips_and_only_the_pending_exercises_trials
 
 
 def test_the_plan_is_the_cells_not_skipped_then_the_exercises():
-    assert attempt.plan(4, {1, 3}, ["f", "g"]) == [("cell", 0), ("cell", 2),
+    assert attempt.stages(4, {1, 3}, ["f", "g"]) == [("cell", 0), ("cell", 2),
                                                    ("exercise", "f"), ("exercise", "g")]
-    assert attempt.plan(0, set(), ["f"]) == [("exercise", "f")]
+    assert attempt.stages(0, set(), ["f"]) == [("exercise", "f")]
     assert attempt.time_limit(LIMITS, ("exercise", "f")) == 8
     assert attempt.time_limit(LIMITS, ("cell", 0)) == attempt.time_limit(LIMITS, None) == 20
 
@@ -325,7 +325,7 @@ def attempt_once(zygote, tmp_path, cells, trials, limits=LIMITS, folder="job"):
         attempt.make_workdir(workdir)
     job = attempt.job(sub, pending, skip, {"f": trials}, {"HOME": str(workdir)}, workdir)
     child = attempt.Child(zygote, job, walled=False)
-    ev = attempt.Events(sub, attempt.plan(len(cells), skip, pending), pending, {"f": 2**20},
+    ev = attempt.Events(sub, attempt.stages(len(cells), skip, pending), pending, {"f": 2**20},
                         {"f": len(trials)}, limits)
     try:
         breach = attempt.watch(child, ev, limits, sub)

@@ -353,7 +353,7 @@ def test_what_a_submission_says_reaches_a_report_capped():
     assert text.startswith("\nNote: first\nNote: cell 1 raised")
     assert text.endswith("\nAnd 9981 more notes.") and len(text) < 12_000
     sub = reports.Submission(path=pathlib.Path("s.ipynb"), name="s", error="y" * 10**6)
-    assert len(json.dumps(reports.not_graded(sub, 1))) < 3 * reports.MAX_OUTPUT
+    assert len(reports.not_graded(sub, 1).json_text()) < 3 * reports.MAX_OUTPUT
     assert reports.cap("short") == "short"
 
 
@@ -387,7 +387,7 @@ def test_only_well_formed_events_count():
 def test_nested_hidden_folders_and_tmp_make_no_stray_mounts():
     spec = {"hide": ["/a/subs", "/a/subs/late", "/a/subs/out", "/tmp", "/b", "/b/c/site"],
             "scratch": {"/tmp": 128, "/a/work/job": 256}, "readonly": ["/b/c"]}
-    ops = [(path, kind) for path, kind, _ in walls.plan(spec)]
+    ops = [(path, kind) for path, kind, _ in walls.mount_plan(spec)]
     assert ("/a/subs", "hide") in ops and ("/tmp", "scratch") in ops
     assert ("/a/subs/late", "hide") not in ops and ("/a/subs/out", "hide") not in ops
     assert ("/tmp", "hide") not in ops  # a submission directly in /tmp: /tmp stays scratch
@@ -399,7 +399,7 @@ def test_a_repository_under_tmp_stays_hidden_and_read_only():
     inside the scratch /tmp, so the folders made for rnnbook's package are not writable."""
     spec = {"hide": ["/tmp/clone", "/tmp/subs"], "scratch": {"/tmp": 128},
             "readonly": ["/tmp/clone/rnnbook"]}
-    ops = [(path, kind) for path, kind, _ in walls.plan(spec)]
+    ops = [(path, kind) for path, kind, _ in walls.mount_plan(spec)]
     assert ("/tmp/clone", "hide") in ops and ("/tmp/clone/rnnbook", "readonly") in ops
     assert ops.index(("/tmp", "scratch")) < ops.index(("/tmp/clone", "hide"))
     assert ("/tmp/subs", "hide") not in ops  # nothing comes back there: scratch hides it
@@ -411,11 +411,11 @@ def test_a_python_under_tmp_outside_the_repository_is_reached_through_read_only_
     (a fresh clone under /tmp grading a copy of itself did fail the probe this way)."""
     spec = {"hide": ["/var/tmp/tree", "/tmp/subs"], "scratch": {"/tmp": 128},
             "readonly": ["/tmp/clone/.venv/lib", "/var/tmp/tree/rnnbook"]}
-    ops = [(path, kind) for path, kind, _ in walls.plan(spec)]
+    ops = [(path, kind) for path, kind, _ in walls.mount_plan(spec)]
     assert ("/tmp/clone", "hide") in ops and ("/tmp/clone/.venv/lib", "readonly") in ops
     assert ops.index(("/tmp", "scratch")) < ops.index(("/tmp/clone", "hide"))
     assert ops.index(("/tmp/clone", "hide")) < ops.index(("/tmp/clone/.venv/lib", "readonly"))
-    direct = walls.plan({"hide": [], "scratch": {"/tmp": 128}, "readonly": ["/tmp/py"]})
+    direct = walls.mount_plan({"hide": [], "scratch": {"/tmp": 128}, "readonly": ["/tmp/py"]})
     assert ("/tmp/py", "hide") not in [(p, k) for p, k, _ in direct]  # its own mount suffices
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from rnnbook.grading import classreport
 from rnnbook.grading import results as reports
+from rnnbook.grading import roster as rosters
 
 STEM = "01-basic-rnn-cell"
 #: the issue's file names, and roster entries starting with every character OWASP names
@@ -27,11 +28,8 @@ def table():
 
 def submission(path, name, score=2.0, error=""):
     sub = reports.Submission(path=pathlib.Path(path), name=name, chapter=STEM, error=error)
-    tests = [] if error else [{"name": "Exercise 1.1 split_kernel", "score": score,
-                               "max_score": 2, "output": "✓", "extra_data": {}}]
-    result = {"score": score, "tests": tests, "output": "",
-              "extra_data": {"seed": 7, "chapter": STEM, "max_score": 2}}
-    return sub, result
+    tests = [] if error else [reports.TestResult("Exercise 1.1 split_kernel", score, 2, "✓")]
+    return sub, reports.Report(score, "", 7, STEM, 2, tests, error=error)
 
 
 def subs(*paths, score=2.0):
@@ -43,7 +41,7 @@ def roster_file(tmp_path, rows):
     path = tmp_path / "roster.csv"
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(reports.ROSTER_COLUMNS)
+        writer.writerow(rosters.ROSTER_COLUMNS)
         writer.writerows(rows)
     return path
 
@@ -53,13 +51,13 @@ def read(text):
 
 
 def rows_by(text, key="submission"):
-    return {reports.csv_value(r[key]): r for r in csv.DictReader(io.StringIO(text))}
+    return {rosters.csv_value(r[key]): r for r in csv.DictReader(io.StringIO(text))}
 
 
 def assert_no_formula(text):
     for row in read(text):
         for cell in row:
-            assert not cell.startswith(reports.FORMULA_STARTS), f"formula cell {cell!r}"
+            assert not cell.startswith(rosters.FORMULA_STARTS), f"formula cell {cell!r}"
 
 
 # --- CSV cells ------------------------------------------------------------------------------
@@ -67,16 +65,16 @@ def assert_no_formula(text):
 
 @pytest.mark.parametrize("value", [*HOSTILE_IDS, *HOSTILE_FILES, "'", "''x", "a=b", "", "s1"])
 def test_a_cell_is_neutralised_and_read_back_as_written(value):
-    cell = reports.csv_cell(value)
-    assert not cell.startswith(reports.FORMULA_STARTS)
-    assert reports.csv_value(cell) == value
-    back = read(reports.csv_text([[value, -1.5, 3]]))[0]
-    assert reports.csv_value(back[0]) == value and back[1:] == ["-1.5", "3"]
+    cell = rosters.csv_cell(value)
+    assert not cell.startswith(rosters.FORMULA_STARTS)
+    assert rosters.csv_value(cell) == value
+    back = read(rosters.csv_text([[value, -1.5, 3]]))[0]
+    assert rosters.csv_value(back[0]) == value and back[1:] == ["-1.5", "3"]
 
 
 def test_the_gradebook_neutralises_file_names_and_roster_entries(tmp_path):
     rows = subs(*[f"subs/{name}" for name in HOSTILE_FILES])
-    roster = reports.read_roster(roster_file(tmp_path, [
+    roster = rosters.read_roster(roster_file(tmp_path, [
         [name, student, student + " name", "@" + student]
         for name, student in zip(HOSTILE_FILES, HOSTILE_IDS, strict=False)]
         + [["nobody", "-absent", "=absent", "+absent"]]))
@@ -85,11 +83,11 @@ def test_the_gradebook_neutralises_file_names_and_roster_entries(tmp_path):
     book = rows_by(text)
     for name, student in zip(HOSTILE_FILES, HOSTILE_IDS, strict=False):
         row = book[name]
-        assert reports.csv_value(row["id"]) == student, row
-        assert reports.csv_value(row["email"]) == "@" + student
+        assert rosters.csv_value(row["id"]) == student, row
+        assert rosters.csv_value(row["email"]) == "@" + student
         assert row["total"] == "2.0" and row["roster"] == ""
     assert book["nobody.ipynb"]["roster"] == "no submission"
-    assert reports.csv_value(book["nobody.ipynb"]["name"]) == "=absent"
+    assert rosters.csv_value(book["nobody.ipynb"]["name"]) == "=absent"
 
 
 # --- the roster -----------------------------------------------------------------------------
@@ -98,9 +96,9 @@ def test_the_gradebook_neutralises_file_names_and_roster_entries(tmp_path):
 def test_one_id_on_two_submissions_counts_neither(tmp_path):
     """The issue's impersonation: d2/alice.ipynb is not Alice's, but its name is."""
     rows = subs("d1/alice.ipynb", "d2/alice.ipynb", "d1/bob.ipynb")
-    roster = reports.read_roster(roster_file(tmp_path, [["alice.ipynb", "s1", "Alice", ""],
+    roster = rosters.read_roster(roster_file(tmp_path, [["alice.ipynb", "s1", "Alice", ""],
                                                         ["bob", "s2", "Bob", ""]]))
-    match = reports.match_roster([sub for sub, _ in rows], roster)
+    match = rosters.match_roster([sub for sub, _ in rows], roster)
     assert sorted(match.clash) == ["alice", "alice-2"]
     for why in match.clash.values():
         assert "s1" in why and "d1/alice.ipynb" in why and "d2/alice.ipynb" in why
@@ -117,10 +115,10 @@ def test_one_id_on_two_submissions_counts_neither(tmp_path):
 def test_the_roster_can_name_the_exact_path(tmp_path):
     """A path in the file column wins over a bare file name; a path is matched from its end."""
     rows = subs("subs/d1/alice.ipynb", "subs/d2/alice.ipynb")
-    roster = reports.read_roster(roster_file(tmp_path, [
+    roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice.ipynb", "s1", "Alice", ""], ["./d2//alice", "s9", "Mallory", ""],
         ["d3/alice.ipynb", "s3", "Absent", ""]]))
-    match = reports.match_roster([sub for sub, _ in rows], roster)
+    match = rosters.match_roster([sub for sub, _ in rows], roster)
     assert not match.clash and not match.unknown
     assert {k: v.id for k, v in match.student.items()} == {"alice": "s1", "alice-2": "s9"}
     assert [s.id for s in match.missing] == ["s3"]
@@ -132,8 +130,8 @@ def test_the_roster_can_name_the_exact_path(tmp_path):
 
 def test_a_path_matching_two_submissions_is_a_clash_too(tmp_path):
     rows = subs("a/x/alice.ipynb", "b/x/alice.ipynb")
-    roster = reports.read_roster(roster_file(tmp_path, [["x/alice.ipynb", "s1", "", ""]]))
-    assert len(reports.match_roster([sub for sub, _ in rows], roster).clash) == 2
+    roster = rosters.read_roster(roster_file(tmp_path, [["x/alice.ipynb", "s1", "", ""]]))
+    assert len(rosters.match_roster([sub for sub, _ in rows], roster).clash) == 2
 
 
 @pytest.mark.parametrize("rows,says", [
@@ -143,8 +141,8 @@ def test_a_path_matching_two_submissions_is_a_clash_too(tmp_path):
     ([["", "s1", "", ""]], "row 2: no file name"),
 ])
 def test_a_bad_roster_is_one_line_naming_the_rows(tmp_path, rows, says):
-    with pytest.raises(reports.RosterError) as error:
-        reports.read_roster(roster_file(tmp_path, rows))
+    with pytest.raises(rosters.RosterError) as error:
+        rosters.read_roster(roster_file(tmp_path, rows))
     assert says in str(error.value) and "\n" not in str(error.value)
 
 
@@ -156,24 +154,24 @@ def write_run(out, rows, roster):
         reports.write(out, sub, result)
     reports.write_atomic(out / reports.GRADEBOOK, reports.gradebook(rows, table(), roster))
     lines = [["report", "seconds", "peak_mb"]] + [[s.name, 1.5, 20] for s, _ in rows]
-    reports.write_atomic(out / "timings.csv", reports.csv_text(lines))
+    reports.write_atomic(out / "timings.csv", rosters.csv_text(lines))
 
 
 def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     rows = subs("d1/alice.ipynb", "d2/alice.ipynb", "d1/-2-3.ipynb", 'd1/=2+5+N("x").ipynb')
-    rows[2][1]["score"] = rows[2][1]["tests"][0]["score"] = 0.5
-    roster = reports.read_roster(roster_file(tmp_path, [
+    rows[2][1].score = rows[2][1].tests[0].score = 0.5
+    roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "", ""], ["-2-3", "=x", "", ""], ['=2+5+N("x")', "@y", "", ""]]))
     write_run(out, rows, roster)
     book = rows_by((out / reports.GRADEBOOK).read_text())
     assert book["-2-3.ipynb"]["1.1 split_kernel"] == book["-2-3.ipynb"]["total"] == "0.5"
-    page, table_path = classreport.build([out], out)
+    page, table_path = classreport.write_report([out], out)
     text = table_path.read_text()
     assert_no_formula(text)
     found = list(csv.DictReader(io.StringIO(text)))
-    students = {reports.csv_value(r["student"]): r for r in found if r["row"] == "submission"}
+    students = {rosters.csv_value(r["student"]): r for r in found if r["row"] == "submission"}
     assert sorted(students) == ["=x", "@y"]  # s1 left out: two submissions under one id
     assert students["=x"]["score"] == "0.5" and students["=x"]["seconds"] == "1.5"
     left = [r for r in found if r["row"] == "left out"]
@@ -226,10 +224,10 @@ def test_a_grading_run_reports_the_clash_and_writes_no_formula(tmp_path):
         assert_no_formula((out / name).read_text())
     book = rows_by((out / "gradebook.csv").read_text())
     assert book["alice.ipynb"]["total"] == "" and book["alice.ipynb"]["roster"] == "id clash"
-    assert reports.csv_value(book["-2-3.ipynb"]["id"]) == "=x"
+    assert rosters.csv_value(book["-2-3.ipynb"]["id"]) == "=x"
     assert book['=2+5+N("x").ipynb']["roster"] == "not on the roster"
     found = list(csv.DictReader((out / "class-report.csv").open(newline="")))
-    assert {reports.csv_value(r["student"]) for r in found if r["row"] == "submission"} == {
+    assert {rosters.csv_value(r["student"]) for r in found if r["row"] == "submission"} == {
         "=x", "_2_5_N_x_"}
     assert [r["student"] for r in found if r["row"] == "left out"] == ["s1", "s1"]
 
@@ -270,7 +268,7 @@ def judged(stem, name, seed, wrong):
     sub = reports.Submission(path=pathlib.Path(f"{name}.ipynb"), name=name, chapter=stem)
     sub.answers[name] = [wrong(k, list(want)) for k, want in enumerate(expected)]
     report_ = reports.graded(sub, [(cell, ex)], seed, {name: (cases, expected)}, "test")
-    return report_, report_["tests"][0]
+    return report_, report_.tests[0]
 
 
 def test_a_part_earns_its_share_when_right_on_every_trial():
@@ -281,28 +279,28 @@ def test_a_part_earns_its_share_when_right_on_every_trial():
         return answer
 
     report_, test = judged("05-gradients-by-hand", "lstm_cell_backward", 3, doubled_dkernel)
-    assert test["score"] == 4.69 and test["max_score"] == 5 and report_["score"] == 4.69
-    assert test["extra_data"]["parts"] == 9 and test["extra_data"]["parts_right"] == 8
-    assert "Parts right on every trial: 8 of 9; wrong on some trial: dkernel." in test["output"]
-    assert test["output"].endswith("(dx 0.312, dc 2.5, dm 0.312, dkernel 0.312, dbias 0.312, "
+    assert test.score == 4.69 and test.max_score == 5 and report_.score == 4.69
+    assert test.parts == 9 and test.parts_right == 8
+    assert "Parts right on every trial: 8 of 9; wrong on some trial: dkernel." in test.output
+    assert test.output.endswith("(dx 0.312, dc 2.5, dm 0.312, dkernel 0.312, dbias 0.312, "
                                    "dw_i_diag 0.312, dw_f_diag 0.312, dw_o_diag 0.312, "
                                    "dprojection 0.312): 4.69 of 5 points.")
-    assert "# Feedback: 4.69 / 5 points" in reports.feedback_markdown(report_)
+    assert "# Feedback: 4.69 / 5 points" in report_.feedback()
 
 
 def test_a_part_wrong_on_one_trial_only_earns_nothing():
     """5.2 (2 points, 4 parts, dkernel weighs 3): dh wrong on the second trial only -> 3 of
     4 parts, 5 of 6 weights."""
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, lambda k, a: a)
-    assert test["score"] == 2 and "Score:" not in test["output"]
+    assert test.score == 2 and "Score:" not in test.output
 
     def wrong_dh(k, answer):
         answer[1] = answer[1] + (k == 1)
         return answer
 
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, wrong_dh)
-    assert test["score"] == 1.67 and "3 of 4 parts" in test["output"]
-    assert "wrong on some trial: dh." in test["output"]
+    assert test.score == 1.67 and "3 of 4 parts" in test.output
+    assert "wrong on some trial: dh." in test.output
 
 
 @pytest.mark.parametrize("wrong,score", [
@@ -314,8 +312,8 @@ def test_a_part_wrong_on_one_trial_only_earns_nothing():
 ])
 def test_no_wrong_answer_gets_full_marks(wrong, score):
     _, test = judged("01-basic-rnn-cell", "split_kernel", 5, wrong)
-    assert test["score"] == score and test["max_score"] == 1
-    assert (0 < score < 1) == ("Score:" in test["output"])
+    assert test.score == score and test.max_score == 1
+    assert (0 < score < 1) == ("Score:" in test.output)
 
 
 def test_an_answer_that_raises_on_a_trial_earns_nothing():
@@ -323,8 +321,8 @@ def test_an_answer_that_raises_on_a_trial_earns_nothing():
 
     _, test = judged("01-basic-rnn-cell", "split_kernel", 5,
                      lambda k, answer: Raised("ValueError", "no") if k == 0 else answer)
-    assert test["score"] == 0 and "raised ValueError" in test["output"]
-    assert test["extra_data"]["parts_right"] == 0 and "Score:" not in test["output"]
+    assert test.score == 0 and "raised ValueError" in test.output
+    assert test.parts_right == 0 and "Score:" not in test.output
 
 
 def test_two_mistakes_in_two_parts_are_named_by_part():
@@ -357,15 +355,15 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     rows = subs("alice.ipynb", "bob.ipynb")
-    rows[1][1]["score"] = rows[1][1]["tests"][0]["score"] = 1.0
-    rows[1][1]["tests"][0]["extra_data"] = {"failure": "mistake", "mistake": "W is U"}
-    roster = reports.read_roster(roster_file(tmp_path, [
+    rows[1][1].score = rows[1][1].tests[0].score = 1.0
+    rows[1][1].tests[0].failure, rows[1][1].tests[0].mistake = "mistake", "W is U"
+    roster = rosters.read_roster(roster_file(tmp_path, [
         ["alice", "s1", "Alice Liddell", ""], ["bob", "s2", "=Bob", ""],
         ["dan", "s4", "Dan Brown", "dan@example.org"]]))
     write_run(out, rows, roster)
-    page, table_path = classreport.build([out], out)
+    page, table_path = classreport.write_report([out], out)
     found = list(csv.DictReader(table_path.open(newline="")))
-    people = {reports.csv_value(r["student"]): reports.csv_value(r["name"]) for r in found
+    people = {rosters.csv_value(r["student"]): rosters.csv_value(r["name"]) for r in found
               if r["row"] == "submission"}
     assert people == {"s1": "Alice Liddell", "s2": "=Bob"}
     missing = [r for r in found if r["row"] == "missing"]
@@ -374,7 +372,7 @@ def test_the_class_report_names_students_and_lists_the_missing(tmp_path):
     assert "<td>s1</td><td>Alice Liddell</td>" in html and "Missing (1)" in html
     assert "1 on the roster handed nothing in: s4 (Dan Brown)" in html
     assert "e.g. s2 (=Bob)" in html  # an example by id and name; the CSV's by id
-    assert [reports.csv_value(r["example"]) for r in found if r["row"] == "mistake"] == ["s2"]
+    assert [rosters.csv_value(r["example"]) for r in found if r["row"] == "mistake"] == ["s2"]
     assert "mean 1.50 of 2 over 2 graded" in html
 
 
@@ -389,11 +387,11 @@ def test_a_broken_notebook_counts_in_its_chapter_and_its_feedback_shows_no_grade
     sub = run.load_submission(reports.Submission(path=broken, name="carol"), STEM, cells)
     assert sub.error and sub.chapter == STEM  # --chapter was given: it is still its chapter
     report = reports.not_graded(sub, 7, cells[STEM])
-    assert report["extra_data"]["max_score"] == sum(c.points for c in cells[STEM])
+    assert report.max_score == sum(c.points for c in cells[STEM])
     reports.write(tmp_path, sub, report)
     feedback = (tmp_path / "carol" / "feedback.md").read_text()
-    assert feedback.startswith(f"# Feedback: 0 / {report['extra_data']['max_score']} points")
-    shown = feedback + json.dumps(report)
+    assert feedback.startswith(f"# Feedback: 0 / {report.max_score} points")
+    shown = feedback + report.json_text()
     assert str(tmp_path) not in shown and "raw json" not in shown and "object" not in shown
     assert "carol.ipynb is not a valid notebook" in feedback
     other = reports.Submission(path=broken, name="carol", error=f"{broken}: larger than 32 MB")
@@ -402,7 +400,7 @@ def test_a_broken_notebook_counts_in_its_chapter_and_its_feedback_shows_no_grade
     assert reports.why_not_graded(crash) == "failed (OSError: x.py)"
     book = rows_by(reports.gradebook([(sub, report)], table()))
     assert book["carol.ipynb"]["chapter"] == STEM
-    assert book["carol.ipynb"]["max"] == str(report["extra_data"]["max_score"])
+    assert book["carol.ipynb"]["max"] == str(report.max_score)
 
 
 # --- where an error points: the function that raised, the learner's cell numbers ------------
@@ -482,8 +480,7 @@ def test_a_hedged_diagnosis_is_recorded_as_hedged():
         sub = reports.Submission(path=pathlib.Path("s.ipynb"), name="s", chapter=stem)
         sub.answers[name] = [to_plain(slip(case)) if k < hits else want + 1
                              for k, (case, want) in enumerate(zip(cases, expected, strict=True))]
-        test = reports.graded(sub, [(cell, ex)], 2, {name: (cases, expected)}, "t")["tests"][0]
-        extra = test["extra_data"]
-        assert (extra["failure"], extra["mistake"], extra["hedge"]) == (
+        test = reports.graded(sub, [(cell, ex)], 2, {name: (cases, expected)}, "t").tests[0]
+        assert (test.failure, test.mistake, test.hedge) == (
             "mistake", ex.mistakes[0].sentence, hedge)
         assert classreport.mistake_of(test) == ("mistake", ex.mistakes[0].sentence, bool(hedge))

@@ -187,3 +187,74 @@ def test_the_import_finder_sees_a_forbidden_import():
     assert (top, inner) == ({"os", "rnnbook.grading.run"}, {"rnnbook.reference"})
     assert beyond(top, *BY_PATH["child.py"]) == ["rnnbook.grading.run"]
     assert beyond(inner, *BY_PATH["child.py"]) == ["rnnbook.reference"]
+
+
+# --- One name, one thing: no two modules of rnnbook/grading define the same top-level name ---
+#: every module's entry point (``python -m ...``, ``python walls.py``) is ``main``
+ENTRY_POINT = "main"
+
+
+def defined(tree):
+    """``{top-level name: line}`` that a module defines (functions, classes, assignments; not
+    what it imports)."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[node.name] = node.lineno
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update({t.id: node.lineno for t in targets if isinstance(t, ast.Name)})
+    return found
+
+
+def restated(name, files):
+    """Whether ``name`` may be defined in every one of ``files``: a constant (``HERE``,
+    ``IPYTHON``) or private name (``_libc``) that a module loaded by path restates, since it
+    cannot import the package (the zygote and what it loads: see above)."""
+    by_path = {"zygote.py"} | {p.name for p in LOADED.values()}
+    constant = name.isupper() or name.startswith("_")
+    return constant and len([f for f in files if f not in by_path]) <= 1
+
+
+def same_names(trees):
+    """``{name: [file, ...]}`` of the top-level names that two of ``trees`` define (``{file
+    name: ast}``), but the entry point and what a by-path module restates."""
+    where = {}
+    for file, tree in trees.items():
+        for name in defined(tree):
+            where.setdefault(name, []).append(file)
+    return {name: files for name, files in where.items()
+            if len(files) > 1 and name != ENTRY_POINT and not restated(name, files)}
+
+
+def shadowing(tree):
+    """``["Class.method", ...]``: the methods named like a function of their own module (the
+    method ``Run.grade`` beside the function ``run.grade``: which one does ``grade`` mean?)."""
+    functions = {n.name for n in tree.body
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return [f"{cls.name}.{m.name}" for cls in tree.body if isinstance(cls, ast.ClassDef)
+            for m in cls.body
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in functions]
+
+
+def test_no_two_grading_modules_define_the_same_name():
+    trees = {p.name: ast.parse(p.read_text()) for p in sorted(GRADING.glob("*.py"))}
+    assert same_names(trees) == {}, \
+        "rnnbook/grading: these names are defined in several modules; merge them where they " \
+        f"are one thing, else rename: {same_names(trees)}"
+    shadows = {name: shadowing(tree) for name, tree in trees.items() if shadowing(tree)}
+    assert shadows == {}, f"rnnbook/grading: a method named like its module's function: {shadows}"
+
+
+def test_the_name_checks_see_a_clash_and_a_shadow():
+    one = ast.parse("def plan(spec):\n    pass\nclass Run:\n    def plan(self):\n        pass\n"
+                    "HERE = 1\n_libc = 2\nfrom x import write_csv\n")
+    two = ast.parse("plan = 3\nHERE = 4\n_libc = 5\ndef write_csv():\n    pass\n"
+                    "def main():\n    pass\n")
+    main = ast.parse("def main():\n    pass\n")
+    assert same_names({"attempt.py": one, "walls.py": two, "cli.py": main}) == {
+        "plan": ["attempt.py", "walls.py"]}  # walls.py restates HERE and _libc, not plan
+    assert same_names({"attempt.py": one, "run.py": two}) == {
+        "plan": ["attempt.py", "run.py"], "HERE": ["attempt.py", "run.py"],
+        "_libc": ["attempt.py", "run.py"]}
+    assert shadowing(one) == ["Run.plan"] and shadowing(two) == []

@@ -56,7 +56,7 @@ def graded(tmp_path):
 
 
 def test_counts_difficulty_and_examples(graded):
-    rows = classreport.exercise_table(classreport.load([graded]))
+    rows = classreport.exercise_stats(classreport.load([graded]))
     first, second = rows
     assert first["exercise"] == "Exercise 1.1 ex1" and first["submissions"] == 6
     assert first["difficulty"] == pytest.approx(1 / 6)
@@ -76,14 +76,14 @@ def test_counts_difficulty_and_examples(graded):
 
 
 def test_the_chart_counts_named_mistakes_only_and_keeps_the_hedge(graded):
-    rows = classreport.exercise_table(classreport.load([graded]))
+    rows = classreport.exercise_stats(classreport.load([graded]))
     assert classreport.commonest(rows) == [("1.1: W and U are swapped", 2, 1)]
 
 
 def test_a_learners_message_plants_no_mistake(graded, tmp_path):
     """Issue 26, item 5: text the submission wrote ("\n  Likely mistake: ...") in an
     exercise's output never becomes a named mistake, nor a link, nor a count."""
-    page, table = classreport.build([graded], tmp_path / "out")
+    page, table = classreport.write_report([graded], tmp_path / "out")
     assert "evil.example" not in page.read_text() and "evil.example" not in table.read_text()
     found = list(csv.DictReader(table.open()))
     assert {r["mistake"] for r in found if r["row"] == "mistake"} == {SWAP}
@@ -93,7 +93,7 @@ def test_a_learners_message_plants_no_mistake(graded, tmp_path):
     for test in old["tests"]:
         del test["extra_data"]
     (tmp_path / "old/grades/gus/results.json").write_text(json.dumps(old))
-    (row,) = classreport.exercise_table(classreport.load([tmp_path / "old/grades"]))
+    (row,) = classreport.exercise_stats(classreport.load([tmp_path / "old/grades"]))
     assert row["mistakes"] == []
 
 
@@ -113,12 +113,62 @@ def test_the_grader_records_the_verdict_not_the_learners_text():
     sub = reports.Submission(path=pathlib.Path("erin.ipynb"), name="erin", chapter=stem)
     sub.answers[ex.name] = [Raised("ValueError", PLANTED, "line 2")] * len(cases)
     report = reports.graded(sub, [(cell, ex)], 1, oracle, "none")
-    (test,) = report["tests"]
-    assert PLANTED.split("\n")[1] in test["output"]  # the learner's text, as it was written
-    extra = test["extra_data"]
-    assert (extra["failure"], extra["mistake"], extra["error"]) == (
+    (test,) = report.tests
+    assert PLANTED.split("\n")[1] in test.output  # the learner's text, as it was written
+    assert (test.failure, test.mistake, test.error) == (
         "error", "", "raised ValueError")
     assert classreport.mistake_of(test) == ("error", "raised ValueError", False)
+
+
+def test_a_report_reads_back_as_the_grader_wrote_it(tmp_path):
+    """results.json -> Report.from_json -> results.json gives the same bytes, graded (every
+    exercise of Chapter 1: right, wrong, missing) and not graded (chapter known or not)."""
+    from rnnbook import checks
+    from rnnbook.grading import results as reports
+
+    stem = "01-basic-rnn-cell"
+    chapter, table, oracle = checks.load(stem), [], {}
+    for cell in reports_cells(stem):
+        ex = chapter[cell.name]
+        cases = chapter.cases(ex.name, 3)
+        oracle[ex.name] = (cases, [ex.reference(c) for c in cases])
+        table.append((cell, ex))
+    sub = reports.Submission(path=pathlib.Path("ann.ipynb"), name="ann", chapter=stem)
+    first, second = table[0][1].name, table[1][1].name
+    sub.answers = {first: oracle[first][1], second: [1.5] * len(oracle[second][0])}
+    broken = reports.Submission(path=pathlib.Path("/x/bo.ipynb"), name="bo", error="/x/bo: no")
+    made = [reports.graded(sub, table, 3, oracle, "none"), reports.not_graded(broken, 3),
+            reports.not_graded(broken, 3, [cell for cell, _ in table])]
+    assert made[0].tests[0].score == table[0][0].points and made[0].tests[1].score == 0
+    for report in made:
+        path = tmp_path / "results.json"
+        path.write_text(report.json_text())
+        again = reports.Report.from_json(path)
+        assert again == report and again.json_text() == path.read_text()
+        assert again.feedback() == report.feedback()
+
+
+@pytest.mark.parametrize("text,says", [
+    ("{broken", "not a readable results.json"),
+    ("[1, 2]", "not a results.json"),
+    ('{"tests": 3}', "not a results.json"),
+    ('{"score": "lots", "tests": []}', "'lots' is not a number"),
+    ('{"tests": [7]}', "a test is not an object"),
+    ('{"tests": [{"name": "x", "score": [1]}]}', "[1] is not a number"),
+])
+def test_a_malformed_results_json_is_one_line_naming_the_file(tmp_path, capsys, text, says):
+    from rnnbook.grading import results as reports
+
+    path = tmp_path / "x" / "results.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.raises(reports.ReportFormatError) as error:
+        reports.Report.from_json(path)
+    assert str(error.value).startswith(f"{path}: ") and says in str(error.value)
+    assert len(str(error.value).splitlines()) == 1
+    assert classreport.main([str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("report: error:") and len(err.strip().splitlines()) == 1
 
 
 def reports_cells(stem):
@@ -142,7 +192,7 @@ def test_the_headline_counts_only_what_was_graded(tmp_path):
     subs = classreport.load([tmp_path / "grades"])
     assert classreport.headline(subs) == [
         "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)"]
-    page, table = classreport.build([tmp_path / "grades"], tmp_path / "out")
+    page, table = classreport.write_report([tmp_path / "grades"], tmp_path / "out")
     assert "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)" in page.read_text()
     cat = next(r for r in csv.DictReader(table.open()) if r["student"] == "cat")
     assert (cat["chapter"], float(cat["max_score"]), cat["score"]) == ("01-basic-rnn-cell", 4, "")
@@ -153,7 +203,7 @@ def test_discrimination_is_undefined_when_nobody_differs():
 
 
 def test_html_is_self_contained_and_csv_has_every_row(graded, tmp_path):
-    page, table = classreport.build([graded], tmp_path / "out")
+    page, table = classreport.write_report([graded], tmp_path / "out")
     text = page.read_text()
     assert "data:image/png;base64," in text and SWAP.split(":")[0] in text
     assert not re.search(r"(src|href)\s*=\s*['\"]?(https?:)?//", text)

@@ -262,7 +262,7 @@ def test_the_report_shows_pairs_side_by_side_escaped_and_writes_the_csv(tmp_path
     top = reports(tmp_path, {"alice": ALICE.replace("# my", "# " + HOSTILE),
                              "bob": BOB.replace("# my own version", "# " + HOSTILE),
                              "carol": CAROL, "dan": DAN})
-    page, _ = classreport.build([top], tmp_path / "out", roster={"bob": "=HYPERLINK(\"x\")"})
+    page, _ = classreport.write_report([top], tmp_path / "out", roster={"bob": "=HYPERLINK(\"x\")"})
     text = page.read_text()
     section = text[text.index("<h2 id='similar'>Similar submissions</h2>"):]
     assert "<script" not in text and "onerror=alert" not in text.replace("onerror=alert(2)&gt;", "")
@@ -279,7 +279,7 @@ def test_the_report_shows_pairs_side_by_side_escaped_and_writes_the_csv(tmp_path
 
 def test_reports_without_saved_code_skip_the_section_with_a_note(tmp_path):
     top = reports(tmp_path, {"alice": ALICE, "bob": BOB}, save_code=False)
-    page, _ = classreport.build([top], tmp_path / "out")
+    page, _ = classreport.write_report([top], tmp_path / "out")
     assert "No code was saved beside these reports" in page.read_text()
     assert not (tmp_path / "out" / similarity.TABLE).exists()
 
@@ -289,7 +289,7 @@ def test_a_broken_or_hostile_code_file_is_left_out(tmp_path):
     (top / "carol" / similarity.CODE).write_text("[1, 2")
     (top / "bob" / similarity.CODE).write_text(json.dumps({"chapter": CH1,
                                                            "exercises": {UNROLL: 7}}))
-    codes, missing = similarity.collect([top])
+    codes, missing = similarity.collect_code([top])
     assert codes == {(CH1, UNROLL): {"alice": ALICE}} and missing == 1
 
 
@@ -301,7 +301,7 @@ def test_a_failure_costs_the_section_only(tmp_path, monkeypatch):
         raise ValueError("<b>boom</b>")
 
     monkeypatch.setattr(similarity, "find", broken)
-    page, table = classreport.build([top], tmp_path / "out")
+    page, table = classreport.write_report([top], tmp_path / "out")
     text = page.read_text()
     assert "Not computed: ValueError: &lt;b&gt;boom&lt;/b&gt;" in text and "Class report" in text
     assert table.exists() and not (tmp_path / "out" / similarity.TABLE).exists()
@@ -312,7 +312,7 @@ def test_two_runs_with_the_same_names_are_compared_across(tmp_path):
     term's bob copying last term's alice is found."""
     old = reports(tmp_path / "2025", {"alice": ALICE, "carol": CAROL})
     new = reports(tmp_path / "2026", {"alice": DAN, "bob": BOB})
-    codes, _ = similarity.collect([old, new])
+    codes, _ = similarity.collect_code([old, new])
     assert set(codes[(CH1, UNROLL)]) == {"alice", "carol", f"alice ({new / 'alice'})", "bob"}
     found = similarity.find(codes)
     assert [(p.a, p.b) for p in found] == [("alice", "bob")]

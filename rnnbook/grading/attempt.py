@@ -5,7 +5,7 @@ TensorFlow) in as many attempts as it takes: a child that crashes or goes over a
 started again without the cell or exercise that did it. An attempt goes through these stages,
 each testable on its own (tests/test_attempt.py):
 
-1. :func:`job` and :func:`plan`: what the child is sent (the cells, which to skip, each
+1. :func:`job` and :func:`stages`: what the child is sent (the cells, which to skip, each
    exercise's trials, its environment, folder and walls) and the order of the stages it must
    announce (the cells, then the exercises). Pure.
 2. :class:`Child`: the child forked on a zygote (:mod:`.procs`), its events pipe, its memory.
@@ -51,7 +51,7 @@ def job(sub, pending, skip, trials, env, workdir, drop=None, scratch_mb=None, wa
             "scratch_mb": scratch_mb, "walls": walls_spec, "processes": processes}
 
 
-def plan(cells, skip, pending):
+def stages(cells: int, skip: set[int], pending: list[str]) -> list[tuple[str, int | str]]:
     """The stages the child announces, in order: ``("cell", index)`` for each of ``cells``
     cells not in ``skip``, then ``("exercise", name)`` for each of ``pending``."""
     return ([("cell", i) for i in range(cells) if i not in skip]

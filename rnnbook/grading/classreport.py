@@ -24,17 +24,18 @@ import base64
 import collections
 import html
 import io
-import json
 import math
 import pathlib
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from rnnbook.grading import results, similarity
-from rnnbook.grading.results import csv_text
+from rnnbook.grading.roster import csv_text
 
 #: what the report says of a failure that is not a named mistake (``extra_data.failure``)
 LABELS = {
@@ -64,51 +65,67 @@ class Result:
     hedged: bool = False  # the mistake is only likely (it explains some failing trials)
 
     @property
-    def mistake(self):
+    def mistake(self) -> str:
         """The named mistake ("" when none was named)."""
         return self.label if self.failure == "mistake" else ""
 
 
 @dataclass
-class Submission:
+class StudentReport:
+    """One report as the class report counts it: who (``student``: the id, or the report
+    folder's name; ``name``: the roster's), the :class:`~.results.Report`, and its measurements
+    (from the run's timings.csv, or the report of an older version)."""
+
     student: str
-    chapter: str
-    score: float
-    max_score: float
+    report: results.Report
+    path: str  # its results.json
     seconds: float | None = None
     peak_mb: float | None = None
-    error: str = ""
-    results: list = field(default_factory=list)
-    report: str = ""  # its results.json
     name: str = ""  # the student's name, from the roster
+    exercises: list[Result] = field(default_factory=list)
+
+    @property
+    def chapter(self) -> str:
+        return self.report.chapter
+
+    @property
+    def error(self) -> str:
+        return self.report.error
+
+    @property
+    def score(self) -> float:
+        return float(self.report.score)
+
+    @property
+    def max_score(self) -> float:
+        """Its maximum: the report's, else the sum of its tests'."""
+        return float(self.report.max_score or sum(t.max_score for t in self.report.tests))
 
 
-def mistake_of(test):
-    """``(failure, label, hedged)`` of a failing test, from its structured verdict only (the
-    ``extra_data`` the grader wrote from the check's Outcome: :func:`results.verdict`), never
-    from its output, which can hold text the submission wrote."""
-    extra = test.get("extra_data")
-    extra = extra if isinstance(extra, dict) else {}
-    failure = str(extra.get("failure") or "")
-    mistake = str(extra.get("mistake") or "")
+def mistake_of(test: results.TestResult) -> tuple[str, str, bool]:
+    """``(failure, label, hedged)`` of a failing test, from its structured verdict only (what
+    the grader wrote from the check's Outcome: :func:`results.verdict`), never from its output,
+    which can hold text the submission wrote."""
+    failure = test.failure
     if failure not in results.FAILURES:  # a results.json from before the verdict was recorded
-        failure = "mistake" if mistake else "wrong"
-    if failure == "mistake" and mistake:
-        return failure, mistake, bool(extra.get("hedge"))
+        failure = "mistake" if test.mistake else "wrong"
+    if failure == "mistake" and test.mistake:
+        return failure, test.mistake, bool(test.hedge)
     failure = "wrong" if failure == "mistake" else failure
-    return failure, str(extra.get("error") or "") or LABELS[failure], False
+    return failure, test.error or LABELS[failure], False
 
 
-def who(student, name):
+def who(student: str, name: str) -> str:
     """How the report names a student: the id, and the roster's name beside it."""
     return f"{student} ({name})" if name else student
 
 
-def load(paths, roster=None):
-    """Every ``results.json`` below ``paths`` as :class:`Submission` objects (sorted by name).
-
-    The student is the report's folder name (the submission's file stem), the id the run's
-    gradebook gives it (a run with ``--roster``), or ``roster[folder name]`` when given."""
+def load(paths: Sequence[str | pathlib.Path],
+         roster: dict[str, str] | None = None) -> list[StudentReport]:
+    """Every ``results.json`` below ``paths`` as :class:`StudentReport` objects (sorted by
+    student). The student is the report's folder name (the submission's file stem), the id
+    the run's gradebook gives it (a run with ``--roster``), or ``roster[folder name]`` when
+    given."""
     files = []
     for raw in paths:
         path = pathlib.Path(raw)
@@ -120,33 +137,29 @@ def load(paths, roster=None):
             raise ReportError(f"{path}: no such file or folder")
     if not files:
         raise ReportError(f"no results.json below {', '.join(map(str, paths))}")
-    subs, beside, roll = [], {}, {}
+    subs, runs = [], {}
     for path in files:
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise ReportError(f"{path}: not a readable results.json ({error})") from None
-        name = path.parent.name
-        ids, times = beside.setdefault(path.parent.parent, results.beside(path.parent.parent))
-        people = roll.setdefault(path.parent.parent, results.roster_beside(path.parent.parent))
-        student = (roster or {}).get(name) or ids.get(name, name)
-        extra = data.get("extra_data") or {}
-        seconds, peak = times.get(name, (extra.get("seconds"), extra.get("peak_mb")))
-        sub = Submission(student, str(extra.get("chapter", "")), float(data.get("score", 0)),
-                         float(extra.get("max_score") or sum(t.get("max_score", 0)
-                                                             for t in data.get("tests", []))),
-                         seconds, peak, str(extra.get("error", "")), report=str(path),
-                         name=people[0].get(name, ""))
-        for test in data.get("tests", []):
-            score, top = float(test.get("score", 0)), float(test.get("max_score", 0))
+            report = results.Report.from_json(path)
+        except results.ReportFormatError as error:
+            raise ReportError(str(error)) from None
+        name, folder = path.parent.name, path.parent.parent
+        if folder not in runs:
+            runs[folder] = results.Beside.read(folder)
+        run = runs[folder]
+        student = run.student(name, roster)
+        seconds, peak = run.times.get(name, (report.seconds, report.peak_mb))
+        sub = StudentReport(student, report, str(path), seconds, peak, run.names.get(name, ""))
+        for test in report.tests:
+            score, top = float(test.score), float(test.max_score)
             verdict = ("", "", False) if score >= top else mistake_of(test)
-            sub.results.append(Result(student, sub.chapter, str(test.get("name", "?")), score,
-                                      top, *verdict))
+            sub.exercises.append(Result(student, sub.chapter, test.name, score, top, *verdict))
         subs.append(sub)
     return sorted(subs, key=lambda s: s.student)
 
 
-def split_clashes(subs):
+def split_clashes(subs: list[StudentReport]
+                  ) -> tuple[list[StudentReport], list[tuple[StudentReport, str]]]:
     """``(kept, left_out)``: one student id on two submissions of one chapter (a roster id the
     grader found on two files, or the same student in two merged runs) counts neither; each
     left out submission comes with why."""
@@ -159,7 +172,7 @@ def split_clashes(subs):
         if len(others) == 1:
             kept.append(sub)
             continue
-        where = ", ".join(o.report for o in others)
+        where = ", ".join(o.path for o in others)
         left_out.append((sub, f"{sub.student} has {len(others)} submissions of chapter "
                               f"{sub.chapter} ({where}): none counts until resolved"))
     return kept, left_out
@@ -183,14 +196,14 @@ def point_biserial(scores, rest):
     return float(np.corrcoef(scores, rest)[0, 1])
 
 
-def exercise_table(subs):
+def exercise_stats(subs: list[StudentReport]) -> list[dict[str, Any]]:
     """One dict per exercise, in book order: the statistics the report shows. Named mistakes
     (``mistakes``: sentence, sure, likely, example) are kept apart from the other failures
     (``others``: failure, label, count, example), and "not attempted" is a share of its own
     beside full, partial and zero."""
     by_exercise = collections.defaultdict(list)
     for sub in subs:
-        for result in sub.results:
+        for result in sub.exercises:
             by_exercise[result.exercise].append((sub, result))
     order = {failure: k for k, (failure, _) in enumerate(GROUPS)}
     rows = []
@@ -199,8 +212,10 @@ def exercise_table(subs):
         scores = [r.score for _, r in pairs]
         top = max(r.max_score for _, r in pairs) or 1.0
         rest = [s.score - r.score for s, r in pairs]
-        sure, likely, others, examples = (collections.Counter(), collections.Counter(),
-                                          collections.Counter(), {})
+        sure: collections.Counter[str] = collections.Counter()
+        likely: collections.Counter[str] = collections.Counter()
+        others: collections.Counter[tuple[str, str]] = collections.Counter()
+        examples: dict[tuple[str, str], str] = {}
         for s, r in pairs:
             if r.failure == "mistake":
                 (likely if r.hedged else sure)[r.label] += 1
@@ -344,26 +359,30 @@ def _not_graded(subs, start, unknown=""):
             + ", ".join(who(s.student, s.name) for s in subs) + ")")
 
 
-def missing_students(paths, subs):
+def missing_students(paths: Sequence[str | pathlib.Path], subs: list[StudentReport]
+                     ) -> list[tuple[str, str, str]]:
     """``[(id, name, file)]``: the roster's students without a submission, as each grading
     run's gradebook lists them (none that another run merged here has a submission for)."""
-    found, handed = {}, {s.student for s in subs}
+    found: dict[str, tuple[str, str, str]] = {}
+    handed = {s.student for s in subs}
     for raw in paths:
         path = pathlib.Path(raw)
         for folder in {p.parent.parent for p in ([path] if path.is_file()
                                                  else path.rglob("results.json"))}:
-            for row in results.roster_beside(folder)[1]:
+            for row in results.Beside.read(folder).missing:
                 if row[0] not in handed:
                     found.setdefault(row[0], row)
     return sorted(found.values())
 
 
-def write_csv(rows, subs, path, left_out=(), missing=()):
+def write_report_csv(rows: list[dict[str, Any]], subs: list[StudentReport], path: pathlib.Path,
+                     left_out: Sequence[tuple[StudentReport, str]] = (),
+                     missing: Sequence[tuple[str, str, str]] = ()) -> None:
     """``class-report.csv``: a row per exercise, a row per (exercise, named mistake: ``count``
     sure, ``likely`` hedged), a row per (exercise, other ``failure``: an error, a limit, ...),
     a row per submission (``mistake`` says why one was not graded), a row per submission
     ``left out`` (why in column ``mistake``), a row per roster student ``missing``; the first
-    column says which. Every cell goes through :func:`~rnnbook.grading.results.csv_cell` (a
+    column says which. Every cell goes through :func:`~rnnbook.grading.roster.csv_cell` (a
     student's id or file name may start with ``=``)."""
     lines = [["row", "chapter", "exercise", "max_score", "submissions", "mean", "difficulty",
               "full", "partial", "zero", "discrimination", "mistake", "count", "example",
@@ -394,19 +413,21 @@ def write_csv(rows, subs, path, left_out=(), missing=()):
     path.write_text(csv_text(lines))
 
 
-STYLE = """body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#222}
+REPORT_STYLE = """body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
 img{max-width:100%}.note{color:#555}"""
 
 
-def write_html(rows, subs, path, left_out=(), missing=()):
+def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
+                      path: pathlib.Path, left_out: Sequence[tuple[StudentReport, str]] = (),
+                      missing: Sequence[tuple[str, str, str]] = ()) -> None:
     """``class-report.html``: one self-contained page (no script, no remote resource)."""
     e = html.escape
     names = collections.defaultdict(str, {s.student: s.name for s in subs})
     chapters = sorted({r["chapter"] for r in rows})
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Class report</title>"
-             f"<style>{STYLE}</style></head><body><h1>Class report</h1>",
+             f"<style>{REPORT_STYLE}</style></head><body><h1>Class report</h1>",
              *(f"<p>{e(line)}.</p>" for line in headline(subs, missing))]
     for chapter in chapters:
         png = base64.b64encode(chapter_figure(rows, chapter)).decode()
@@ -431,13 +452,14 @@ def write_html(rows, subs, path, left_out=(), missing=()):
                 f"<td class=n>{_fmt(r['discrimination']) or 'n/a'}</td><td>{named}</td>"
                 f"<td>{others}</td></tr>")
         parts.append("</table>")
-    named = any(s.name for s in subs)  # a roster gave names
-    parts.append(f"<h2>Submissions</h2><table><tr><th>student</th>{'<th>name</th>' * named}"
+    with_names = any(s.name for s in subs)  # a roster gave names
+    parts.append(f"<h2>Submissions</h2><table><tr><th>student</th>"
+                 f"{'<th>name</th>' * with_names}"
                  "<th>chapter</th><th>score</th><th>seconds</th><th>peak MB</th>"
                  "<th>not graded</th></tr>")
     for s in subs:
         score = "not graded" if s.error else _fmt(s.score, 2)
-        name = f"<td>{e(s.name)}</td>" if named else ""
+        name = f"<td>{e(s.name)}</td>" if with_names else ""
         parts.append(f"<tr><td>{e(s.student)}</td>{name}<td>{e(s.chapter)}</td>"
                      f"<td class=n>{score} / {_fmt(s.max_score, 0)}</td>"
                      f"<td class=n>{_fmt(s.seconds, 1)}</td><td class=n>{_fmt(s.peak_mb, 0)}</td>"
@@ -462,28 +484,29 @@ def write_html(rows, subs, path, left_out=(), missing=()):
     path.write_text("\n".join(parts))
 
 
-def build(paths, out, roster=None):
+def write_report(paths: Sequence[str | pathlib.Path], out: str | pathlib.Path,
+                 roster: dict[str, str] | None = None) -> tuple[pathlib.Path, pathlib.Path]:
     """Write ``class-report.html`` and ``class-report.csv`` into ``out``; return their paths."""
     subs, left_out = split_clashes(load(paths, roster))
-    rows = exercise_table(subs)
+    rows = exercise_stats(subs)
     missing = missing_students(paths, [*subs, *(s for s, _ in left_out)])
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     page, table = out / "class-report.html", out / "class-report.csv"
-    write_html(rows, subs, page, left_out, missing)
-    write_csv(rows, subs, table, left_out, missing)
+    write_report_html(rows, subs, page, left_out, missing)
+    write_report_csv(rows, subs, table, left_out, missing)
     similarity.add_to_report(paths, out, page, roster)  # its section, similar-submissions.csv
     return page, table
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.classreport",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("reports", nargs="+", help="folders holding results.json files")
     parser.add_argument("--out", help="where to write the report (default: the first folder)")
     args = parser.parse_args(argv)
     try:
-        page, table = build(args.reports, args.out or args.reports[0])
+        page, table = write_report(args.reports, args.out or args.reports[0])
     except ReportError as error:
         print(f"report: error: {error}", file=sys.stderr)
         return 2

@@ -43,10 +43,10 @@ class Zygote:
         self.forked, self.exited = {}, {}
         self.ready = None  # True, or why it failed
         self.tokens = 0
-        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader = threading.Thread(target=self._read_events, daemon=True)
         self.reader.start()
 
-    def _read(self):
+    def _read_events(self) -> None:
         while True:
             try:
                 data = self.sock.recv(4096)

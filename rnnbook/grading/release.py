@@ -104,7 +104,7 @@ def _source_notebooks():
     return paths
 
 
-def exercise_table():
+def bundled_exercise_cells() -> dict[str, list[dict[str, object]]]:
     """``{stem: [ExerciseCell as dict]}`` from solutions/ (a broken header fails here)."""
     table = {}
     for path in _source_notebooks():
@@ -137,7 +137,7 @@ def autograder(out: str | pathlib.Path, chapter: str | None,
         bundled = config.from_settings({**settings, "chapter": chapter})
     except ValueError as error:
         raise source.SourceError(str(error)) from None
-    table = exercise_table()
+    table = bundled_exercise_cells()
     out = pathlib.Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".part")

@@ -4,16 +4,24 @@
 ``gradebook.csv``. Report folders get safe names derived from the file names (:func:`names`);
 every file is written atomically (a temporary file, then a rename).
 """
+from __future__ import annotations
+
 import csv
-import io
 import json
 import os
+import pathlib
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from rnnbook import __version__
 from rnnbook.byhand import BY_HAND
 from rnnbook.compare import Outcome, evaluate
+from rnnbook.grading.roster import Student, csv_text, match_roster, read_back
+
+if TYPE_CHECKING:
+    from rnnbook.exercise import Exercise
+    from rnnbook.source import ExerciseCell
 from rnnbook.plaindata import Raised
 
 GRADEBOOK = "gradebook.csv"
@@ -27,7 +35,7 @@ OUTPUTS = (GRADEBOOK, TIMINGS, "class-report.html", "class-report.csv",
 MAX_NOTES, MAX_TEXT, MAX_OUTPUT = 20, 500, 4000
 
 
-def cap(text, limit=MAX_TEXT):
+def cap(text: object, limit: int = MAX_TEXT) -> str:
     """``text`` cut to ``limit`` characters, saying how many more there were."""
     text = str(text)
     if len(text) <= limit:
@@ -42,13 +50,13 @@ class Notes(list):
 
     more = 0
 
-    def add(self, text):
+    def add(self, text: object) -> None:
         if len(self) < MAX_NOTES:
             self.append(cap(text))
         else:
             self.more += 1
 
-    def then(self, other):
+    def then(self, other: list[str]) -> Notes:
         """These notes, then ``other``'s, in one :class:`Notes`."""
         joined = Notes()
         for note in [*self, *other]:
@@ -56,54 +64,35 @@ class Notes(list):
         joined.more += self.more + getattr(other, "more", 0)
         return joined
 
-    def text(self):
+    def text(self) -> str:
         """The notes as the report's lines (each ``\nNote: ...``), the count left out last."""
         more = f"\nAnd {self.more} more note{'s' * (self.more != 1)}." if self.more else ""
         return "".join(f"\nNote: {n}" for n in self) + more
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-#: a spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV Injection")
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value):
-    """``value`` as a CSV cell no spreadsheet runs: text that starts with ``=``, ``+``, ``-``,
-    ``@``, a tab or a carriage return gets a leading ``'`` (OWASP's advice); numbers stay
-    numbers. Text that starts with ``'`` gets one more, so :func:`csv_value` gives back exactly
-    what was written. Every CSV the grader writes goes through this."""
-    if isinstance(value, str) and value.startswith((*FORMULA_STARTS, "'")):
-        return "'" + value
-    return value
-
-
-def csv_value(cell):
-    """What :func:`csv_cell` was given, from the cell it wrote (read back from a CSV)."""
-    return cell[1:] if isinstance(cell, str) and cell.startswith("'") else cell
-
-
-def csv_text(rows):
-    """``rows`` (lists of cells) as CSV text, every cell through :func:`csv_cell`. Lines end
-    in CRLF (RFC 4180), so that a cell holding a carriage return is quoted too."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    for row in rows:
-        writer.writerow([csv_cell(cell) for cell in row])
-    return out.getvalue()
 
 
 @dataclass
 class Submission:
-    path: object  # pathlib.Path, as given
+    """A submission being graded: :mod:`.run` reads it (``chapter``, ``cells``, ``error``) and
+    :mod:`.attempt` fills in what its children answered (``answers``, ``notes``, ``peak_mb``);
+    :func:`graded` or :func:`not_graded` then makes its :class:`Report`."""
+
+    path: pathlib.Path  # as given
     name: str  # its report folder under --out (safe, unique)
     chapter: str = ""
-    cells: list = field(default_factory=list)  # code cells, made plain Python
-    notes: list = field(default_factory=Notes)  # what happened to the cells
-    answers: dict = field(default_factory=dict)  # exercise -> answers | why none | None
+    cells: list[str] = field(default_factory=list)  # code cells, made plain Python
+    notes: Notes = field(default_factory=Notes)  # what happened to the cells
+    #: exercise -> its answers (one per trial) | why there are none (the grader's words) | None
+    answers: dict[str, Any] = field(default_factory=dict)
     error: str = ""  # why it was not graded
     seconds: float = 0.0  # wall time of its grading, all its children together
     peak_mb: float = 0.0  # largest resident memory of its child and what that started
+    deadline: float = 0.0  # time.monotonic() at which its budget runs out (while graded)
 
 
-def names(paths):
+def names(paths: list[pathlib.Path]) -> list[str]:
     """A report folder name for each path: its stem made safe (letters, digits, ``._-``; no
     leading dot, so never ``.`` or ``..``; never one of :data:`OUTPUTS` or a ``.part``
     file), unique ignoring case (``-2``, ``-3``, ... on a clash)."""
@@ -123,7 +112,8 @@ def names(paths):
     return found
 
 
-def outcome_for(ex, cases, expected, got, seed=None):
+def outcome_for(ex: Exercise, cases: list[Any], expected: list[Any], got: Any,
+                seed: int | None = None) -> Outcome:
     if got is None:
         return Outcome(ex, False, f"✗ {ex.title}: no function called `{ex.name}` is defined in "
                                   "the notebook. Define it with exactly this name.")
@@ -137,7 +127,7 @@ def outcome_for(ex, cases, expected, got, seed=None):
 FAILURES = ("mistake", "wrong", "not attempted", "missing", "by hand", "error", "limit")
 
 
-def verdict(outcome, got):
+def verdict(outcome: Outcome, got: Any) -> dict[str, str]:
     """The structured verdict of one exercise (``extra_data`` of its test): ``failure`` (one
     of :data:`FAILURES`, "" when it passed), ``mistake`` (the check's sentence), ``hedge``
     (why the mistake is only likely) and ``error`` (for an error or a limit, what happened, in
@@ -174,7 +164,7 @@ _ERRORS = {"crashed": "crashed its process", "ended the process": "ended its pro
            "was not run": "was not run"}
 
 
-def points_for(outcome, points):
+def points_for(outcome: Outcome, points: float) -> float:
     """The points an outcome earns of an exercise's ``points``: all when it passed; for an
     answer of several parts, an equal share per part right on every trial (rounded to 2
     decimals; a wrong answer misses a part, at least 1/9 of a point, so it stays below the
@@ -182,7 +172,7 @@ def points_for(outcome, points):
     return round(points * outcome.share, 2)
 
 
-def score_line(outcome, earned, points):
+def score_line(outcome: Outcome, earned: float, points: float) -> str:
     """The line of feedback that says how the points were given (an answer of parts)."""
     weights = outcome.exercise.part_weights
     right = outcome.parts_earned
@@ -197,9 +187,149 @@ def score_line(outcome, earned, points):
             f"split by part ({split}): {earned:g} of {points} point{'s' * (points != 1)}.")
 
 
-def graded(sub, table, seed, oracle, isolation, visibility="visible"):
-    """The results object of a graded submission (Gradescope's results.json). Each test's
-    ``extra_data`` names the mistake its check recognised (for the class report)."""
+class ReportFormatError(ValueError):
+    """A results.json that cannot be read back (one line, names the file)."""
+
+
+def _read_text(value: object) -> str:
+    """A text field read back: ``str(value)``, "" for a missing or empty one."""
+    return str(value or "")
+
+
+def _read_number(value: object, where: str) -> float:
+    """A number read back as written (an int stays an int); text that is a number is one."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ReportFormatError(f"{where}: {value!r} is not a number") from None
+
+
+@dataclass
+class TestResult:
+    """One exercise of one report (a test of Gradescope's results.json): its points, the
+    feedback, and the structured verdict (``extra_data``) that the class report reads."""
+
+    name: str  # "Exercise 1.2 rnn_step"
+    score: float
+    max_score: float
+    output: str = ""
+    visibility: str = "visible"
+    kind: str = ""  # "by hand" or "API"
+    failure: str = ""  # one of FAILURES, "" when it passed
+    mistake: str = ""  # the check's sentence
+    hedge: str = ""  # why the mistake is only likely
+    error: str = ""  # for an error or a limit, what happened, in the grader's words
+    parts: int = 1
+    parts_right: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "score": self.score, "max_score": self.max_score,
+                "output": self.output, "visibility": self.visibility,
+                "extra_data": {"kind": self.kind, "failure": self.failure,
+                               "mistake": self.mistake, "hedge": self.hedge,
+                               "error": self.error, "parts": self.parts,
+                               "parts_right": self.parts_right}}
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> TestResult:
+        """A test read back; lenient where older reports (and Gradescope's) leave fields out."""
+        if not isinstance(data, dict):
+            raise ReportFormatError(f"{where}: a test is not an object")
+        extra = data.get("extra_data")
+        extra = extra if isinstance(extra, dict) else {}
+        return cls(str(data.get("name", "?")), _read_number(data.get("score", 0), where),
+                   _read_number(data.get("max_score", 0), where), _read_text(data.get("output")),
+                   str(data.get("visibility", "visible")), _read_text(extra.get("kind")),
+                   _read_text(extra.get("failure")), _read_text(extra.get("mistake")),
+                   _read_text(extra.get("hedge")), _read_text(extra.get("error")),
+                   int(_read_number(extra.get("parts", 1), where)),
+                   int(_read_number(extra.get("parts_right", 0), where)))
+
+
+@dataclass
+class Report:
+    """One submission's report. Its views: :meth:`to_json` (Gradescope's results.json),
+    :meth:`feedback` (feedback.md) and :meth:`gradebook_cells` (its cells of gradebook.csv);
+    :meth:`from_json` reads a results.json back. ``error`` says why it was not graded."""
+
+    score: float
+    output: str
+    seed: int | None
+    chapter: str
+    max_score: float | None  # None: not graded, and its chapter unknown
+    tests: list[TestResult] = field(default_factory=list)
+    isolation: str = ""  # how the children were walled in (a graded report)
+    error: str = ""  # why it was not graded ("" when it was)
+    seconds: float | None = None  # only in reports of older versions (now timings.csv)
+    peak_mb: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Gradescope's results object (a not graded report: no tests, its ``error``)."""
+        if self.error:
+            extra: dict[str, Any] = {"seed": self.seed, "chapter": self.chapter,
+                                     "error": self.error}
+            if self.max_score is not None:
+                extra["max_score"] = self.max_score
+        else:
+            extra = {"seed": self.seed, "chapter": self.chapter, "max_score": self.max_score,
+                     "isolation": self.isolation}
+        return {"score": self.score, "output": self.output,
+                "tests": [t.to_json() for t in self.tests], "extra_data": extra}
+
+    def json_text(self) -> str:
+        """results.json's text."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+    def feedback(self) -> str:
+        """feedback.md: the score, the run's notes, then each exercise's feedback."""
+        top = self.max_score
+        lines = [f"# Feedback: {self.score:g} / {top} points" if top is not None else
+                 "# Feedback: not graded", "", self.output, ""]
+        for test in self.tests:
+            lines += [f"## {test.name}: {test.score:g} / {test.max_score}", "", "```",
+                      test.output, "```", ""]
+        return "\n".join(lines)
+
+    def gradebook_cells(self, columns: list[str]) -> tuple[list[object], object]:
+        """``(points, max)``: its points per gradebook column ("N.K name"; "" where it has no
+        such exercise), then its total; and its maximum ("" when unknown)."""
+        scores = {t.name.removeprefix("Exercise "): t.score for t in self.tests}
+        return ([*[scores.get(c, "") for c in columns], self.score],
+                "" if self.max_score is None else self.max_score)
+
+    @classmethod
+    def from_json(cls, path: pathlib.Path) -> Report:
+        """The report a results.json holds; :class:`ReportFormatError` (one line, the file)
+        when it is not one."""
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise ReportFormatError(f"{path}: not a readable results.json ({error})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("tests", []), list):
+            raise ReportFormatError(f"{path}: not a results.json (no object with a list of "
+                                    "tests)")
+        extra = data.get("extra_data")
+        extra = extra if isinstance(extra, dict) else {}
+        top = extra.get("max_score")
+
+        def measured(key: str) -> float | None:
+            return None if extra.get(key) is None else _read_number(extra[key], str(path))
+
+        return cls(_read_number(data.get("score", 0), str(path)), _read_text(data.get("output")),
+                   extra.get("seed"), str(extra.get("chapter", "")),
+                   None if top is None else _read_number(top, str(path)),
+                   [TestResult.from_json(t, str(path)) for t in data.get("tests", [])],
+                   _read_text(extra.get("isolation")), str(extra.get("error", "")),
+                   measured("seconds"), measured("peak_mb"))
+
+
+def graded(sub: Submission, table: list[tuple[ExerciseCell, Exercise]], seed: int,
+           oracle: dict[str, tuple[Any, Any]], isolation: str,
+           visibility: str = "visible") -> Report:
+    """The report of a graded submission. Each test's verdict names the mistake its check
+    recognised (for the class report)."""
     tests, score, maximum = [], 0.0, 0
     for cell, ex in table:
         cases, expected = oracle[ex.name]
@@ -210,32 +340,24 @@ def graded(sub, table, seed, oracle, isolation, visibility="visible"):
         output = cap(outcome.message, MAX_OUTPUT)  # it may quote what the submission raised
         if 0 < outcome.share < 1:  # partial credit: say how it was counted
             output += "\n" + score_line(outcome, points, cell.points)
-        tests.append({"name": f"Exercise {cell.number} {ex.name}", "score": points,
-                      "max_score": cell.points, "output": output, "visibility": visibility,
-                      "extra_data": {"kind": cell.kind,
-                                     **verdict(outcome, sub.answers.get(ex.name)),
-                                     "parts": outcome.parts,
-                                     "parts_right": outcome.parts_earned}})
+        tests.append(TestResult(f"Exercise {cell.number} {ex.name}", points, cell.points,
+                                output, visibility, cell.kind,
+                                **verdict(outcome, sub.answers.get(ex.name)),
+                                parts=outcome.parts, parts_right=outcome.parts_earned))
     notes = Notes().then(sub.notes).text()
-    return {
-        "score": round(score, 2),
-        "output": f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
+    return Report(round(score, 2),
+                  f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
                   f"(rnnbook {__version__}).{notes}",
-        "tests": tests,
-        "extra_data": {"seed": seed, "chapter": sub.chapter, "max_score": maximum,
-                       "isolation": isolation},
-    }
+                  seed, sub.chapter, maximum, tests, isolation)
 
 
-def not_graded(sub, seed, cells=None):
-    """The results object of a submission that could not be graded: 0 of its chapter's
-    points when the chapter is known (``cells``: its exercise cells), and why in words the
-    student can act on (:func:`why_not_graded`)."""
+def not_graded(sub: Submission, seed: int, cells: list[ExerciseCell] | None = None) -> Report:
+    """The report of a submission that could not be graded: 0 of its chapter's points when
+    the chapter is known (``cells``: its exercise cells), and why in words the student can act
+    on (:func:`why_not_graded`)."""
     why = cap(why_not_graded(sub), MAX_OUTPUT)
-    extra = {"seed": seed, "chapter": sub.chapter, "error": why}
-    if cells:
-        extra["max_score"] = sum(cell.points for cell in cells)
-    return {"score": 0, "output": f"Not graded: {why}", "tests": [], "extra_data": extra}
+    top = sum(cell.points for cell in cells) if cells else None
+    return Report(0, f"Not graded: {why}", seed, sub.chapter, top, error=why)
 
 
 #: an absolute path in an error (the grader's, or the submission's on the grader's machine)
@@ -244,7 +366,7 @@ UNREADABLE = ("(it could not be read as one): open it in Jupyter or Colab, save 
               "in the .ipynb file again")
 
 
-def why_not_graded(sub):
+def why_not_graded(sub: Submission) -> str:
     """``sub.error`` as its student reads it: the file by its name (no path of the grader's
     machine), and for a file that is not a notebook, what to do instead of the parser's words
     and the file's raw content. The gradebook and the grader's log keep the full error."""
@@ -254,139 +376,24 @@ def why_not_graded(sub):
     return _ABSOLUTE.sub(r"\1", text)
 
 
-def feedback_markdown(report):
-    extra = report.get("extra_data", {})
-    top = extra.get("max_score")
-    lines = [f"# Feedback: {report['score']:g} / {top} points" if top is not None else
-             "# Feedback: not graded", "",
-             report["output"], ""]
-    for test in report["tests"]:
-        lines += [f"## {test['name']}: {test['score']:g} / {test['max_score']}", "", "```",
-                  test["output"], "```", ""]
-    return "\n".join(lines)
-
-
-def write_atomic(path, text):
+def write_atomic(path: pathlib.Path, text: str) -> None:
     tmp = path.with_name(path.name + ".part")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
 
 
-def write(out, sub, report):
+def write(out: pathlib.Path, sub: Submission, report: Report) -> None:
     """``out/<name>/results.json`` and ``feedback.md``."""
     folder = out / sub.name
     folder.mkdir(exist_ok=True)
-    write_atomic(folder / "results.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(folder / "feedback.md", feedback_markdown(report))
+    write_atomic(folder / "results.json", report.json_text())
+    write_atomic(folder / "feedback.md", report.feedback())
 
 
-ROSTER_COLUMNS = ("file", "id", "name", "email")
-
-
-class RosterError(ValueError):
-    """A roster that cannot be read (one line, names the file and the row)."""
-
-
-@dataclass(frozen=True)
-class Student:
-    """A roster row: ``file`` is a notebook's file name or its path (``d1/alice.ipynb``)."""
-
-    file: str
-    id: str
-    name: str = ""
-    email: str = ""
-    row: int = 0  # its line in the roster file
-
-    def names(self, path):
-        """How closely this row names the submission at ``path``: 0 not at all, 1 by file
-        name (a row without a folder), else 1 + the number of path components that match (a
-        path is matched from its end, made absolute: ``d1/alice.ipynb`` names
-        ``subs/d1/alice.ipynb``)."""
-        wanted = self.file.split("/")
-        if len(wanted) == 1:
-            return 1 if path.name == self.file else 0
-        parts = _parts(os.path.abspath(path))
-        return 1 + len(wanted) if parts[-len(wanted):] == wanted else 0
-
-
-def _parts(path):
-    """``path``'s components without ``.`` (``./a//b`` -> ``[a, b]``)."""
-    return [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".")]
-
-
-def read_roster(path):
-    """The roster's rows (:class:`Student`) from a CSV with the columns :data:`ROSTER_COLUMNS`
-    (``file`` is the notebook's file name or its path, with or without .ipynb). Every row needs
-    a file and an id; no file and no id may be listed twice."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.DictReader(f))
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise RosterError(f"{path}: cannot read the roster ({error})") from None
-    if not rows or set(ROSTER_COLUMNS) - set(rows[0]):
-        raise RosterError(f"{path}: a roster needs the columns {', '.join(ROSTER_COLUMNS)}")
-    roster, files, ids = [], {}, {}
-    for line, row in enumerate(rows, 2):
-        values = {k: (row[k] or "").strip() for k in ROSTER_COLUMNS}
-        file = "/".join(_parts(values["file"]))
-        if not file:
-            raise RosterError(f"{path}, row {line}: no file name")
-        if not values["id"]:
-            raise RosterError(f"{path}, row {line}: no id for {file} (every student needs one: "
-                              "it is how the gradebook tells them apart)")
-        file = file if file.endswith(".ipynb") else file + ".ipynb"
-        if file in files:
-            raise RosterError(f"{path}, rows {files[file]} and {line}: {file} is listed twice")
-        if values["id"] in ids:
-            raise RosterError(f"{path}, rows {ids[values['id']]} and {line}: the id "
-                              f"{values['id']} is listed twice")
-        files[file], ids[values["id"]] = line, line
-        roster.append(Student(file, values["id"], values["name"], values["email"], line))
-    return roster
-
-
-@dataclass
-class Match:
-    """Who wrote which submission: ``student`` per report folder, ``clash`` per report folder
-    whose student id is on another submission too (why it does not count), ``missing`` (roster
-    rows with no submission) and ``unknown`` (submissions on no row)."""
-
-    student: dict = field(default_factory=dict)
-    clash: dict = field(default_factory=dict)
-    missing: list = field(default_factory=list)
-    unknown: list = field(default_factory=list)
-
-
-def match_roster(subs, roster):
-    """Match submissions to roster rows: the row that names a submission most exactly (its
-    path, then its file name). One student id on two submissions (a file name in two folders,
-    or another student's file name) is a clash: neither counts until the instructor resolves it
-    (renames the file, or lists each file's path in the roster)."""
-    found = Match()
-    for sub in subs:
-        best = max(roster, key=lambda s, p=sub.path: s.names(p), default=None)
-        if best is not None and best.names(sub.path):
-            found.student[sub.name] = best
-        else:
-            found.unknown.append(sub)
-    by_id = {}
-    for sub in subs:
-        if sub.name in found.student:
-            by_id.setdefault(found.student[sub.name].id, []).append(sub)
-    for student_id, same in by_id.items():
-        if len(same) > 1:
-            files = ", ".join(str(s.path) for s in same)
-            for sub in same:
-                found.clash[sub.name] = (
-                    f"roster: the id {student_id} is on {len(same)} submissions ({files}); none "
-                    "of them counts until you resolve it: remove the one that is not theirs, or "
-                    "put each file's path in the roster's file column")
-    found.missing = [s for s in roster if s.id not in by_id]
-    return found
-
-
-def gradebook(rows, tables, roster=None):
+def gradebook(rows: list[tuple[Submission, Report]],
+              tables: dict[str, list[tuple[ExerciseCell, Exercise]]],
+              roster: list[Student] | None = None) -> str:
     """A row per submission (every one, graded or not), a column per exercise in book order;
     with a ``roster`` (its rows), the student's id, name and email, a row for every student
     without a submission, and in column ``roster`` why a row has no match (or clashes). A
@@ -394,14 +401,12 @@ def gradebook(rows, tables, roster=None):
     through :func:`csv_cell`."""
     columns = [f"{cell.number} {ex.name}" for stem in sorted(tables) for cell, ex in tables[stem]]
     people = ["id", "name", "email", "roster"] if roster is not None else []
-    lines = [["submission", "report", "path", *people, "chapter", "seed", *columns, "total",
-              "max", "error"]]
+    lines: list[list[object]] = [["submission", "report", "path", *people, "chapter", "seed",
+                                  *columns, "total", "max", "error"]]
     match = match_roster([sub for sub, _ in rows], roster or [])
     for sub, report in rows:
-        scores = {t["name"].removeprefix("Exercise "): t["score"] for t in report["tests"]}
-        extra = report["extra_data"]
         who, error = [], f"not graded: {sub.error}" if sub.error else ""
-        points = [*[scores.get(c, "") for c in columns], report["score"]]
+        points, top = report.gradebook_cells(columns)
         if roster is not None:
             student = match.student.get(sub.name)
             why = ("id clash" if sub.name in match.clash else "" if student
@@ -411,53 +416,52 @@ def gradebook(rows, tables, roster=None):
             if sub.name in match.clash:
                 points = ["" for _ in points]
                 error = "; ".join(filter(None, [match.clash[sub.name], error]))
-        lines.append([sub.path.name, sub.name, str(sub.path), *who, sub.chapter, extra["seed"],
-                      *points, extra.get("max_score", ""), error])
+        lines.append([sub.path.name, sub.name, str(sub.path), *who, sub.chapter, report.seed,
+                      *points, top, error])
     for student in match.missing:
         lines.append([student.file, "", "", student.id, student.name, student.email,
                       "no submission", "", "", *["" for _ in columns], "", "", ""])
     return csv_text(lines)
 
 
-def beside(folder):
-    """What a grading run wrote beside its reports: ``{report folder: student id}`` from
-    ``gradebook.csv`` (with a roster) and ``{report folder: (seconds, peak MB)}`` from
-    ``timings.csv``; empty when they are not there (files downloaded from Gradescope)."""
-    ids, times = {}, {}
-    try:
-        with open(folder / "gradebook.csv", newline="", encoding="utf-8") as f:
-            for row in read_back(f):
-                if row.get("report") and row.get("id"):
-                    ids[row["report"]] = row["id"]
-    except (OSError, csv.Error):
-        pass
-    try:
-        with open(folder / "timings.csv", newline="", encoding="utf-8") as f:
-            for row in read_back(f):
-                times[row["report"]] = (float(row["seconds"]), float(row["peak_mb"]))
-    except (OSError, csv.Error, KeyError, ValueError):
-        pass
-    return ids, times
+@dataclass
+class Beside:
+    """What a grading run wrote beside its report folders, read back: from ``gradebook.csv``
+    (with a roster) each report folder's student ``ids`` and ``names`` and the roster's rows
+    without a submission (``missing``: ``(id, name, file)``), from ``timings.csv`` each one's
+    ``times`` (seconds, peak MB); empty where they are not there (files downloaded from
+    Gradescope)."""
 
+    ids: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    missing: list[tuple[str, str, str]] = field(default_factory=list)
+    times: dict[str, tuple[float, float]] = field(default_factory=dict)
 
-def roster_beside(folder):
-    """The roster as a grading run's ``gradebook.csv`` in ``folder`` gives it back:
-    ``({report folder: student name}, [(id, name, file), ...])``, the second for every roster
-    row without a submission; empty without a roster (or a gradebook)."""
-    names, missing = {}, []
-    try:
-        with open(folder / GRADEBOOK, newline="", encoding="utf-8") as f:
-            for row in read_back(f):
-                if row.get("roster") == "no submission" and row.get("id"):
-                    missing.append((row["id"], row.get("name") or "", row.get("submission", "")))
-                elif row.get("report") and row.get("name"):
-                    names[row["report"]] = row["name"]
-    except (OSError, csv.Error):
-        pass
-    return names, missing
+    @classmethod
+    def read(cls, folder: pathlib.Path) -> Beside:
+        found = cls()
+        try:
+            with open(folder / GRADEBOOK, newline="", encoding="utf-8") as f:
+                for row in read_back(f):
+                    if row.get("report") and row.get("id"):
+                        found.ids[row["report"]] = row["id"]
+                    if row.get("roster") == "no submission" and row.get("id"):
+                        found.missing.append((row["id"], row.get("name") or "",
+                                              row.get("submission", "")))
+                    elif row.get("report") and row.get("name"):
+                        found.names[row["report"]] = row["name"]
+        except (OSError, csv.Error):
+            pass
+        try:
+            with open(folder / TIMINGS, newline="", encoding="utf-8") as f:
+                for row in read_back(f):
+                    found.times[row["report"]] = (float(row["seconds"]),
+                                                  float(row["peak_mb"]))
+        except (OSError, csv.Error, KeyError, ValueError):
+            pass
+        return found
 
-
-def read_back(f):
-    """The rows of a CSV the grader wrote, each cell as it was before :func:`csv_cell`."""
-    for row in csv.DictReader(f):
-        yield {key: csv_value(value) for key, value in row.items()}
+    def student(self, folder: str, roster: dict[str, str] | None = None) -> str:
+        """Who wrote the report in ``folder`` (its name): ``roster[folder]`` when given, else
+        the id the run's gradebook gives it, else the folder's name."""
+        return (roster or {}).get(folder) or self.ids.get(folder, folder)

@@ -17,6 +17,8 @@
 5. A submission's report is written as soon as it is graded; the gradebook, listing every
    submission, at the end (atomically).
 """
+from __future__ import annotations
+
 import concurrent.futures
 import contextlib
 import importlib.util
@@ -31,11 +33,16 @@ import sys
 import tempfile
 import threading
 import time
+from typing import TYPE_CHECKING, TextIO
 
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
+from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import ROOT, SOLUTIONS, Config
+
+if TYPE_CHECKING:
+    from rnnbook.exercise import Exercise
 
 #: cells of a submission: reading and checking a notebook costs the grader's own process time
 #: in the number of its cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies
@@ -54,7 +61,7 @@ def log(text):
     print(f"grade: {text}", file=_stderr(), flush=True)
 
 
-_STDERR = []
+_STDERR: list[TextIO] = []
 
 
 def _stderr():
@@ -87,7 +94,8 @@ def exercise_cells(table_file=None):
     return found
 
 
-def exercise_table(stem, cells):
+def graded_exercises(stem: str, cells: dict[str, list[source.ExerciseCell]]
+                     ) -> list[tuple[source.ExerciseCell, Exercise]]:
     """``[(ExerciseCell, Exercise)]`` for a chapter, in book order. A header whose number of
     parts is not the check's stops the run: the points per part would be wrong."""
     chapter = checks.load(stem)
@@ -189,7 +197,7 @@ def _count_cells(path):
         raise GradeError(f"more than {MAX_CELLS:,} cells ({len(cells):,})")
 
 
-def collect(paths):
+def find_notebooks(paths: list[str | pathlib.Path]) -> list[pathlib.Path]:
     """Expand folders into their notebooks (regular files); a missing path stops the run."""
     found = []
     for raw in paths:
@@ -237,7 +245,7 @@ class Run:
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
         self.gradable = [s for s in self.subs if not s.error]
         self.chapters = sorted({s.chapter for s in self.gradable})
-        self.tables = {stem: exercise_table(stem, self.cells) for stem in self.chapters}
+        self.tables = {stem: graded_exercises(stem, self.cells) for stem in self.chapters}
         self.cases, self.trials, self.kind, self.bound = {}, {}, {}, {}
         for stem in self.chapters:
             chapter = checks.load(stem)
@@ -404,17 +412,19 @@ class Run:
 
     # --- one submission -----------------------------------------------------------------------
 
-    def grade(self, sub, work):
+    def grade_one(self, sub: results.Submission, work: pathlib.Path) -> None:
         started = time.monotonic()
         sub.deadline = started + self.config.budget
-        groups = {}
+        groups: dict[str, list[str]] = {}  # "numpy" or "tf" -> its exercises
         for _cell, ex in self.tables[sub.chapter]:
             groups.setdefault(self.kind[(sub.chapter, ex.name)], []).append(ex.name)
         try:
             # Both kinds of child run the whole notebook: a cell that hung or crashed in one is
             # skipped in the other too, and its note is said once; other notes are the last
             # child's (the cells raise the same errors in both, but for TensorFlow's absence).
-            notes, skip, skipped = {}, set(), results.Notes()
+            notes: dict[str, list[str]] = {}
+            skip: set[int] = set()
+            skipped = results.Notes()
             for kind in ("numpy", "tf"):
                 if kind in groups:
                     sub.notes = results.Notes()
@@ -467,7 +477,7 @@ class Run:
                 group.close()
             raise
         try:
-            events = attempt.Events(sub, attempt.plan(len(sub.cells), skip, pending), pending,
+            events = attempt.Events(sub, attempt.stages(len(sub.cells), skip, pending), pending,
                                     bounds, counts, self.config)
             breach = attempt.watch(child, events, self.config, sub)
         finally:
@@ -570,7 +580,7 @@ def _timings(out, ordered):
     they stay out of the reports)."""
     lines = [["report", "seconds", "peak_mb"]] + [
         [sub.name, round(sub.seconds, 2), round(sub.peak_mb)] for sub, _ in ordered]
-    results.write_atomic(out / results.TIMINGS, results.csv_text(lines))
+    results.write_atomic(out / results.TIMINGS, rosters.csv_text(lines))
 
 
 def _class_report(out):
@@ -595,12 +605,12 @@ def progress(done, total, sub, seconds, width=20):
 def grade(config, submissions, out, table_file=None):
     """Grade ``submissions`` (paths) into ``out``; returns the exit status."""
     sys.dont_write_bytecode = True  # no .pyc of the reference (or any of ours) for a child to find
-    paths = collect(submissions)
+    paths = find_notebooks(submissions)
     if not paths:
         raise GradeError("no notebooks found in " + " ".join(map(str, submissions)))
     try:
-        roster = results.read_roster(config.roster) if config.roster else None
-    except results.RosterError as error:
+        roster = rosters.read_roster(config.roster) if config.roster else None
+    except rosters.RosterError as error:
         raise GradeError(str(error)) from None
     out = pathlib.Path(out)
     run = Run(config, paths, out, table_file)
@@ -632,7 +642,7 @@ def grade(config, submissions, out, table_file=None):
                 f"walls: {run.isolation}")
             started = time.monotonic()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(run.grade, sub, work): sub for sub in run.gradable}
+                futures = {pool.submit(run.grade_one, sub, work): sub for sub in run.gradable}
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                     sub = futures[future]
                     if sub.error:
@@ -653,7 +663,7 @@ def grade(config, submissions, out, table_file=None):
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
     outputs.write(results.GRADEBOOK, lambda: results.write_atomic(
         out / results.GRADEBOOK, results.gradebook(ordered, run.tables, roster)))
-    match = results.match_roster(run.subs, roster or [])
+    match = rosters.match_roster(run.subs, roster or [])
     if roster is not None:
         missing = sorted(student.file for student in match.missing)
         if missing:
@@ -669,7 +679,7 @@ def grade(config, submissions, out, table_file=None):
         outputs.write("the class report", _class_report, out)
     for sub, report in ordered:
         if not sub.error and sub.name not in match.clash:
-            print(f"{sub.path.name}: {report['score']:g} / {report['extra_data']['max_score']}",
+            print(f"{sub.path.name}: {report.score:g} / {report.max_score}",
                   file=_stderr())
     failed = outputs.said()
     return 1 if failed or match.clash or any(s.error for s in run.subs) else 0

@@ -1,7 +1,7 @@
 """Similar submissions: per exercise, the pairs of submissions whose code is most alike.
 
 The grader saves each submission's exercise cells beside its report (:data:`CODE`,
-:func:`save`); the class report reads them back (:func:`collect`), compares them exercise by
+:func:`save`); the class report reads them back (:func:`collect_code`), compares them exercise by
 exercise with copydetect (tokens, not text: names become ``V``/``F``, strings ``S``, comments
 and whitespace go; winnowed k-grams of what is left) and adds a "Similar submissions" section,
 with the matched regions side by side, and ``similar-submissions.csv`` (:func:`add_to_report`).
@@ -32,10 +32,12 @@ import json
 import os
 import pathlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rnnbook import source
 from rnnbook.grading import results
+from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import SOLUTIONS
 
 CODE = "exercise-code.json"  # beside results.json: the submission's exercise cells
@@ -140,11 +142,14 @@ def pages(stem):
     return "\n".join(found)
 
 
-def collect(paths, roster=None):
+def collect_code(paths: Sequence[str | pathlib.Path], roster: dict[str, str] | None = None
+                 ) -> tuple[dict[tuple[str, str], dict[str, str]], int]:
     """Every saved :data:`CODE` below ``paths`` (beside a results.json) as ``{(chapter,
     exercise): {student: code}}``, the student named as the class report names it; and how many
     report folders had no saved code."""
-    found, missing, beside, taken = collections.defaultdict(dict), 0, {}, set()
+    found: dict[tuple[str, str], dict[str, str]] = collections.defaultdict(dict)
+    beside: dict[pathlib.Path, results.Beside] = {}
+    missing, taken = 0, set()
     for raw in paths:
         path = pathlib.Path(raw)
         folders = [path.parent] if path.is_file() else sorted(
@@ -157,9 +162,8 @@ def collect(paths, roster=None):
                 missing += 1
                 continue
             if folder.parent not in beside:
-                beside[folder.parent] = results.beside(folder.parent)[0]
-            ids = beside[folder.parent]
-            student = (roster or {}).get(folder.name) or ids.get(folder.name, folder.name)
+                beside[folder.parent] = results.Beside.read(folder.parent)
+            student = beside[folder.parent].student(folder.name, roster)
             if student in taken:  # the same name in two runs (two sections, two terms)
                 student = f"{student} ({folder})"
             taken.add(student)
@@ -385,19 +389,19 @@ COLUMNS = ["chapter", "exercise", "student_a", "student_b", "score", "share_a", 
            "shared_characters"]
 
 
-def write_csv(pairs, path):
+def write_pairs_csv(pairs: list[Pair], path: str | pathlib.Path) -> None:
     """``similar-submissions.csv``: a row per listed pair, every cell through ``csv_cell``."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for p in pairs:
-        writer.writerow([results.csv_cell(v) for v in (
+        writer.writerow([rosters.csv_cell(v) for v in (
             p.chapter, p.exercise, p.a, p.b, f"{p.score:.2f}", f"{p.share_a:.2f}",
             f"{p.share_b:.2f}", p.shared)])
     results.write_atomic(pathlib.Path(path), out.getvalue())
 
 
-STYLE = """.sbs{display:flex;gap:1em}.sbs>div{flex:1;min-width:0}.sbs pre{background:#f7f7f7;
+PAIRS_STYLE = """.sbs{display:flex;gap:1em}.sbs>div{flex:1;min-width:0}.sbs pre{background:#f7f7f7;
 padding:.5em;overflow-x:auto;font-size:85%;border:1px solid #ddd}mark{background:#f4a261}
 details{margin:.4em 0}summary{cursor:pointer}"""
 MEANING = ("A pair is listed when one student's code for an exercise, once names, comments and "
@@ -412,7 +416,7 @@ MEANING = ("A pair is listed when one student's code for an exercise, once names
 def section(pairs, compared, missing):
     """The report's "Similar submissions" section (HTML, everything from a student escaped)."""
     e = html.escape
-    parts = [f"<style>{STYLE}</style><h2 id='similar'>Similar submissions</h2>"]
+    parts = [f"<style>{PAIRS_STYLE}</style><h2 id='similar'>Similar submissions</h2>"]
     if not compared:
         parts.append("<p class=note>No code was saved beside these reports (files downloaded "
                      "from Gradescope hold only results.json), so similar submissions were not "
@@ -462,7 +466,7 @@ def add_to_report(paths, out, page, roster=None):
     """The class report's hook: compare the code saved below ``paths``, add the section to
     ``page`` (before ``</body>``) and write ``out/similar-submissions.csv`` (only when there
     was code to compare). Returns the CSV's path or None."""
-    codes, missing = collect(paths, roster)
+    codes, missing = collect_code(paths, roster)
     compared = {key: len(who) for key, who in codes.items()}
     try:
         pairs = find(codes) if codes else []
@@ -479,5 +483,5 @@ def add_to_report(paths, out, page, roster=None):
     if not codes:
         return None
     table = pathlib.Path(out) / TABLE
-    write_csv(pairs, table)
+    write_pairs_csv(pairs, table)
     return table

@@ -40,6 +40,7 @@ import socket
 import struct
 import sys
 import sysconfig
+from typing import Any
 
 FAILED = 125  # exit status when the walls could not be built (the grader reports it)
 
@@ -133,7 +134,7 @@ def _makedirs(path, file=False):
 ORDER = {"hide": 0, "scratch": 0, "readonly": 1, "writable": 1, "overlay": 2}
 
 
-def plan(spec):
+def mount_plan(spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """The mounts to make, outer folders first: ``[(path, kind, arg)]``. A hidden folder whose
     nearest enclosing mount is already a hidden or scratch folder (or that is one) is dropped:
     it is out of sight already, and mounting it again inside a covering tmpfs would leave a
@@ -190,10 +191,10 @@ def unshare():
             f.write(text)
 
 
-def build(spec):
+def raise_walls(spec: dict[str, Any]) -> int | None:
     """Build the walls described by ``spec`` (made by :func:`spec`) in this mount namespace;
     returns a handle on the scratch pool (for :func:`scratch_used`), or None."""
-    ops = plan(spec)
+    ops = mount_plan(spec)
     kept = {}  # handles on everything to bring back, taken before anything is hidden
     present = {p for p in spec.get("overlay", {}) if os.path.exists(p)}
     for path, kind, arg in ops:
@@ -253,7 +254,7 @@ def _scratch_pool(spec, paths):
 
 
 def scratch_used(fd):
-    """Bytes in the scratch pool (``fd`` from :func:`build`)."""
+    """Bytes in the scratch pool (``fd`` from :func:`raise_walls`)."""
     info = os.fstatvfs(fd)
     return (info.f_blocks - info.f_bfree) * info.f_frsize
 
@@ -263,7 +264,7 @@ def verify(spec):
     absent is, nothing outside scratch is writable, the overlays are in place."""
     back = (spec["readonly"] + spec.get("writable", []) + list(spec.get("overlay", {}))
             + list(spec.get("symlinks", {})) + list(spec["scratch"]))
-    for path, kind, _ in plan(spec):
+    for path, kind, _ in mount_plan(spec):
         if kind != "hide" or not os.path.isdir(path):
             continue
         for entry in os.listdir(path):
@@ -464,7 +465,7 @@ def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(),
 def main(argv):
     """``python walls.py --plan SPEC.json``: print the mounts a spec makes (for debugging)."""
     with open(argv[-1]) as f:
-        for op in plan(json.load(f)):
+        for op in mount_plan(json.load(f)):
             print(*op)
     return 0
 
