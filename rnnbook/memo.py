@@ -5,7 +5,10 @@ each trial to every learner function; the models are NumPy and deterministic, so
 :func:`remembered` keeps their answers, keyed by the model and a digest of the case
 (:func:`fingerprint`), at most :data:`REMEMBER_AT_MOST` at a time.
 """
+from __future__ import annotations
+
 import hashlib
+from typing import Any, Callable
 
 import numpy as np
 
@@ -15,7 +18,7 @@ _REMEMBERED = {}  # (model, case fingerprint) -> (applies, answer or error); bou
 REMEMBER_AT_MOST = 50_000
 
 
-def fingerprint(case):
+def fingerprint(case: dict[str, Any]) -> bytes:
     """A digest of a case's content (keys, arrays' dtypes, shapes and bytes, other values)."""
     digest = hashlib.blake2b(digest_size=16)
 
@@ -41,7 +44,7 @@ def fingerprint(case):
     return digest.digest()
 
 
-def remembered(model):
+def remembered(model: Callable[..., Any]) -> Callable[..., Any]:
     """``model`` (a function of a case) answering each distinct case once: the checks' reference
     and mistake models are NumPy and deterministic, and recognising a mistake asks every model
     about every failing trial (the 200-seed sweeps show each trial to every learner function).
