@@ -22,14 +22,14 @@ Conventions (book/notation.md): batch-major, right-multiplied; ``x`` (B, D), ``h
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Collection
 
 import numpy as np
 
 from rnnbook import reference as ref
 
 
-def _slip(slip: str, allowed: dict[str, str] | tuple[str, ...]) -> str | None:
+def _slip(slip: str | None, allowed: Collection[str]) -> str | None:
     if slip is not None and slip not in allowed:
         raise ValueError(f"unknown slip {slip!r}; this function knows {sorted(allowed)}")
     return slip
@@ -176,7 +176,7 @@ def lstm_cell_step_backward(x: np.ndarray, c: np.ndarray, m: np.ndarray, kernel:
                             forget_bias: float = 1.0, w_i_diag: np.ndarray | None = None,
                             w_f_diag: np.ndarray | None = None,
                             w_o_diag: np.ndarray | None = None, cell_clip: Any = None,
-                            projection: bool | None = None, order: tuple[str, ...] = ref.TF1,
+                            projection: np.ndarray | None = None, order: tuple[str, ...] = ref.TF1,
                             slip: str | None = None) -> dict[str, np.ndarray]:
     """One LSTMCell (or BasicLSTMCell) step backward, TF1 layout.
 

@@ -120,7 +120,8 @@ def difference(expected: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
             return f"{path}: expected {kind(expected, parts)}, got {kind(got)}"
         if expected and all(isinstance(e, str) for e in expected):
             return _strings_difference(expected, got, path)
-        found, right = [], []
+        found: list[str] = []  # what differs, part by part
+        right: list[str] = []  # the parts that do not
         for k, (e, g) in enumerate(zip(expected, got, strict=True)):
             sub = parts[k] if k < len(parts) else f"{path}[{k}]"
             one = difference(e, g, rtol, atol, sub, strict=strict, relative=relative)
@@ -142,9 +143,9 @@ def difference(expected: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
         if expected.dtype.kind != "f":
             if np.array_equal(expected, got):
                 return None
-            index = tuple(int(i) for i in np.argwhere(expected != got)[0])
-            return (f"{path}: differs at {list(index)}: expected {expected[index]!r}, "
-                    f"got {got[index]!r}")
+            first = tuple(int(i) for i in np.argwhere(expected != got)[0])
+            return (f"{path}: differs at {list(first)}: expected {expected[first]!r}, "
+                    f"got {got[first]!r}")
         got = got.astype(np.float64)
         close = np.isclose(got, expected, rtol=rtol, atol=atol)
         if close.all():
@@ -259,7 +260,7 @@ def recognise(ex: Any, case: Case, got: Any) -> list[str]:
 
 
 def diagnose(ex: Any, failing: list[tuple[Case, Any]],
-             passing: Sequence[tuple[Case, Any]] = ()) -> tuple[Any, int]:
+             passing: Sequence[tuple[Case, Any]] = ()) -> tuple[Any, list[int]]:
     """The one mistake that best explains the failing trials, and on which of them it matched.
 
     ``failing`` and ``passing`` are ``(case, got)`` pairs. A mistake explains the learner's
@@ -289,7 +290,10 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
     the failing trials best. ``seed`` (the trials' seed) lets a failure say how to see it
     again: ``check(fn, seed=N)`` makes the same trials, in the notebook and from the grader's
     seed."""
-    failing, passing, first, error = [], [], None, None
+    failing: list[tuple[Case, Any]] = []
+    passing: list[tuple[Case, Any]] = []
+    first: tuple[str, str | None] | None = None  # where the first failing trial is, and why
+    error: tuple[Raised, str, Case] | None = None  # the first error raised, where, on what
     loose = True  # whether every failing answer has the right values in another type
     for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
@@ -310,6 +314,7 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
         trials = "1 random trial" if len(cases) == 1 else f"{len(cases)} random trials"
         message = f"{PASS} {ex.title} matches TensorFlow on {trials}."
         return Outcome(ex, True, message, len(cases), parts_right=tuple(ex.parts))
+    assert first is not None  # some trial failed
     where, found = first
     count = (f"{len(failing)} of {len(cases)} trials" if len(failing) > 1
              else f"1 of {len(cases)} trials")
@@ -374,7 +379,8 @@ def _again(outcome: Outcome, seed: int | None) -> Outcome:
     return outcome
 
 
-def diagnose_part(ex: Any, failing: list[tuple[Case, Any]], right: Any) -> tuple[Any, Any]:
+def diagnose_part(ex: Any, failing: list[tuple[Case, Any]],
+                  right: Sequence[str]) -> tuple[str | None, Any]:
     """``(part, mistake)``: for an answer of parts that no known mistake explains whole (say,
     two mistakes in two parts), the first wrong part, in order, whose value one known mistake
     gives on every failing trial, and that mistake; ``(None, None)`` when there is none."""
@@ -399,7 +405,7 @@ def _part_matches(mistake: Any, case: Case, got: Any, k: int, ex: Any) -> bool:
     return False
 
 
-def parts_right(ex: Any, expected: Any, answers: Any) -> tuple[int, ...]:
+def parts_right(ex: Any, expected: Any, answers: Any) -> tuple[str, ...]:
     """The names of the parts of ``ex``'s answer that match the oracle's on every trial: none
     when an answer is not a sequence of as many parts on some trial (or raised), or when the
     exercise's answer is not made of parts."""
@@ -416,7 +422,7 @@ def parts_right(ex: Any, expected: Any, answers: Any) -> tuple[int, ...]:
     return tuple(right)
 
 
-def _raised_outcome(ex: Any, cases: list[Case], error: Raised, failing: list[tuple[Case, Any]],
+def _raised_outcome(ex: Any, cases: list[Case], error: tuple[Raised, str, Case], failing: list[tuple[Case, Any]],
                     passing: Sequence[tuple[Case, Any]]) -> Outcome:
     """The verdict when the function raised on a trial: the error, and the known mistake that
     explains the trials where it returned a wrong answer, if one does (``np.hstack`` of W and U

@@ -207,7 +207,7 @@ def in_colab() -> bool:
     return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 
 
-def colab_packages(run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> str | None:
+def colab_packages(run: Callable[..., Any] = subprocess.run) -> list[str] | None:
     """On Colab, install what it lacks for the book: tf-keras matching Colab's own TensorFlow
     (the TF1 cells live there), when it is missing or of another series. Says what it did;
     does nothing elsewhere or when a matching one is there.
@@ -266,7 +266,7 @@ def setup(seed: int = 0, tensorflow: bool = True) -> types.ModuleType | None:
     if tensorflow:
         require_packages()
     set_environment()
-    np.set_printoptions(**PRINT_OPTIONS)
+    np.set_printoptions(**PRINT_OPTIONS)  # type: ignore[arg-type]  # ints
     random.seed(seed)
     np.random.seed(seed)
     if not tensorflow:

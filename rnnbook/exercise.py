@@ -53,11 +53,11 @@ class Mistake:
     """
 
     sentence: str  # what went wrong and what to change, one sentence
-    answer: Callable[[dict], Any] | None = None
+    answer: Callable[[Case], Any] | None = None
     variants: tuple = ()
-    raises: Callable[[dict, Raised], bool] | None = None
-    perturb: Callable[[dict], dict] | None = None  # the case changed before the right answer
-    after: Callable[[dict, Any], Any] | None = None  # the right answer changed after
+    raises: Callable[[Case, Raised], bool] | None = None
+    perturb: Callable[[Case], Case] | None = None  # the case changed before the right answer
+    after: Callable[[Case, Any], Any] | None = None  # the right answer changed after
 
     def __post_init__(self):
         if self.answer is None and self.perturb is None and self.after is None:
@@ -105,12 +105,12 @@ class Exercise:
 
     name: str  # the learner's function name, e.g. "one_step"
     task: str  # what it returns, e.g. "the new state h' for one time step"
-    make_case: Callable[[np.random.Generator], dict]  # random inputs and weights: plain data
-    call: Callable[[Callable, dict], Any]  # runs the learner's function on a case
-    oracle: Callable[[dict], Any]  # TensorFlow's answer for a case
+    make_case: Callable[..., Case]  # (rng, **design): random inputs and weights: plain data
+    call: Callable[[Callable[..., Any], Case], Any]  # runs the learner's function on a case
+    oracle: Callable[[Case], Any]  # TensorFlow's answer for a case
     #: the same answer from the NumPy reference (rnnbook/reference.py), for the tests' 200-seed
     #: sweeps; tests/test_sweep.py holds it to the oracle
-    reference: Callable[[dict], Any] | None = None
+    reference: Callable[[Case], Any] | None = None
     mistakes: tuple = ()  # Mistake, ...
     parts: tuple = ()  # names of the parts of a tuple answer, e.g. ("outputs", "final state")
     #: how the points are split between the parts (one number a part; equal when empty):
@@ -177,7 +177,7 @@ class Chapter:
         names = ", ".join(ex.name for ex in self.exercises)
         raise KeyError(f"chapter {self.number} has no exercise called {name!r} (it has {names})")
 
-    def cases(self, name: str | None, seed: int | None,
+    def cases(self, name: str, seed: int,
               trials: int | None = None) -> list[Case]:
         """The trial cases of exercise ``name``; the same seed always gives the same cases.
 
@@ -215,6 +215,7 @@ class Chapter:
 
 
 def _remembered(mistake: Mistake) -> Mistake:
+    assert mistake.answer is not None  # a bound mistake
     return dataclasses.replace(mistake, answer=remembered(mistake.answer),
                                variants=tuple(map(remembered, mistake.variants)))
 

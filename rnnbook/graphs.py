@@ -112,7 +112,7 @@ def ops_of_type(graph_def: Any, op_type: str = "Split") -> list[str]:
     return [node.name for node in graph_def.node if node.op == op_type]
 
 
-def run_program(source: str, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
+def run_program(source: str, timeout: float = 300.0) -> str:
     """Run ``source`` with this interpreter in a fresh Python process and return what it
     printed. The child inherits this process's environment (so ``TF_USE_LEGACY_KERAS=1`` too);
     its stderr, TensorFlow's log, is dropped. A program that calls
@@ -141,7 +141,7 @@ def tensorboard(directory: str | os.PathLike[str], timeout: float = 60.0,
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env=env)
-    lines = queue.Queue()
+    lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_drain, args=(server.stdout, lines), daemon=True)
     reader.start()  # keeps reading, so the server never blocks on a full pipe
     try:
@@ -154,16 +154,17 @@ def tensorboard(directory: str | os.PathLike[str], timeout: float = 60.0,
             server.kill()
             server.wait(10)
         reader.join(10)
-        server.stdout.close()
+        if server.stdout is not None:  # always: stdout=PIPE
+            server.stdout.close()
 
 
-def _drain(stream: IO[str], lines: list[str]) -> None:
+def _drain(stream: IO[str], lines: queue.Queue[str | None]) -> None:
     for line in stream:
         lines.put(line.rstrip())
     lines.put(None)  # the server exited
 
 
-def _wait_for_url(lines: list[str], timeout: float) -> str:
+def _wait_for_url(lines: queue.Queue[str | None], timeout: float) -> str:
     """Read the server's log until it prints ``TensorBoard ... at http://127.0.0.1:PORT/``."""
     deadline = time.monotonic() + timeout
     seen = []

@@ -14,7 +14,7 @@ import numpy as np
 
 from rnnbook.plaindata import to_plain
 
-_REMEMBERED = {}  # (model, case fingerprint) -> (applies, answer or error); bounded
+_REMEMBERED: dict[tuple[Any, bytes], tuple[bool, Any]] = {}  # (model, case fingerprint) -> (applies, answer or error); bounded
 REMEMBER_AT_MOST = 50_000
 
 
@@ -66,5 +66,5 @@ def remembered(model: Callable[..., Any]) -> Callable[..., Any]:
             raise value
         return value
 
-    answer_once.__wrapped__ = model
+    answer_once.__wrapped__ = model  # type: ignore[attr-defined]  # a function takes any attribute
     return answer_once

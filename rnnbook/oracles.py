@@ -117,7 +117,8 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             return tuple(session.run([output, final, *extra], feed))
 
 
-def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray], initial_state: Any = None,
+def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray] | Sequence[np.ndarray],
+                   initial_state: Any = None,
                    **options: Any) -> Any:
     """Run a real Keras 3 ``LSTM`` layer with the given weights; return ``(outputs, h, c)``.
 
@@ -136,11 +137,11 @@ def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray], initial_state: A
     chunks = [_f32(x) for x in inputs] if isinstance(inputs, (list, tuple)) else [_f32(inputs)]
     if isinstance(weights, dict):
         weights = [weights["kernel"], weights["recurrent_kernel"], weights["bias"]]
-    weights = [_f32(w) for w in weights]
-    units = weights[1].shape[0]
+    arrays = [_f32(w) for w in weights]
+    units = arrays[1].shape[0]
     layer = keras.layers.LSTM(units, return_sequences=True, return_state=True, **options)
     layer.build(chunks[0].shape)
-    layer.set_weights(weights)
+    layer.set_weights(arrays)
     results = []
     for k, x in enumerate(chunks):
         state = [_f32(s) for s in initial_state] if (k == 0 and initial_state is not None) else None

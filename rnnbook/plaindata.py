@@ -54,7 +54,7 @@ def _plain(value: Any) -> Any:
     return array
 
 
-def changed_sentence(names: Sequence[str]) -> str:
+def changed_sentence(names: str) -> str:
     """The mistake sentence for a function that changed its arguments ``names`` (a message of a
     :data:`CHANGED` ``Raised``: the names joined by ", ")."""
     listed = names.split(", ")
@@ -75,7 +75,7 @@ class Watch:
                  names_of: Callable[..., Any] | None = None) -> None:
         self.fn = fn
         self.names_of = names_of or fn
-        self.changed = []
+        self.changed: list[str] = []
         self.__name__ = getattr(self.names_of, "__name__", "function")
 
     def _names(self, args, kwargs):

@@ -34,7 +34,7 @@ MIN_FONT = 9
 #: type sizes of every figure the book draws (applied when this module is imported)
 TYPE = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "xtick.labelsize": 9,
         "ytick.labelsize": 9, "legend.fontsize": 9, "figure.titlesize": 11}
-mpl.rcParams.update(TYPE)
+mpl.rcParams.update(TYPE)  # type: ignore[arg-type]  # matplotlib's keys are Literals
 
 
 def figure(width: float = 6.0, height: float = 3.0, **kwargs: Any) -> tuple[Figure, Any]:
@@ -107,7 +107,7 @@ def kernel_blocks(kernel: np.ndarray, input_depth: int, gates: Sequence[str] | N
     return fig
 
 
-def gate_heatmaps(values: dict[str, np.ndarray], rest: Any, labels: Sequence[str],
+def gate_heatmaps(values: dict[str, np.ndarray], rest: dict[str, float], labels: dict[str, str],
                   ncols: int = 2, width: float = MAX_WIDTH, height: float = 4.4) -> Figure:
     """One heatmap per gate, units down and time steps across, every cell annotated with its value.
 
@@ -156,7 +156,7 @@ HIGHLIGHTS = (None, *CELL_GATES)
 
 def lstm_cell_diagram(highlight: str | None = None, peepholes: bool = False, clip: bool = False,
                       projection: bool = False, gradients: bool = False,
-                      h: np.ndarray = "h") -> Figure:
+                      h: str = "h") -> Figure:
     """The book's one picture of an LSTM cell (after colah's): the c line (red) along the
     top, the h line (blue) along the bottom, the four gates between, each gate's equation
     beside the diagram, in the book's notation (:data:`CELL_GATES`).
@@ -320,7 +320,7 @@ def stateful_layout(series: np.ndarray, right: np.ndarray, wrong: np.ndarray,
 
 
 def chunk_runs(whole: np.ndarray, carried: np.ndarray, dropped: np.ndarray,
-               chunk: int | None) -> Figure:
+               chunk: int) -> Figure:
     """One output unit over time ``(T,)``: the ``whole`` run in one call (grey line), the
     chunked run with the state ``carried`` (blue dots) and the one from zeros each call
     (``dropped``, red crosses), with a dotted line at every ``chunk`` boundary."""
@@ -337,7 +337,7 @@ def chunk_runs(whole: np.ndarray, carried: np.ndarray, dropped: np.ndarray,
     return fig
 
 
-def error_by_step(predictions: Sequence[np.ndarray], target: np.ndarray,
+def error_by_step(predictions: dict[str, np.ndarray], target: np.ndarray,
                   colours: tuple[str, ...] = ("tab:blue", "tab:red"), shown: int = 6) -> Figure:
     """Top: the squared error at each step within a chunk, one bar per model
     (``predictions``: name -> ``(n, B, steps)``, against ``target`` of the same shape).
@@ -364,7 +364,7 @@ def error_by_step(predictions: Sequence[np.ndarray], target: np.ndarray,
     return fig
 
 
-def loss_curves(losses: Sequence[Sequence[float]],
+def loss_curves(losses: dict[str, Sequence[float]],
                 colours: tuple[str, ...] = ("tab:green", "tab:purple"), window: int = 10,
                 chance: float = 1.0) -> Figure:
     """Losses over updates (``losses``: name -> ``(updates,)``) on a log scale: each raw (thin)

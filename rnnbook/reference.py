@@ -19,7 +19,7 @@ book's letters: ``i`` input gate, ``j`` candidate (Keras calls its block ``c``, 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def reorder(a: np.ndarray, source: tuple[str, ...], target: tuple[str, ...], axi
     return join_gates(split_gates(a, source, axis), target, axis)
 
 
-def _slip(slip: str, allowed: dict[str, str] | tuple[str, ...]) -> str | None:
+def _slip(slip: str | None, allowed: Collection[str]) -> str | None:
     if slip is not None and slip not in allowed:
         raise ValueError(f"unknown slip {slip!r}; this function knows {sorted(allowed)}")
     return slip
@@ -141,7 +141,7 @@ def lstm_cell_step(x: np.ndarray, c: np.ndarray, m: np.ndarray, kernel: np.ndarr
                    bias: np.ndarray, forget_bias: float = 1.0,
                    w_i_diag: np.ndarray | None = None, w_f_diag: np.ndarray | None = None,
                    w_o_diag: np.ndarray | None = None, cell_clip: float | None = None,
-                   projection: bool | None = None, proj_clip: float | None = None,
+                   projection: np.ndarray | None = None, proj_clip: float | None = None,
                    order: tuple[str, ...] = TF1,
                    slip: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One LSTMCell step: ``(c', m')``, c' (B, H) and m' (B, P or H).
@@ -160,7 +160,7 @@ def lstm_cell_step(x: np.ndarray, c: np.ndarray, m: np.ndarray, kernel: np.ndarr
     unclipped = c_new
     if cell_clip is not None and slip not in ("clip after m", "cell_clip on m"):
         c_new = np.clip(c_new, -cell_clip, cell_clip)
-    peeped = {"o peephole on old c": c, "o peephole on unclipped c": unclipped}.get(slip, c_new)
+    peeped = {"o peephole on old c": c, "o peephole on unclipped c": unclipped}.get(slip or "", c_new)
     m_new = sigmoid(g["o"] + wo * peeped) * np.tanh(c_new)  # (B, H)
     if cell_clip is not None and slip == "clip after m":
         c_new = np.clip(c_new, -cell_clip, cell_clip)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 # Jupyter packages ask for it); that builds about 35 Lark parsers at import, 1.5 s of every
 # tool's start-up (python-jsonschema/jsonschema#1428). No notebook schema uses the "iri" formats
 # it checks, so these processes (generator, grader, release) do without it.
-sys.modules.setdefault("rfc3987_syntax", None)
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 import nbformat  # noqa: E402
 
@@ -98,7 +98,7 @@ def exercises(nb: nbformat.NotebookNode, where: str = "notebook") -> list[Exerci
     return found
 
 
-def stub(source: str, number: str, name: str, where: str = "notebook") -> str:
+def stub(source: str, number: str | None, name: str | None, where: str = "notebook") -> str:
     """``source`` with every solution block replaced by a stub that raises NotImplementedError."""
     out, inside = [], False
     for line in source.split("\n"):

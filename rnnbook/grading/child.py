@@ -65,7 +65,7 @@ def raised(error: BaseException, scratch_mb: int | None = None) -> dict[str, Any
                            where(frames)[:2000]]}
 
 
-def compiled(code: str, number: str) -> Any:
+def compiled(code: str, number: int) -> Any:
     """Cell ``number`` (the learner's count: every cell) compiled, its lines known to
     ``linecache``, so that an error's line is quoted as the notebook's check quotes it."""
     name = f"<cell {number}>"
@@ -180,7 +180,7 @@ def main(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None = 
         name = exercise["name"]
         emit(exercise=name, status="start")
         fn = namespace.get(name)
-        answers = []
+        answers: list[Any] = []
         for trial in exercise["trials"]:
             if not callable(fn):
                 answers.append(None)

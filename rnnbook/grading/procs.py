@@ -43,7 +43,8 @@ class Zygote:
         self.sock = ours
         self.lock = threading.Lock()
         self.changed = threading.Condition()
-        self.forked, self.exited = {}, {}
+        self.forked: dict[int, int] = {}  # token -> pid
+        self.exited: dict[int, int] = {}  # token -> status
         self.ready = None  # True, or why it failed
         self.tokens = 0
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -81,7 +82,7 @@ class Zygote:
         if self.ready is not True:
             raise ZygoteError(f"the {self.kind} zygote failed: {self.ready}")
 
-    def spawn(self, payload: bytes, events_w: int, meter: Meter | None = None,
+    def spawn(self, payload: bytes, events_w: int, meter: int | None = None,
               group: Group | None = None) -> tuple[int, int]:
         """Fork a child for ``payload`` (bytes: the job); returns ``(token, keeper pid)``.
         ``meter``: a :class:`Meter`'s descriptor, where the keeper writes the child's scratch use;
@@ -251,7 +252,7 @@ def memfd_mb(pids: Sequence[int]) -> float:
     return total / 2**20
 
 
-def _mounts() -> list[tuple[str, str, str]]:
+def _mounts() -> list[tuple[str, str, list[str]]]:
     """``[(mount point, file system type, super options)]`` of this process."""
     found = []
     with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:

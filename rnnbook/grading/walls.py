@@ -70,7 +70,7 @@ def _check(result: int, what: str) -> None:
         raise WallError(f"{what}: {os.strerror(code)}")
 
 
-def mount(source: str | None, target: str, fstype: str, flags: int,
+def mount(source: str | None, target: str, fstype: str | None, flags: int,
           data: str | None = None) -> None:
     _check(_libc.mount(_b(source), _b(target), _b(fstype), ctypes.c_ulong(flags), _b(data)),
            f"mount {target}")
@@ -167,7 +167,7 @@ def plan(spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
     return ops
 
 
-def _covers_inside_scratch(ops: list[tuple[str, str, Any]]) -> list[str]:
+def _covers_inside_scratch(ops: list[tuple[str, str, Any]]) -> set[str]:
     """For what is brought back from inside a scratch folder (a Python installed under /tmp,
     the scratch /tmp's own place): hide its top folder below the scratch, so that the folders
     made to reach it are a read-only tmpfs, not writable scratch."""
@@ -208,7 +208,8 @@ def build(spec: dict[str, Any]) -> int | None:
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the host
     readonly_everything()
     pool, scratch = _scratch_pool(spec, [path for path, kind, _ in ops if kind == "scratch"])
-    hidden, fresh = [], []  # tmpfs mounted here: hidden folders, and all (scratch too)
+    hidden: list[str] = []
+    fresh: list[str] = []  # tmpfs mounted here: hidden folders, and all (scratch too)
     for path, kind, arg in ops:
         if kind == "hide":
             if not os.path.isdir(path):
@@ -239,7 +240,7 @@ def build(spec: dict[str, Any]) -> int | None:
     return pool
 
 
-def _scratch_pool(spec: dict[str, Any], paths: list[str]) -> tuple[int | None, dict[str, str]]:
+def _scratch_pool(spec: dict[str, Any], paths: list[str]) -> tuple[int | None, dict[str, int]]:
     """One tmpfs of ``spec["scratch_mb"]`` MB with a folder for each scratch path: ``(fd of its
     top, {path: fd of its folder})``, bind-mounted to their paths later. It is mounted on
     ``/dev``, which is hidden under a tmpfs of its own right after: nothing shows the pool
@@ -448,12 +449,12 @@ def spec(kind: str, root: str, work: str, out: str, subs: Sequence[str], workdir
         for name in STUBBED:
             overlay[os.path.join(package, name)] = stub
     needed |= {real(p) for p in extra_readonly}
-    hide = sorted(hide - {"/"})
-    covered = hide + SCRATCH
+    hidden = sorted(hide - {"/"})
+    covered = hidden + SCRATCH
     readonly = sorted(p for p in needed
                       if os.path.exists(p) and any(under(p, h) for h in covered))
     return {
-        "hide": hide + ["/dev"],
+        "hide": hidden + ["/dev"],
         "scratch": {p: scratch for p in [*SCRATCH, str(workdir)]},
         "scratch_mb": scratch,
         "readonly": readonly + DEVICES,

@@ -46,7 +46,7 @@ def encode(value: Any) -> Any:
         return {"__array__": [data.dtype.name, list(data.shape),
                               base64.b64encode(data.tobytes()).decode("ascii")]}
     if isinstance(value, tuple) and isinstance(getattr(value, "_fields", None), tuple):
-        return {"__named__": [type(value).__name__, list(value._fields),
+        return {"__named__": [type(value).__name__, list(value._fields),  # type: ignore[attr-defined]
                               [encode(v) for v in value]]}
     if isinstance(value, tuple):
         return {"__tuple__": [encode(v) for v in value]}
@@ -99,7 +99,7 @@ def decode(obj: Any, budget: int, raised: Callable[..., Any] | None = None,
     return walk(obj, 0)
 
 
-_NAMED = {}  # (name, fields) -> the named tuple class made for it (one per process)
+_NAMED: dict[tuple[str, tuple[str, ...]], type] = {}  # (name, fields) -> the named tuple class made for it (one per process)
 
 
 def _named(parts: list[Any], walk: Callable[..., Any]) -> Any:
@@ -178,7 +178,7 @@ class LineReader:
         self.dropped = False  # whether any line was too long (the caller resets it)
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        lines = []
+        lines: list[bytes] = []
         start = 0
         while True:
             end = chunk.find(b"\n", start)

@@ -58,6 +58,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _load(name: str, filename: str) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
+    assert spec is not None and spec.loader is not None  # a .py file's spec has a loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -116,10 +117,10 @@ def _ipython_transformer(folder: str) -> None:
     fakes = {name: types.ModuleType(name) for name in ("IPython", "IPython.utils")}
     for module in fakes.values():
         module.__path__ = []
-    saved = {name: sys.modules.get(name) for name in [*fakes, "IPython.utils.tokenutil"]}
+    saved: dict[str, types.ModuleType | None] = {name: sys.modules.get(name) for name in [*fakes, "IPython.utils.tokenutil"]}
     try:
         sys.modules.update(fakes)
-        fakes["IPython.utils"].tokenutil = _load(
+        fakes["IPython.utils"].tokenutil = _load(  # type: ignore[attr-defined]
             "IPython.utils.tokenutil", os.path.join(folder, "utils", "tokenutil.py"))
         _load("rnnbook_ipython", os.path.join(folder, "core", "inputtransformer2.py"))
     except (OSError, SyntaxError, ImportError):
@@ -191,7 +192,9 @@ def _reachable(roots: Any) -> Any:
     """``{id(globals): names}``: the module-level names that the functions ``roots`` reach,
     through their code (nested code too), defaults, closures, ``functools`` wrappers and
     partials, the classes and containers they refer to, and so on from each name found."""
-    keep, seen, stack = {}, set(), list(roots)
+    keep: dict[Any, Any] = {}
+    seen: set[int] = set()
+    stack = list(roots)
 
     def code_names(code, namespace):
         names = keep.setdefault(id(namespace), set())
@@ -240,8 +243,8 @@ def describe(obj: Any) -> str:
     return f"{type(obj).__name__} {name or ''}".strip()
 
 
-def keeper(token: int, events_fd: int, job_fd: int, meter_fd: int, sock: socket.socket,
-           chapters: dict[str, Any]) -> None:
+def keeper(token: int, events_fd: int, job_fd: int, meter_fd: int | None, sock: socket.socket,
+           chapters: dict[str, Any] | None) -> None:
     """The forked keeper of one job (never returns)."""
     pool = None
     try:
@@ -360,7 +363,7 @@ def _wait_for(pid: int, pool: Any = None, meter: Any = None) -> int:
 def _children() -> list[int]:
     """This process's children. (Behind the walls /proc is the child's pid namespace's: there
     the keeper has no other child, and the kernel kills the namespace with its first process.)"""
-    found = []
+    found: list[int] = []
     try:
         tasks = os.listdir("/proc/self/task")
     except OSError:
@@ -400,7 +403,7 @@ def _end_as(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def serve(sock: socket.socket, chapters: dict[str, Any]) -> None:
+def serve(sock: socket.socket, chapters: dict[str, Any] | None) -> None:
     """Fork a keeper per command; report forks and exits; kill strays."""
     keepers = {}  # pid -> token
 
