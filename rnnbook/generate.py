@@ -102,7 +102,8 @@ def learner_copy(nb: nbformat.NotebookNode, where: str = "notebook") -> nbformat
         text = cell.source
         if cell.cell_type == "code":
             ex = headers.get(index)
-            text = source.stub(text, ex and ex.number, ex and ex.name, f"{where}, cell {index}")
+            number, name = (ex.number, ex.name) if ex else (None, None)
+            text = source.stub(text, number, name, f"{where}, cell {index}")
             new = nbformat.v4.new_code_cell(text)
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(text)

@@ -117,7 +117,7 @@ def _ipython_transformer(folder: str) -> None:
     fakes = {name: types.ModuleType(name) for name in ("IPython", "IPython.utils")}
     for module in fakes.values():
         module.__path__ = []
-    saved: dict[str, types.ModuleType | None] = {name: sys.modules.get(name) for name in [*fakes, "IPython.utils.tokenutil"]}
+    saved: dict[str, Any] = {name: sys.modules.get(name) for name in [*fakes, "IPython.utils.tokenutil"]}
     try:
         sys.modules.update(fakes)
         fakes["IPython.utils"].tokenutil = _load(  # type: ignore[attr-defined]
@@ -287,7 +287,7 @@ def walls_failed() -> int:
     return sys.modules["rnnbook_walls"].FAILED
 
 
-def worker(job: dict[str, Any], events_fd: int, chapters: dict[str, Any]) -> None:
+def worker(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None) -> None:
     """The child proper: behind the walls, limited, in its working folder (never returns)."""
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
