@@ -422,8 +422,8 @@ def parts_right(ex: Any, expected: Any, answers: Any) -> tuple[str, ...]:
     return tuple(right)
 
 
-def _raised_outcome(ex: Any, cases: list[Case], error: tuple[Raised, str, Case], failing: list[tuple[Case, Any]],
-                    passing: Sequence[tuple[Case, Any]]) -> Outcome:
+def _raised_outcome(ex: Any, cases: list[Case], error: tuple[Raised, str, Case],
+                    failing: list[tuple[Case, Any]], passing: Sequence[tuple[Case, Any]]) -> Outcome:
     """The verdict when the function raised on a trial: the error, and the known mistake that
     explains the trials where it returned a wrong answer, if one does (``np.hstack`` of W and U
     returns an array when D == H and raises when D != H)."""

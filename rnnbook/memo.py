@@ -14,7 +14,8 @@ import numpy as np
 
 from rnnbook.plaindata import to_plain
 
-_REMEMBERED: dict[tuple[Any, bytes], tuple[bool, Any]] = {}  # (model, case fingerprint) -> (applies, answer or error); bounded
+# (model, case fingerprint) -> (applies, answer or error); bounded
+_REMEMBERED: dict[tuple[Any, bytes], tuple[bool, Any]] = {}
 REMEMBER_AT_MOST = 50_000
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 

@@ -19,7 +19,7 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def _sizes(rng: np.random.Generator, shape: str, B: int | None = None, T: int | 
     return case
 
 
-def _arrays(answer: Any, parts: Sequence[str] | None = 0) -> Any:
+def _arrays(answer: Any, parts: Any = 0) -> Any:
     """The learner's answer with lists of numbers read as arrays (a list of rows is as good an
     answer as an array): the answer itself, or each of its ``parts``."""
     def one(value):
@@ -365,7 +365,8 @@ NOT_BUILT = ("the cell has no variables yet (`cell.variables == []`, and `cell._
              "the input depth D. Build it first: call it once on an input of depth D (or call "
              "`cell.build`)")
 
-_BUILT = {}  # (D, H) -> an eager BasicRNNCell built for that shape, reused from trial to trial
+# (D, H) -> an eager BasicRNNCell built for that shape, reused from trial to trial
+_BUILT: dict[tuple[int, int], Any] = {}
 
 
 def _built_cell(D: int, H: int, kernel: np.ndarray, bias: np.ndarray) -> Any:
@@ -623,7 +624,7 @@ def _raising_built(error: type[BaseException], message: str) -> Callable[..., An
     return perturb
 
 
-def _side_by_side(c: Case) -> None:
+def _side_by_side(c: Case) -> NoReturn:
     """Keras' kernel (D, H) and recurrent_kernel (H, H) side by side: NumPy raises where
     D != H (and the cell refuses the (H, 2H) kernel where D == H)."""
     if c["D"] != c["H"]:
@@ -637,7 +638,7 @@ def _rows_differ(case: Case, got: Any) -> bool:
     """NumPy's error for stacking side by side a (D, H) and an (H, H) block, D != H."""
     found = re.search(r"index 0 has size (\d+) and the array at index 1 has size (\d+)",
                       got.message)
-    return bool(found) and (int(found[1]), int(found[2])) == (case["D"], case["H"])
+    return found is not None and (int(found[1]), int(found[2])) == (case["D"], case["H"])
 
 
 def _port_call(fn: Callable[..., Any], c: Case) -> Any:
@@ -684,7 +685,7 @@ def _ported(c: Case) -> Any:
     return (*_run(loaded), _step(loaded))
 
 
-def _loaded(kernel: np.ndarray) -> Callable[..., Any]:
+def _loaded(kernel: Any) -> Callable[..., Any]:
     """The case whose Keras weights, loaded right, put ``kernel(c)`` (D + H, H) in the cell: a
     wrong load is the right load of other weights."""
     def perturb(c):

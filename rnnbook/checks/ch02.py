@@ -71,14 +71,14 @@ def gate_tensors(T: int) -> Any:
     return tuple(_gates_of_step(h) for h in outputs)
 
 
-def _only(items: Sequence[Any], what: str) -> Any:
+def _only(items: Any, what: str) -> Any:
     items = list(items)
     if len(items) != 1:
         raise AssertionError(f"expected one {what} in BasicLSTMCell's graph, found {len(items)}")
     return items[0]
 
 
-def _gates_of_step(h: np.ndarray) -> Any:
+def _gates_of_step(h: Any) -> Any:
     mul = h.op  # h_t = tanh(c_t) * sigmoid(o)
     sigmoid_o = _only((t for t in mul.inputs if t.op.type == "Sigmoid"), "sigmoid(o)")
     o = sigmoid_o.op.inputs[0]
@@ -118,7 +118,7 @@ def _fetch_static(case: Case, names: Sequence[str]) -> Any:
 
 # --- Live sessions for the API exercises -----------------------------------------------------
 
-_SESSIONS = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
+_SESSIONS: dict[tuple, Any] = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
 
 
 def live_session(case: Case) -> Any:
@@ -192,7 +192,7 @@ def _state_before(case: Case, t: int) -> Any:
     return ref.unroll(step, case["inputs"][:, :t], _zero_state(case))[1]
 
 
-def _tf1(gates: Sequence[str]) -> Any:
+def _tf1(gates: Any) -> Any:
     return tuple(gates[g] for g in GATES)
 
 
@@ -205,7 +205,7 @@ def _tensor_name(t: int, k: int, op: str = SPLIT) -> str:
 
 
 def _name_case(rng: np.random.Generator, gate: Any = None, t: int | None = None,
-               gates: Sequence[str] = GATES, steps: int = (0, 7)) -> Case:
+               gates: Sequence[str] = GATES, steps: Any = (0, 7)) -> Case:
     gate = str(rng.choice(list(gates))) if gate is None else gate
     t = int(rng.integers(*steps)) if t is None else t
     return {"gate": gate, "t": t}
@@ -324,7 +324,8 @@ def _nodes(T: int, layers: int, split_inputs: bool) -> Any:
     return tuple((node.name, node.op) for node in graph_def.node)
 
 
-_EVENT_FILES = {}  # (T, layers, split_inputs) -> event file, written in the process that runs fn
+# (T, layers, split_inputs) -> event file, written in the process that runs fn
+_EVENT_FILES: dict[tuple, Any] = {}
 
 
 def event_file(T: int, layers: int, split_inputs: bool) -> str:
@@ -537,7 +538,7 @@ def _sigmoid(z: np.ndarray) -> Any:
     return 1 / (1 + np.exp(-np.asarray(z, np.float64)))
 
 
-def _logit(p: float) -> Any:
+def _logit(p: Any) -> Any:
     """The inverse of the sigmoid: a gate's pre-activation from its value (float32 values
     give it to 1e-5 for |z| < 8)."""
     p = np.asarray(p, np.float64)
@@ -668,7 +669,7 @@ def _xh_swapped(case: Case) -> dict[str, Any]:
 HUGE_C = np.float32(1e9)
 
 
-def _o_probed(case: Case, **change: Callable[..., Any]) -> dict[str, Any]:
+def _o_probed(case: Case, **change: Any) -> dict[str, Any]:
     """The case (with ``change``) and below it the same rows with c = HUGE_C: the real cell's
     h' there is sigmoid(o) of each row."""
     case = {**case, **change}
@@ -677,7 +678,7 @@ def _o_probed(case: Case, **change: Callable[..., Any]) -> dict[str, Any]:
             "c": np.concatenate([case["c"], np.full_like(case["c"], HUGE_C)])}  # (2B, H)
 
 
-def _with_o(change_h: bool) -> Callable[..., Any]:
+def _with_o(change_h: Any) -> Callable[..., Any]:
     """After :func:`_o_probed`: ``(c', change_h(case, c', sigmoid(o)))`` of the case's rows."""
     def after(case, right):
         B = case["B"]
@@ -777,11 +778,12 @@ def _activations_oracle(case: Case) -> Any:
 def _activations_reference(case: Case) -> Any:
     """The gate values at every step of the run from the zero state (instructor-side)."""
     kernel, bias, forget_bias = case["kernel"], case["bias"], case["forget_bias"]
-    state, values = _zero_state(case), []
+    state: Any = _zero_state(case)
+    values = []
     for t in range(case["T"]):
         x = case["inputs"][:, t]
-        values.append(_tf1(ref.basic_lstm_activations(x, *state, kernel, bias, forget_bias)))
-        state = ref.basic_lstm_step(x, *state, kernel, bias, forget_bias)
+        values.append(_tf1(ref.basic_lstm_activations(x, *state, kernel, bias, forget_bias)))  # type: ignore[call-arg]
+        state = ref.basic_lstm_step(x, *state, kernel, bias, forget_bias)  # type: ignore[call-arg]
     return tuple(np.stack([v[k] for v in values], axis=1) for k in range(4))  # 4 x (B, T, H)
 
 

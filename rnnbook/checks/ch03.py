@@ -38,7 +38,7 @@ from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 from rnnbook.plaindata import Case, to_plain
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
-AGREE = dict(rtol=1e-4, atol=1e-5)
+AGREE: dict[str, Any] = dict(rtol=1e-4, atol=1e-5)
 
 
 def _agree(name: str, got: Any, want: Any) -> None:
@@ -51,7 +51,7 @@ def _lstm_cell(H: int, **options: Any) -> Any:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.LSTMCell(H, **options)
 
 
-def _forget_bias(rng: np.random.Generator, kind: str) -> Any:
+def _forget_bias(rng: np.random.Generator, kind: Any) -> Any:
     """``"default"``: 1.0; ``"other"``: far from 1 and from 0, so that both a missing and a
     hard-coded forget_bias show."""
     if kind == "default":
@@ -184,8 +184,8 @@ def _weights_of(case: Case) -> Any:
     return {k: case[k] for k in WEIGHT_NAMES if k in case}
 
 
-def _step_ref(case: Case, c: Case | None = None, m: np.ndarray | None = None,
-              **change: Callable[..., Any]) -> Any:
+def _step_ref(case: Case, c: np.ndarray | None = None, m: np.ndarray | None = None,
+              **change: Any) -> Any:
     """The reference step on ``case`` (from the state ``c``, ``m`` if given), one thing changed."""
     args = dict(
         forget_bias=case["forget_bias"], w_i_diag=case.get("w_i_diag"),
@@ -294,7 +294,7 @@ RUN_DESIGNS = (
 )
 
 
-def _run_case(rng: np.random.Generator, B: int, D: int, H: int, P: int, state_is_tuple: bool,
+def _run_case(rng: np.random.Generator, B: Any, D: int, H: int, P: int, state_is_tuple: bool,
               peepholes: bool) -> Any:
     B = int(rng.integers(B[0], B[1] + 1))
     case = _cell_case(rng, B, D, H, P, peepholes, 1.0)
@@ -472,7 +472,7 @@ def _unprojected(case: Case) -> Any:
     return new
 
 
-def _clip(a: np.ndarray, bound: Callable[..., Any]) -> Any:
+def _clip(a: np.ndarray, bound: float | None) -> Any:
     return a if bound is None else np.clip(a, -bound, bound)
 
 
@@ -597,7 +597,7 @@ def _tf1_matches_keras(case: Case, name: str, weights: dict[str, np.ndarray],
     options = {"forget_bias": case["forget_bias"], "state_is_tuple": state_is_tuple}
     state = (case["c0"], case["h0"])
     if not state_is_tuple:
-        state = np.concatenate(state, axis=1)  # (B, 2H): [c, h]
+        state = np.concatenate(state, axis=1)  # type: ignore[assignment]  # (B, 2H): [c, h]
     tf1 = {"kernel": case["kernel"], "bias": case["bias"]}
     # static_rnn: the same real cell as dynamic_rnn, and quicker to build than its while loop
     outputs, final = run_tf1(_lstm_cell(H, **options), case["inputs"], state, tf1, mode="static")
@@ -617,7 +617,7 @@ def _on_weights(change: Callable[..., Any]) -> Any:
     return lambda case, right: [*change(case, *right[:3]), *right[3:]]
 
 
-def _fold_into(where: str) -> Any:
+def _fold_into(where: Any) -> Any:
     """after= on the case without forget_bias: forget_bias added to block ``where`` of the
     Keras bias, or to ``"all"`` of it."""
     def change(case, kernel, recurrent, bias):
@@ -709,7 +709,7 @@ def _torch_bias(case: Case, name: str) -> dict[str, Any]:
     return {**case, name: np.zeros_like(case[name])}
 
 
-def _torch_with(**change: Callable[..., Any]) -> Any:
+def _torch_with(**change: Any) -> Any:
     """after=: parts of the right (kernel, recurrent_kernel, bias) replaced, each
     ``change[part](case)`` from the case alone."""
     names = ("kernel", "recurrent", "bias")

@@ -222,7 +222,7 @@ def _ended_rows(which: Any) -> Any:
     return lambda case: {**case, "ended": which(np.asarray(case["ended"]))}
 
 
-def _kept(part: int | None = None, layers: int = slice(1, None)) -> Callable[..., Any]:
+def _kept(part: int | None = None, layers: Any = slice(1, None)) -> Callable[..., Any]:
     """after=: the given state kept in part ``part`` (0: c, 1: h) of every layer, or in
     ``layers`` (both parts), the right answer elsewhere."""
     def after(case, right):
@@ -303,7 +303,7 @@ BATCH_DESIGNS = (
 )
 
 
-def _batches_case(rng: np.random.Generator, B: int, steps: int, n: int, tail: int) -> Case:
+def _batches_case(rng: np.random.Generator, B: int, steps: int, n: int, tail: str) -> Case:
     extra = {"none": 0, "short": int(rng.integers(1, B)),
              "long": int(rng.integers(B, B * steps))}[tail]
     return {"batch_size": B, "steps": steps, "series": normal(rng, B * steps * n + extra)}
@@ -604,7 +604,7 @@ def _stream_oracle(case: Case) -> Any:
 
 #: the last case whose right chunked run was computed, and that run: the expected answer and
 #: the sweeps' learners' answers start from it (the sweeps judge thousands of answers)
-_last_run = [None, None]
+_last_run: list[Any] = [None, None]
 
 
 def _chunked(case: Case) -> Any:
@@ -738,7 +738,7 @@ def _compiled_lstm_class() -> Any:
     learner calls a real Keras layer; the check can afford many trials."""
     tf, keras = tensorflow(), keras3()
 
-    class CompiledLSTM(keras.layers.LSTM):
+    class CompiledLSTM(keras.layers.LSTM):  # type: ignore[name-defined]  # keras: a module
         def __call__(self, *args, **kwargs):
             self._eager_calls = getattr(self, "_eager_calls", 0) + 1
             if self._eager_calls <= EAGER_CALLS:
@@ -991,7 +991,7 @@ def _own_weights(case: Case) -> dict[str, Any]:
     return {**case, **{k: case["served_" + k] for k in ("kernel", "recurrent_kernel", "bias")}}
 
 
-def _from_state(h: np.ndarray, c: Case) -> Any:
+def _from_state(h: Any, c: Any) -> Any:
     """perturb=: the stream from the state ``(h, c)`` (each (1, H)) instead of row ``row``'s."""
     return lambda case: {**case, "row": 0, "h": h(case), "c": c(case)}
 

@@ -138,9 +138,9 @@ def _changed_tf(clip_grad: Any = None, f_grad: Any = None,
 
     try:
         if clip_grad == "pass":
-            tf2.clip_by_value = passing_clip
+            tf2.clip_by_value = passing_clip  # type: ignore[attr-defined]
         if f_grad == "without forget_bias":
-            tf2.sigmoid = f_sigmoid
+            tf2.sigmoid = f_sigmoid  # type: ignore[attr-defined]
         yield
     finally:
         for name, value in saved.items():
@@ -194,7 +194,7 @@ def _clip_case(rng: np.random.Generator, norms: Any) -> Any:
     D, H, P = (int(rng.integers(1, 4)) for _ in range(3))
     clip_norm = round(float(rng.uniform(1.5, 4.0)), 2)
     shapes = {"dkernel": (D + H, 4 * H), "dbias": (4 * H,), "dprojection": (H, P)}
-    case = {"clip_norm": clip_norm}
+    case: Case = {"clip_norm": clip_norm}
     for (name, shape), share in zip(shapes.items(), norms, strict=True):
         g = normal(rng, *shape)
         case[name] = _f32(g * share * clip_norm / np.sqrt((g.astype(np.float64) ** 2).sum()))
@@ -219,7 +219,7 @@ def _clip_ref(case: Case) -> Any:
 # after=), so the learner release (TensorFlow's oracle, no rnnbook.backward) names them too.
 
 
-def _right(name: str, **change: Callable[..., Any]) -> Callable[..., Any]:
+def _right(name: str, **change: Any) -> Callable[..., Any]:
     """Exercise ``name``'s right answer on a case with ``change`` made: rnnbook.backward where
     it is installed, TensorFlow's oracle in the learner release (exercise.right_answer)."""
     def model(case):
@@ -340,7 +340,7 @@ BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds ev
 
 
 def _rows(name: str, part: int,
-          batched: bool = ("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")) -> Callable[..., Any]:
+          batched: Any = ("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")) -> Callable[..., Any]:
     """Part ``part`` of exercise ``name``'s right answer on each row of the batch alone,
     stacked: with ``part`` the bias gradient, the (B, G * H) gradient of the pre-activations
     dz, row by row."""
@@ -377,7 +377,7 @@ SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D col
               "first, then H for h, so split it at D = x.shape[1] (D == H would hide this).")
 
 
-def _split_at_h(dx: np.ndarray, dh: np.ndarray) -> Callable[..., Any]:
+def _split_at_h(dx: Any, dh: Any) -> Callable[..., Any]:
     """``after``: the right answer with parts ``dx`` and ``dh`` joined and split at column H
     instead of D (a kernel split at row H gives the same)."""
     def after(case, right):
@@ -604,7 +604,7 @@ def _assumed_whole_chunks(case: Case, got: Any) -> bool:
         "equal division" in got.message or "reshape" in got.message)
 
 
-def _each_chunk_from(start: int) -> Callable[..., Any]:
+def _each_chunk_from(start: Any) -> Callable[..., Any]:
     """Every chunk run from ``start`` (``"h0"`` or ``"zeros"``) instead of the carried state:
     the sum of the right answers of the chunks alone."""
     def model(case):
@@ -691,12 +691,12 @@ def _lstm_ref(c: Case) -> Any:
                                         slip=F_SLIPS[c.get("f_grad")])
 
 
-def _lstm_with(case: Case, **change: Callable[..., Any]) -> Any:
+def _lstm_with(case: Case, **change: Any) -> Any:
     """The knob model of 5.5: the right answer on ``case`` with one argument changed."""
     return _right("lstm_step_backward", **change)(case)
 
 
-def _blocks_read_as_keras(name: str, parts: Sequence[str] | None) -> Callable[..., Any]:
+def _blocks_read_as_keras(name: str, parts: Any) -> Callable[..., Any]:
     """Exercise ``name``'s answer by a learner who reads the kernel's gate blocks in Keras'
     order throughout: the right answer of the cell with the kernel's and the bias' 2nd and 3rd
     blocks swapped, its gradients' blocks (``parts``) swapped back."""
@@ -706,7 +706,7 @@ def _blocks_read_as_keras(name: str, parts: Sequence[str] | None) -> Callable[..
     return model
 
 
-def _blocks_swapped(parts: Sequence[str] | None) -> Callable[..., Any]:
+def _blocks_swapped(parts: Any) -> Callable[..., Any]:
     """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
     def after(case, right):
         right = list(right)
@@ -938,7 +938,7 @@ KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forge
 def _keras_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Any:
     """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, g, o,
     forget_bias folded into the f block of the bias): the data the check loads."""
-    case = {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
+    case: Case = {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
             "x": normal(rng, B, D), "c": normal(rng, B, H, scale=1.5),
             "h": normal(rng, B, H, scale=0.7),
             "tf1_kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H), i, j, f, o
@@ -1094,7 +1094,7 @@ def _cell_ref(c: Case) -> Any:
     return tuple(g[k] for k in CELL_PARTS)
 
 
-def _cell_with(case: Case, **change: Callable[..., Any]) -> Any:
+def _cell_with(case: Case, **change: Any) -> Any:
     """The knob model of 5.8: the right answer on ``case`` with one argument changed."""
     return _right("lstm_cell_backward", **change)(case)
 
@@ -1114,7 +1114,7 @@ def _clip_zeroes_upstream_only(c: Case) -> Any:
                  (-1, _cell_with(c, clip_grad="pass", **no_m)), (1, _cell_with(c, **no_m)))
 
 
-def _gate_rows(c: Case) -> np.ndarray:
+def _gate_rows(c: Case) -> list[np.ndarray]:
     """dz (B, 4H), row by row (_rows), as the gate blocks di, dj, df, do."""
     return np.split(_rows("lstm_cell_backward", 4)(c), 4, axis=1)
 

@@ -53,7 +53,7 @@ LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, g, o (the same swap goes back; g is TF1's j)
 
 
-def reorder_blocks(a: np.ndarray, order: tuple[str, ...], axis: int = -1) -> np.ndarray:
+def reorder_blocks(a: np.ndarray, order: Any, axis: int = -1) -> np.ndarray:
     """Reorder the four gate blocks of ``a`` along ``axis``: ``order`` lists old block indices
     (:data:`TF1_TO_KERAS`). The learner side's :func:`rnnbook.reference.reorder`."""
     parts = np.split(a, 4, axis=axis)
@@ -186,7 +186,7 @@ def _rows_mismatch(case: Case, got: Any) -> bool:
     != H (dim 0)"."""
     found = (re.search(r"size (\d+) is different from (\d+)", got.message)
              or re.search(r"(\d+) \(dim 1\) != (\d+) \(dim 0\)", got.message))
-    return bool(found) and {int(found[1]), int(found[2])} == {case["D"], case["H"]}
+    return found is not None and {int(found[1]), int(found[2])} == {case["D"], case["H"]}
 
 
 def _square_only(case: Case) -> Any:

@@ -99,7 +99,8 @@ def decode(obj: Any, budget: int, raised: Callable[..., Any] | None = None,
     return walk(obj, 0)
 
 
-_NAMED: dict[tuple[str, tuple[str, ...]], type] = {}  # (name, fields) -> the named tuple class made for it (one per process)
+# (name, fields) -> the named tuple class made for it (one per process)
+_NAMED: dict[tuple[str, tuple[str, ...]], type] = {}
 
 
 def _named(parts: list[Any], walk: Callable[..., Any]) -> Any:
