@@ -19,7 +19,7 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def _sizes(rng: np.random.Generator, shape: str, B: int | None = None, T: int | 
     return case
 
 
-def _arrays(answer: Any, parts: Any = 0) -> Any:
+def _arrays(answer: Any, parts: int = 0) -> Any:
     """The learner's answer with lists of numbers read as arrays (a list of rows is as good an
     answer as an array): the answer itself, or each of its ``parts``."""
     def one(value):
@@ -92,7 +92,7 @@ def _cell_blocks(kernel: np.ndarray, bias: np.ndarray, D: int, H: int) -> Any:
 # --- Exercise 1.1: split the kernel (by hand) ------------------------------------------------
 
 
-def _split_case(rng: np.random.Generator, shape: str) -> Any:
+def _split_case(rng: np.random.Generator, shape: str) -> Case:
     case = _sizes(rng, shape)
     del case["B"]  # weights have no batch
     case["kernel"] = normal(rng, case["D"] + case["H"], case["H"], scale=0.5)  # (D + H, H)
@@ -149,7 +149,7 @@ split_kernel = Exercise(
 # --- Exercise 1.2: a TF1 kernel from Keras 3 weights (by hand) -------------------------------
 
 
-def _keras_case(rng: np.random.Generator, shape: str, least_depth: int = 1) -> Any:
+def _keras_case(rng: np.random.Generator, shape: str, least_depth: int = 1) -> Case:
     case = _sizes(rng, shape, least_depth=least_depth)
     del case["B"]
     D, H = case["D"], case["H"]
@@ -247,7 +247,7 @@ tf1_from_keras = Exercise(
 # --- Exercise 1.3: one step by hand ----------------------------------------------------------
 
 
-def _step_case(rng: np.random.Generator, shape: str, B: int | None = None) -> Any:
+def _step_case(rng: np.random.Generator, shape: str, B: int | None = None) -> Case:
     case = _sizes(rng, shape, B)
     B, D, H = case["B"], case["D"], case["H"]
     case["x"] = normal(rng, B, D)  # (B, D)
@@ -278,8 +278,8 @@ def _step(c: Case) -> Any:
 EPS = 2.0 ** -12
 
 
-def _each(value: Callable[..., Any], change: Callable[..., Any],
-          parts: Sequence[str] | None = None) -> Any:
+def _each(value: Any, change: Callable[..., Any],
+          parts: int | None = None) -> Any:
     """``change`` applied to an array, or to the first ``parts`` arrays of a list answer
     (the rest kept: 1.6's probe of the loaded cell)."""
     if not isinstance(value, list):
@@ -307,7 +307,7 @@ def _sigmoid_case(state: Any) -> Callable[..., Any]:
     return perturb
 
 
-def _step_mistakes(state: Any, parts: Sequence[str] | None = None) -> Any:
+def _step_mistakes(state: str, parts: int | None = None) -> Any:
     """The mistakes of one step, each ``(sentence, options)`` of a ``Mistake``; ``state`` is
     the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
     parts of the answer are the cell's outputs."""
@@ -426,7 +426,7 @@ def _raised(error: type[BaseException], words: str) -> Any:
     return lambda case, got: got.kind == error.__name__ and words in got.message
 
 
-def _weights_case(rng: np.random.Generator, shape: str, built: bool) -> Any:
+def _weights_case(rng: np.random.Generator, shape: str, built: bool) -> Case:
     case = _sizes(rng, shape)
     del case["B"]
     D, H = case["D"], case["H"]
@@ -493,7 +493,7 @@ read_cell_weights = Exercise(
 
 
 def _unroll_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
-                 spread: int = 1) -> Any:
+                 spread: int = 1) -> Case:
     case = _sizes(rng, shape, B, T, spread)
     B, T, D, H = case["B"], case["T"], case["D"], case["H"]
     case["inputs"] = normal(rng, B, T, D)  # (B, T, D), batch-major
@@ -596,7 +596,7 @@ rnn_unroll = Exercise(
 
 
 def _port_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
-               built: bool = False) -> Any:
+               built: bool = False) -> Case:
     case = _unroll_case(rng, shape, B, T, spread=0)  # T = 2 steps: every call costs eager ops
     B, D, H = case["B"], case["D"], case["H"]
     del case["kernel"]

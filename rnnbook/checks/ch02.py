@@ -170,7 +170,7 @@ def _with_session(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def _session_case(rng: np.random.Generator, T: int, D: int, H: int, forget_bias: float,
-                  B: int | None = None, **extra: Any) -> Any:
+                  B: int | None = None, **extra: Any) -> Case:
     B = int(rng.integers(1, 5)) if B is None else B
     case = dict(B=B, T=T, D=D, H=H, forget_bias=forget_bias, **extra)
     case["inputs"] = normal(rng, B, T, D)  # (B, T, D)

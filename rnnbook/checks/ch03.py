@@ -27,7 +27,7 @@ num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, g, o (Keras names
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def _lstm_cell(H: int, **options: Any) -> Any:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.LSTMCell(H, **options)
 
 
-def _forget_bias(rng: np.random.Generator, kind: Any) -> Any:
+def _forget_bias(rng: np.random.Generator, kind: str) -> float:
     """``"default"``: 1.0; ``"other"``: far from 1 and from 0, so that both a missing and a
     hard-coded forget_bias show."""
     if kind == "default":
@@ -59,7 +59,7 @@ def _forget_bias(rng: np.random.Generator, kind: Any) -> Any:
     return round(float(rng.uniform(1.6, 2.8) if rng.random() < 0.5 else rng.uniform(-2.0, -0.6)), 2)
 
 
-def _tf_state_tuple(c: Case, h: np.ndarray) -> Any:
+def _tf_state_tuple(c: np.ndarray, h: np.ndarray) -> Any:
     return tensorflow().compat.v1.nn.rnn_cell.LSTMStateTuple(c, h)
 
 
@@ -89,7 +89,7 @@ def _reordered(*weights: dict[str, np.ndarray]) -> Any:
 # --- Exercise 3.1: split a concatenated state (by hand) --------------------------------------
 
 
-def _split_case(rng: np.random.Generator, proj: int | None) -> Case:
+def _split_case(rng: np.random.Generator, proj: str) -> Case:
     """``proj``: ``"wider"`` (P > H), ``"narrower"`` (P < H), both with H + P even, or ``None``."""
     B = int(rng.integers(1, 4))
     if proj == "wider":
@@ -157,8 +157,8 @@ split_state = Exercise(
 PEEPHOLES = ("w_i_diag", "w_f_diag", "w_o_diag")
 
 
-def _cell_case(rng: np.random.Generator, B: int, D: int, H: int, P: int, peepholes: bool,
-               forget_bias: float) -> Any:
+def _cell_case(rng: np.random.Generator, B: int, D: int, H: int, P: int | None, peepholes: bool,
+               forget_bias: float) -> Case:
     """x, state (c, m) and the weights of an LSTMCell, named as its variables are."""
     case = {
         "B": B, "D": D, "H": H, "num_proj": P, "use_peepholes": peepholes,
@@ -295,7 +295,7 @@ RUN_DESIGNS = (
 
 
 def _run_case(rng: np.random.Generator, B: Any, D: int, H: int, P: int, state_is_tuple: bool,
-              peepholes: bool) -> Any:
+              peepholes: bool) -> Case:
     B = int(rng.integers(B[0], B[1] + 1))
     case = _cell_case(rng, B, D, H, P, peepholes, 1.0)
     case["state_is_tuple"] = state_is_tuple
@@ -408,8 +408,8 @@ STEP_DESIGNS = (
 )
 
 
-def _step_case(rng: np.random.Generator, B: int, D: int, H: int, P: int, peepholes: bool,
-               cell_clip: float | None, proj_clip: float | None, forget_bias: float) -> Any:
+def _step_case(rng: np.random.Generator, B: int, D: int, H: int, P: int | None, peepholes: bool,
+               cell_clip: float | None, proj_clip: str | None, forget_bias: str) -> Case:
     case = _cell_case(rng, B, D, H, P, peepholes, _forget_bias(rng, forget_bias))
     # small clips, so that they bite: most |c'| exceed cell_clip; proj_clip is below most |m'|
     # even before the projection, so that clipping before it is a different answer
@@ -588,7 +588,7 @@ def _keras_from_tf1(case: Case) -> Any:
     return tf1_to_keras_weights(case["kernel"], case["bias"], case["forget_bias"], case["D"])
 
 
-def _tf1_matches_keras(case: Case, name: str, weights: dict[str, np.ndarray],
+def _tf1_matches_keras(case: Case, name: str, weights: Sequence[np.ndarray],
                        state_is_tuple: bool = True) -> None:
     """Raise unless the real Keras 3 LSTM with ``weights`` and initial state [h0, c0] reproduces
     the real TF1 LSTMCell (with the case's forget_bias) run from (c0, h0), as a tuple or
@@ -766,7 +766,7 @@ keras_from_pytorch = Exercise(
 
 
 def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
-               forget_bias: float) -> Any:
+               forget_bias: str) -> Case:
     case = _sequence(rng, B, T, D, H)
     case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H), gates i, j, f, o
     case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
@@ -811,8 +811,8 @@ def _port_cell(D: int, H: int, state_is_tuple: bool) -> Any:
     return cell
 
 
-def _move_case(rng: np.random.Generator, B: int, T: int, D: int, H: int, forget_bias: float,
-               state_is_tuple: bool) -> Any:
+def _move_case(rng: np.random.Generator, B: int, T: int, D: int, H: int, forget_bias: str,
+               state_is_tuple: bool) -> Case:
     case = _port_case(rng, B, T, D, H, forget_bias)
     case["state_is_tuple"] = state_is_tuple
     return case
@@ -860,7 +860,7 @@ def _move_oracle(case: Case) -> Any:
     return [*expected, case["h0"], case["c0"]]
 
 
-def _with_state(case: Case, weights: dict[str, np.ndarray], state: Any = None) -> Any:
+def _with_state(case: Case, weights: Sequence[np.ndarray], state: Any = None) -> Any:
     h, c = (case["h0"], case["c0"]) if state is None else state
     return [*weights, h, c]
 

@@ -68,7 +68,7 @@ def _tf1_weights(kernels: Sequence[np.ndarray], biases: Sequence[np.ndarray]) ->
     return weights
 
 
-def _stack_case(rng: np.random.Generator, case: Case) -> Any:
+def _stack_case(rng: np.random.Generator, case: Case) -> Case:
     """The trial's L BasicLSTMCell layers: kernel{l} (D_l + H, 4H), D_0 = D then H; bias{l}."""
     D, H = case["D"], case["H"]
     for k in range(case["L"]):
@@ -188,7 +188,7 @@ RESET_DESIGNS = (
 )
 
 
-def _ended(rng: np.random.Generator, B: int, which: Any) -> Any:
+def _ended(rng: np.random.Generator, B: int, which: str) -> np.ndarray:
     """A (B,) mask: ``some`` rows (at least one True and one False), ``all`` or ``none``."""
     if which != "some":
         return np.full(B, which == "all")
@@ -197,7 +197,7 @@ def _ended(rng: np.random.Generator, B: int, which: Any) -> Any:
     return ended
 
 
-def _reset_case(rng: np.random.Generator, L: int, B: int, ended: np.ndarray) -> Case:
+def _reset_case(rng: np.random.Generator, L: int, B: int, ended: str) -> Case:
     H = int(rng.integers(2, 5))
     return {"L": L, "B": B, "H": H, "state": normal(rng, L, 2, B, H),
             "ended": _ended(rng, B, ended)}
@@ -316,7 +316,7 @@ def row_continuous(series: np.ndarray, batch_size: int, steps: int) -> Any:
     return rows.reshape(batch_size, n, steps).transpose(1, 0, 2)  # (n, B, S)
 
 
-def keras_continuity_error(batches: Any, rows: int, units: int = 2, seed: int = 0) -> float:
+def keras_continuity_error(batches: Any, rows: np.ndarray, units: int = 2, seed: int = 0) -> float:
     """Largest difference between (a) a stateful Keras 3 LSTM fed ``batches`` (n, B, S) in order,
     its outputs joined along time, and (b) the same LSTM run in one call over ``rows`` (B, n*S),
     the whole sequences the batch rows should continue. Zero when row i of every batch continues
@@ -415,7 +415,7 @@ STACK_DESIGNS = (
 )
 
 
-def _stacked_case(rng: np.random.Generator, L: int, B: int, square: bool) -> Any:
+def _stacked_case(rng: np.random.Generator, L: int, B: int, square: bool) -> Case:
     H = int(rng.integers(2, 5))
     D = H if square else H + int(rng.integers(1, 3))
     case = {"L": L, "B": B, "D": D, "H": H, "x": normal(rng, B, D),  # (B, D)
@@ -526,7 +526,7 @@ STREAM_DESIGNS = (
 
 
 def _stream_case(rng: np.random.Generator, L: int, B: int, D: int, H: int, T: int,
-                 chunk: int | None) -> Any:
+                 chunk: int | None) -> Case:
     case = {"L": L, "B": B, "D": D, "H": H, "T": T, "chunk": chunk,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "state": normal(rng, L, 2, B, H, scale=0.5)}  # (L, 2, B, H)
@@ -759,7 +759,7 @@ def stateful_layer(B: int, S: int, D: int, H: int) -> Any:
     return layer
 
 
-def _load_layer(layer: Any, weights: dict[str, np.ndarray], h: np.ndarray, c: Case) -> Any:
+def _load_layer(layer: Any, weights: Sequence[np.ndarray], h: np.ndarray, c: np.ndarray) -> Any:
     """Give ``layer`` the ``weights`` [kernel, recurrent_kernel, bias] and the state [h, c]."""
     layer.set_weights([np.asarray(w, np.float32) for w in weights])
     for variable, value in zip(layer.states, (h, c), strict=True):
@@ -771,7 +771,7 @@ def _keras_weights(case: Case, prefix: str = "") -> Any:
     return [case[prefix + k] for k in ("kernel", "recurrent_kernel", "bias")]
 
 
-def _keras_case(rng: np.random.Generator, case: Case, prefix: str = "") -> Any:
+def _keras_case(rng: np.random.Generator, case: Case, prefix: str = "") -> Case:
     """Keras 3 LSTM weights for the case: kernel (D, 4H), recurrent_kernel (H, 4H), bias."""
     D, H = case["D"], case["H"]
     case[prefix + "kernel"] = normal(rng, D, 4 * H, scale=0.5)
@@ -788,8 +788,8 @@ def _stateless_layer(B: int, T: int, D: int, H: int) -> Any:
     return layer
 
 
-def _keras_run(inputs: np.ndarray, weights: dict[str, np.ndarray], h: np.ndarray,
-               c: Case) -> Any:
+def _keras_run(inputs: np.ndarray, weights: Sequence[np.ndarray], h: np.ndarray,
+               c: np.ndarray) -> Any:
     """Keras 3 LSTM over ``inputs`` (B, T, D) from [h, c]: ``(outputs, h, c)``, eagerly."""
     inputs = np.asarray(inputs, np.float32)
     layer = _stateless_layer(*inputs.shape, int(np.shape(h)[-1]))
@@ -813,7 +813,7 @@ DRIVE_DESIGNS = (
 )
 
 
-def _drive_case(rng: np.random.Generator, B: int, S: int, D: int, H: int, starts: Any) -> Any:
+def _drive_case(rng: np.random.Generator, B: int, S: int, D: int, H: int, starts: Any) -> Case:
     starts = np.array(starts, dtype=bool)  # (n, B)
     case = {"B": B, "S": S, "D": D, "H": H, "n": len(starts),
             "batches": normal(rng, len(starts), B, S, D),  # (n, B, S, D)
@@ -950,7 +950,7 @@ SERVE_DESIGNS = (
 TRAIN_STEPS = 2  # the time steps the trained layer was built for
 
 
-def _serve_case(rng: np.random.Generator, B: int, D: int, H: int, T: int, row: int) -> Any:
+def _serve_case(rng: np.random.Generator, B: int, D: int, H: int, T: int, row: int) -> Case:
     case = {"B": B, "D": D, "H": H, "T": T, "row": row,
             "stream": normal(rng, T, D),  # (T, D): one value after another
             "h": normal(rng, B, H, scale=0.5),  # the trained layer's state: row r is stream r

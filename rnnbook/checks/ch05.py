@@ -188,7 +188,7 @@ CLIP_DESIGNS = (
 )
 
 
-def _clip_case(rng: np.random.Generator, norms: Any) -> Any:
+def _clip_case(rng: np.random.Generator, norms: Any) -> Case:
     """Three gradient tensors (a kernel's, a bias', a projection's) with designed norms, as
     multiples of ``clip_norm``."""
     D, H, P = (int(rng.integers(1, 4)) for _ in range(3))
@@ -462,7 +462,7 @@ SEQ_DESIGNS = (dict(B=2, T=4, D=3, H=5), dict(B=1, T=5, D=2, H=3))
 
 
 def _rnn_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
-              chunk: int | None = None) -> Any:
+              chunk: int | None = None) -> Case:
     case = {"B": B, "T": T, "D": D, "H": H,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "h0": normal(rng, B, H),  # (B, H)
@@ -696,7 +696,7 @@ def _lstm_with(case: Case, **change: Any) -> Any:
     return _right("lstm_step_backward", **change)(case)
 
 
-def _blocks_read_as_keras(name: str, parts: Any) -> Callable[..., Any]:
+def _blocks_read_as_keras(name: str, parts: Sequence[int]) -> Callable[..., Any]:
     """Exercise ``name``'s answer by a learner who reads the kernel's gate blocks in Keras'
     order throughout: the right answer of the cell with the kernel's and the bias' 2nd and 3rd
     blocks swapped, its gradients' blocks (``parts``) swapped back."""
@@ -706,7 +706,7 @@ def _blocks_read_as_keras(name: str, parts: Any) -> Callable[..., Any]:
     return model
 
 
-def _blocks_swapped(parts: Any) -> Callable[..., Any]:
+def _blocks_swapped(parts: Sequence[int]) -> Callable[..., Any]:
     """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
     def after(case, right):
         right = list(right)
@@ -935,7 +935,7 @@ split_grad_by_name = Exercise(
 KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
 
 
-def _keras_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Any:
+def _keras_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Case:
     """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, g, o,
     forget_bias folded into the f block of the bias): the data the check loads."""
     case: Case = {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
@@ -1031,7 +1031,7 @@ CELL_PARTS = ("dx", "dc", "dm", "dkernel", "dbias", "dw_i_diag", "dw_f_diag", "d
 
 
 def _cell_case(rng: np.random.Generator, B: int, D: int, H: int, P: int, forget_bias: float,
-               cell_clip: float | None, between: bool = False) -> Any:
+               cell_clip: float | None, between: bool = False) -> Case:
     case = {"B": B, "D": D, "H": H, "P": P, "forget_bias": forget_bias, "cell_clip": cell_clip,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H, scale=2.5),  # (B, H): large, so that cell_clip bites
@@ -1200,7 +1200,7 @@ GRAD_CHECK_DESIGNS = (dict(B=2, D=3, H=2, eps=1e-3, scale=1.0),
 
 
 def _grad_check_case(rng: np.random.Generator, B: int, D: int, H: int, eps: float,
-                     scale: float) -> Any:
+                     scale: float) -> Case:
     """One BasicRNNCell step (float64: a centred difference in float32 is mostly rounding) and
     ``dkernel``, the gradient some backward pass returned, to be checked."""
     case = _rnn_step_case(rng, B, D, H)

@@ -153,17 +153,17 @@ def forget_bias_case(sentence: str, value: Callable[..., Any], **options: Any) -
     return Mistake(sentence, perturb=lambda c: {**c, "forget_bias": value(c)}, **options)
 
 
-def forget_bias_hard_coded_case(sentence: str, **options: Any) -> Any:
+def forget_bias_hard_coded_case(sentence: str, **options: Any) -> Mistake:
     """``forget_bias`` taken as its default 1.0 whatever the cell was built with."""
     return forget_bias_case(sentence, lambda c: 1.0, **options)
 
 
-def forget_bias_left_out_case(sentence: str, **options: Any) -> Any:
+def forget_bias_left_out_case(sentence: str, **options: Any) -> Mistake:
     """``forget_bias`` left out (TF1 adds it at run time; it is not in the bias variable)."""
     return forget_bias_case(sentence, lambda c: 0.0, **options)
 
 
-def forget_bias_twice_case(sentence: str, **options: Any) -> Any:
+def forget_bias_twice_case(sentence: str, **options: Any) -> Mistake:
     """``forget_bias`` added twice (once as if it were in the bias, once at run time)."""
     return forget_bias_case(sentence, lambda c: 2 * c["forget_bias"], **options)
 
