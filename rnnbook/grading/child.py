@@ -98,7 +98,8 @@ class _NumPyOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``tensorflow``, ``keras``, ...: ImportError; ``rnnbook`` and ``rnnbook.checks.*``: stubs.
     (Taking this finder away gains nothing: the real packages are not on the path.)"""
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(self, name: str, path: Any = None,
+                  target: Any = None) -> importlib.machinery.ModuleSpec | None:
         top = name.split(".")[0]
         if top in BLOCKED:
             raise ImportError(f"{name}: {NUMPY_ONLY}")

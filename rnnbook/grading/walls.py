@@ -118,7 +118,7 @@ def readonly_everything() -> None:
                 raise
 
 
-def under(path: str, folder: str) -> Any:
+def under(path: str, folder: str) -> bool:
     """Whether ``path`` is ``folder`` or inside it (both absolute, as strings)."""
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
@@ -426,7 +426,7 @@ def site_folders() -> list[str]:
 
 def spec(kind: str, root: str, work: str, out: str, subs: Sequence[str], workdir: str,
          extra_readonly: Sequence[str] = (), numpy_dirs: Sequence[str] = (),
-         absent: Sequence[str] = (), stub: Any = None,
+         absent: Sequence[str] = (), stub: str | None = None,
          scratch: int = SCRATCH_MAX) -> dict[str, Any]:
     """The walls for one child of ``kind`` ("numpy" or "tf"): see the module's docstring."""
     hide = {real(p) for p in [root, work, out, os.path.expanduser("~"), "/run",

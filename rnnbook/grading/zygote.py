@@ -117,7 +117,8 @@ def _ipython_transformer(folder: str) -> None:
     fakes = {name: types.ModuleType(name) for name in ("IPython", "IPython.utils")}
     for module in fakes.values():
         module.__path__ = []
-    saved: dict[str, Any] = {name: sys.modules.get(name) for name in [*fakes, "IPython.utils.tokenutil"]}
+    saved: dict[str, Any] = {name: sys.modules.get(name)
+                             for name in [*fakes, "IPython.utils.tokenutil"]}
     try:
         sys.modules.update(fakes)
         fakes["IPython.utils"].tokenutil = _load(  # type: ignore[attr-defined]
@@ -188,11 +189,11 @@ def callers_only(chapters: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     return callers, refs
 
 
-def _reachable(roots: Any) -> Any:
+def _reachable(roots: list[Any]) -> dict[int, set[str]]:
     """``{id(globals): names}``: the module-level names that the functions ``roots`` reach,
     through their code (nested code too), defaults, closures, ``functools`` wrappers and
     partials, the classes and containers they refer to, and so on from each name found."""
-    keep: dict[Any, Any] = {}
+    keep: dict[int, set[str]] = {}
     seen: set[int] = set()
     stack = list(roots)
 
@@ -338,7 +339,7 @@ def _fatal(fd: int, message: str) -> None:
         pass
 
 
-def _wait_for(pid: int, pool: Any = None, meter: Any = None) -> int:
+def _wait_for(pid: int, pool: int | None = None, meter: int | None = None) -> int:
     """Wait for ``pid``, reaping any orphan that reaches this subreaper meanwhile; with a
     scratch ``pool``, write the bytes it holds into ``meter`` every 20 ms."""
     measure = pool is not None and meter is not None
@@ -354,7 +355,7 @@ def _wait_for(pid: int, pool: Any = None, meter: Any = None) -> int:
         if done == 0:
             try:
                 used = sys.modules["rnnbook_walls"].scratch_used(pool)
-                os.pwrite(meter, struct.pack("<q", used), 0)
+                os.pwrite(meter, struct.pack("<q", used), 0)  # type: ignore[arg-type]  # measure: set
             except OSError:
                 pass
             time.sleep(0.02)
