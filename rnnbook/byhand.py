@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rnnbook.plaindata import Raised, Watch, to_plain, where
+from rnnbook.plaindata import Case, Raised, Watch, to_plain, where
 
 BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a library
 #: what a by-hand answer may not call: TensorFlow, Keras and this package (its checks, oracles
@@ -26,7 +26,7 @@ BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a 
 FORBIDDEN = ("tensorflow", "keras", "tf_keras", "rnnbook")
 
 
-def answer(ex: Any, fn: Callable[..., Any], case: dict[str, Any]) -> Any:
+def answer(ex: Any, fn: Callable[..., Any], case: Case) -> Any:
     """Call ``fn`` on ``case`` the way exercise ``ex`` says; exceptions become :class:`Raised`.
 
     A by-hand exercise's function is watched while it runs: a call into TensorFlow, Keras or

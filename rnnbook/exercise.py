@@ -150,7 +150,7 @@ class Exercise:
         return f"Exercise {self.number} `{self.name}`"
 
     @property
-    def kind(self) -> Any:
+    def kind(self) -> str:
         return "by hand" if self.by_hand else "API"
 
 

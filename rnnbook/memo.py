@@ -12,14 +12,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rnnbook.plaindata import to_plain
+from rnnbook.plaindata import Case, to_plain
 
 # (model, case fingerprint) -> (applies, answer or error); bounded
 _REMEMBERED: dict[tuple[Any, bytes], tuple[bool, Any]] = {}
 REMEMBER_AT_MOST = 50_000
 
 
-def fingerprint(case: dict[str, Any]) -> bytes:
+def fingerprint(case: Case) -> bytes:
     """A digest of a case's content (keys, arrays' dtypes, shapes and bytes, other values)."""
     digest = hashlib.blake2b(digest_size=16)
 
