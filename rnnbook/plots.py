@@ -274,7 +274,7 @@ def lstm_cell_diagram(highlight: str | None = None, peepholes: bool = False, cli
 
 
 def stateful_layout(series: np.ndarray, right: np.ndarray, wrong: np.ndarray,
-                    rows: int) -> Figure:
+                    rows: np.ndarray) -> Figure:
     """How a long ``series`` is cut into stateful batches: the series coloured by the row it
     goes to (grey: the dropped tail), then each batch of the ``right`` layout (``(n, B,
     steps)``: row i of batch k + 1 continues row i of batch k) above the same batch of the

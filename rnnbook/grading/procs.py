@@ -45,7 +45,7 @@ class Zygote:
         self.changed = threading.Condition()
         self.forked: dict[int, int] = {}  # token -> pid
         self.exited: dict[int, int] = {}  # token -> status
-        self.ready = None  # True, or why it failed
+        self.ready: bool | str | None = None  # True, or why it failed
         self.tokens = 0
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
