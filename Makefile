@@ -43,7 +43,8 @@ help:
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "                 REPOSITORY=<url>: the course's repository its Colab cells install from"
 	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
-	@echo "make lint        ruff over the package, tests, benchmarks and scripts"
+	@echo "make lint        ruff over the package, tests, benchmarks and scripts; mypy over"
+	@echo "                 the package (pyproject.toml's [tool.mypy])"
 	@echo "make tensorboard serve book/logs/ (the chapters' graphs) on http://127.0.0.1:6006"
 	@echo "make clean       remove _build"
 
@@ -101,6 +102,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check rnnbook tests benchmarks scripts
+	$(BIN)/mypy
 
 tensorboard: $(STAMP)
 	$(BIN)/tensorboard --logdir book/logs --host 127.0.0.1 --port 6006

@@ -22,11 +22,15 @@ Modules, one job each:
 - :mod:`rnnbook.grading`      the instructor's side: grader, Gradescope, releases (never
                               shipped to learners; ``python -m rnnbook.grading``)
 """
+from __future__ import annotations
+
+from typing import Any
+
 __all__ = ["setup", "SetupError", "progress"]
 __version__ = "0.1.0"
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     """``rnnbook.setup``, ``rnnbook.SetupError`` and ``rnnbook.progress()`` (the table of
     exercises passed so far), imported on first use, so that a module that
     needs only the standard library (``rnnbook.graphs``, for the screenshot script) imports no

@@ -22,18 +22,20 @@ Conventions (book/notation.md): batch-major, right-multiplied; ``x`` (B, D), ``h
 """
 from __future__ import annotations
 
+from typing import Any, Collection
+
 import numpy as np
 
 from rnnbook import reference as ref
 
 
-def _slip(slip, allowed):
+def _slip(slip: str | None, allowed: Collection[str]) -> str | None:
     if slip is not None and slip not in allowed:
         raise ValueError(f"unknown slip {slip!r}; this function knows {sorted(allowed)}")
     return slip
 
 
-def _dsigmoid(s):
+def _dsigmoid(s: np.ndarray) -> np.ndarray:
     """sigmoid'(z) from s = sigmoid(z)."""
     return s * (1.0 - s)
 
@@ -42,7 +44,8 @@ def _dsigmoid(s):
 # Gradient clipping
 
 
-def clip_by_global_norm(grads, clip_norm, slip=None):
+def clip_by_global_norm(grads: list[np.ndarray], clip_norm: float,
+                        slip: str | None = None) -> tuple[list[np.ndarray], float]:
     """``tf.clip_by_global_norm``: ``(clipped, global_norm)``.
 
     ``global_norm = sqrt(sum of every entry squared, over all tensors)``; each tensor is scaled
@@ -82,7 +85,9 @@ RNN_STEP_SLIPS = {
 }
 
 
-def basic_rnn_step_backward(x, h, kernel, bias, dh_new, slip=None):
+def basic_rnn_step_backward(x: np.ndarray, h: np.ndarray, kernel: np.ndarray, bias: np.ndarray,
+                            dh_new: np.ndarray,
+                            slip: str | None = None) -> tuple[np.ndarray, ...]:
     """One BasicRNNCell step backward: ``(dx, dh, dkernel, dbias)``.
 
     Forward ``z = [x, h] @ kernel + bias``, ``h' = tanh(z)``; backward
@@ -113,8 +118,9 @@ RNN_SLIPS = {
 }
 
 
-def basic_rnn_backward(inputs, h0, kernel, bias, doutputs, chunk=None, slip=None,
-                       step_slip=None):
+def basic_rnn_backward(inputs: np.ndarray, h0: np.ndarray, kernel: np.ndarray, bias: np.ndarray,
+                       doutputs: np.ndarray, chunk: int | None = None, slip: str | None = None,
+                       step_slip: str | None = None) -> tuple[np.ndarray, ...]:
     """Backpropagation through time for BasicRNNCell over ``inputs`` (B, T, D) from ``h0``.
 
     ``doutputs`` (B, T, H) is dL/dh_t for every output (the loss may use any of them). Returns
@@ -165,9 +171,13 @@ LSTM_SLIPS = {
 }
 
 
-def lstm_cell_step_backward(x, c, m, kernel, bias, dc_new, dm_new, forget_bias=1.0,
-                            w_i_diag=None, w_f_diag=None, w_o_diag=None, cell_clip=None,
-                            projection=None, order=ref.TF1, slip=None):
+def lstm_cell_step_backward(x: np.ndarray, c: np.ndarray, m: np.ndarray, kernel: np.ndarray,
+                            bias: np.ndarray, dc_new: np.ndarray, dm_new: np.ndarray,
+                            forget_bias: float = 1.0, w_i_diag: np.ndarray | None = None,
+                            w_f_diag: np.ndarray | None = None,
+                            w_o_diag: np.ndarray | None = None, cell_clip: Any = None,
+                            projection: np.ndarray | None = None, order: tuple[str, ...] = ref.TF1,
+                            slip: str | None = None) -> dict[str, np.ndarray]:
     """One LSTMCell (or BasicLSTMCell) step backward, TF1 layout.
 
     ``dc_new`` and ``dm_new`` are dL/dc' and dL/dm' (dL/dh' for BasicLSTMCell), for the state
@@ -232,8 +242,10 @@ def lstm_cell_step_backward(x, c, m, kernel, bias, dc_new, dm_new, forget_bias=1
     return grads
 
 
-def basic_lstm_step_backward(x, c, h, kernel, bias, dc_new, dh_new, forget_bias=1.0,
-                             order=ref.TF1, slip=None):
+def basic_lstm_step_backward(x: np.ndarray, c: np.ndarray, h: np.ndarray, kernel: np.ndarray,
+                             bias: np.ndarray, dc_new: np.ndarray, dh_new: np.ndarray,
+                             forget_bias: float = 1.0, order: tuple[str, ...] = ref.TF1,
+                             slip: str | None = None) -> tuple[np.ndarray, ...]:
     """One BasicLSTMCell step backward: ``(dx, dc, dh, dkernel, dbias)`` (see
     :func:`lstm_cell_step_backward`, of which BasicLSTMCell is the case without peepholes,
     clip or projection)."""
@@ -242,7 +254,9 @@ def basic_lstm_step_backward(x, c, h, kernel, bias, dc_new, dh_new, forget_bias=
     return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
 
 
-def basic_lstm_backward(inputs, c0, h0, kernel, bias, doutputs, forget_bias=1.0):
+def basic_lstm_backward(inputs: np.ndarray, c0: np.ndarray, h0: np.ndarray, kernel: np.ndarray,
+                        bias: np.ndarray, doutputs: np.ndarray,
+                        forget_bias: float = 1.0) -> dict[str, np.ndarray]:
     """BPTT for BasicLSTMCell over ``inputs`` (B, T, D) from ``(c0, h0)``, with ``doutputs``
     (B, T, H) = dL/dh_t. Returns a dict: ``dinputs, dc0, dh0, dkernel, dbias`` and ``dz``
     (B, T, 4H), the gradient of each step's pre-activation (what TF's ``split_grad`` holds),

@@ -6,16 +6,19 @@ points at the learner's own line). A by-hand exercise's function runs under a
 :class:`ByHandGuard`, which notes any call into TensorFlow, Keras or rnnbook
 (:data:`FORBIDDEN`): such an answer is a ``Raised`` of kind :data:`BY_HAND`.
 """
+from __future__ import annotations
+
 import importlib.util
 import linecache
 import os
 import sys
 import sysconfig
 import traceback
+from typing import Any, Callable
 
 import numpy as np
 
-from rnnbook.plaindata import Raised, Watch, to_plain, where
+from rnnbook.plaindata import Case, Raised, Watch, to_plain, where
 
 BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a library
 #: what a by-hand answer may not call: TensorFlow, Keras and this package (its checks, oracles
@@ -23,7 +26,7 @@ BY_HAND = "ByHand"  # the kind of Raised for a by-hand exercise answered with a 
 FORBIDDEN = ("tensorflow", "keras", "tf_keras", "rnnbook")
 
 
-def answer(ex, fn, case):
+def answer(ex: Any, fn: Callable[..., Any], case: Case) -> Any:
     """Call ``fn`` on ``case`` the way exercise ``ex`` says; exceptions become :class:`Raised`.
 
     A by-hand exercise's function is watched while it runs: a call into TensorFlow, Keras or
@@ -44,11 +47,11 @@ def answer(ex, fn, case):
     return watch.raised() or result
 
 
-def _copy(value):
+def _copy(value: Any) -> Any:
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def _forbidden_dirs():
+def _forbidden_dirs() -> tuple[str, ...]:
     """Folders of the forbidden packages' Python code (found without importing them)."""
     dirs = []
     for name in FORBIDDEN:
@@ -69,7 +72,7 @@ class ByHandGuard:
 
     _dirs = None
 
-    def __init__(self, fn):
+    def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.offence = ""
         if ByHandGuard._dirs is None:
@@ -102,7 +105,7 @@ class ByHandGuard:
             if top in FORBIDDEN or top.startswith("_pywrap_tf"):
                 self._note("_pywrap_tf" if top.startswith("_pywrap_tf") else top, frame)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         previous = sys.getprofile()
         sys.setprofile(self._watch)
         try:
@@ -116,13 +119,13 @@ class ByHandGuard:
         return result
 
 
-def _library_dirs():
+def _library_dirs() -> tuple[str, ...]:
     paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     here = os.path.dirname(os.path.abspath(__file__))
     return tuple(os.path.realpath(p) + os.sep for p in paths | {here})
 
 
-def raised(error):
+def raised(error: BaseException) -> Raised:
     """A :class:`Raised` for ``error`` that points at the learner's own line: the last frame of
     the traceback that is not in rnnbook, the standard library or an installed package, named
     by its function when that is not the one the check called (:func:`~rnnbook.plaindata.where`)."""

@@ -12,12 +12,12 @@ answers come from another process.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from rnnbook.byhand import BY_HAND
-from rnnbook.plaindata import CHANGED, Raised, changed_sentence, to_plain
+from rnnbook.plaindata import CHANGED, Case, Raised, changed_sentence, to_plain
 
 PASS, FAIL = "✓", "✗"
 #: float32 tolerance: TensorFlow's and NumPy's matmuls differ in the last bits
@@ -39,12 +39,12 @@ class Outcome:
     hedge: str = ""  # "it explains 1 of the 3 failing trials": the mistake is likely, not sure
 
     @property
-    def parts(self):
+    def parts(self) -> int:
         """How many parts the answer has (1 for an answer that is not made of parts)."""
         return max(len(self.exercise.parts), 1)
 
     @property
-    def parts_earned(self):
+    def parts_earned(self) -> int:
         """How many parts earn their points: all when it passed, else the parts right on every
         trial, never all of them."""
         if self.passed:
@@ -52,7 +52,7 @@ class Outcome:
         return min(len(self.parts_right), self.parts - 1)
 
     @property
-    def share(self):
+    def share(self) -> float:
         """The share of the points it earns: 1 when it passed; else the weights of the parts
         right on every trial over all the weights (:attr:`Exercise.part_weights`), never all of
         them (no wrong answer gets full marks: without its lightest part at most)."""
@@ -76,14 +76,14 @@ class Outcome:
         ends in ``check(fn)`` should not show it twice."""
 
 
-def describe(case):
+def describe(case: Case) -> str:
     """``B=3, D=4, H=2, cell_clip=0.5``: a case's sizes and options (its scalar entries)."""
     scalars = (bool, int, float, np.integer, np.floating, np.bool_)
     return ", ".join(f"{k}={v:g}" if isinstance(v, (float, np.floating)) else f"{k}={v}"
                      for k, v in case.items() if isinstance(v, scalars))
 
 
-def kind(value, parts=()):
+def kind(value: Any, parts: Sequence[str] = ()) -> str:
     """How a value looks, in words: ``array of shape (3, 4), dtype float32``, ``a sequence of 2
     (W, U)``, ``the string 'rnn/split:0'``, ``a sequence of 3 strings``."""
     if isinstance(value, np.ndarray):
@@ -98,8 +98,9 @@ def kind(value, parts=()):
     return f"{type(value).__name__} {value!r}"
 
 
-def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), strict=False,
-               relative=False):
+def difference(expected: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
+               path: str = "answer", parts: Sequence[str] = (), strict: bool = False,
+               relative: bool = False) -> str | None:
     """``None`` when ``got`` matches ``expected``; otherwise what differs, in a few lines (one
     line per part that differs, for an answer made of named parts).
 
@@ -119,7 +120,8 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), str
             return f"{path}: expected {kind(expected, parts)}, got {kind(got)}"
         if expected and all(isinstance(e, str) for e in expected):
             return _strings_difference(expected, got, path)
-        found, right = [], []
+        found: list[str] = []  # what differs, part by part
+        right: list[str] = []  # the parts that do not
         for k, (e, g) in enumerate(zip(expected, got, strict=True)):
             sub = parts[k] if k < len(parts) else f"{path}[{k}]"
             one = difference(e, g, rtol, atol, sub, strict=strict, relative=relative)
@@ -141,9 +143,9 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), str
         if expected.dtype.kind != "f":
             if np.array_equal(expected, got):
                 return None
-            index = tuple(int(i) for i in np.argwhere(expected != got)[0])
-            return (f"{path}: differs at {list(index)}: expected {expected[index]!r}, "
-                    f"got {got[index]!r}")
+            first = tuple(int(i) for i in np.argwhere(expected != got)[0])
+            return (f"{path}: differs at {list(first)}: expected {expected[first]!r}, "
+                    f"got {got[first]!r}")
         got = got.astype(np.float64)
         close = np.isclose(got, expected, rtol=rtol, atol=atol)
         if close.all():
@@ -179,7 +181,7 @@ def difference(expected, got, rtol=RTOL, atol=ATOL, path="answer", parts=(), str
     return None
 
 
-def relative_error(expected, got):
+def relative_error(expected: Any, got: Any) -> float:
     """The relative error of a gradient as CS231n's gradient check reports it: the largest
     |a - b| / max(|a|, |b|) over the entries (0 where both are 0; NaN counts as 1)."""
     a, b = np.asarray(expected, np.float64), np.asarray(got, np.float64)
@@ -189,7 +191,7 @@ def relative_error(expected, got):
     return float(np.nanmax(np.where(np.isnan(error), 1.0, error))) if error.size else 0.0
 
 
-def _as_array(got, expected):
+def _as_array(got: Any, expected: Any) -> Any:
     """``got`` (nested lists) as an array of numbers when it is one, else unchanged."""
     try:
         array = np.asarray(got, dtype=np.float64 if expected.dtype.kind == "f" else None)
@@ -198,7 +200,7 @@ def _as_array(got, expected):
     return got if array.dtype == object else array
 
 
-def _strings_difference(expected, got, path):
+def _strings_difference(expected: Any, got: Any, path: str) -> str | None:
     if got == expected:
         return None
     if sorted(map(str, got)) == sorted(expected):
@@ -213,7 +215,7 @@ def _strings_difference(expected, got, path):
     return f"{path}: {len(expected)} strings expected; " + "; ".join(said)
 
 
-def _matches(model, case, got, ex):
+def _matches(model: Callable[..., Any], case: Case, got: Any, ex: Any) -> bool | None:
     """Whether mistake model ``model`` gives ``got`` on ``case`` (None: does not apply). Only
     the values count here, whatever :attr:`Exercise.same_type` says: a mistake is named by
     what the answer holds."""
@@ -224,7 +226,8 @@ def _matches(model, case, got, ex):
     return agrees(wrong, got, ex.rtol, ex.atol)
 
 
-def agrees(expected, got, rtol=RTOL, atol=ATOL, strict=False):
+def agrees(expected: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
+           strict: bool = False) -> bool:
     """``difference(expected, got) is None``, without building the message: recognising a
     mistake compares every model with every answer, and the message costs ten times the test."""
     if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got) and (
@@ -244,19 +247,20 @@ def agrees(expected, got, rtol=RTOL, atol=ATOL, strict=False):
     return difference(expected, got, rtol, atol, strict=strict) is None
 
 
-def _mistake_matches(mistake, case, got, ex):
+def _mistake_matches(mistake: Any, case: Case, got: Any, ex: Any) -> bool | None:
     found = [_matches(model, case, got, ex) for model in mistake.models]
     if any(found):
         return True
     return None if all(f is None for f in found) else False
 
 
-def recognise(ex, case, got):
+def recognise(ex: Any, case: Case, got: Any) -> list[str]:
     """The sentences of the known mistakes whose answer ``got`` matches on ``case``."""
     return [m.sentence for m in ex.mistakes if _mistake_matches(m, case, got, ex)]
 
 
-def diagnose(ex, failing, passing=()):
+def diagnose(ex: Any, failing: list[tuple[Case, Any]],
+             passing: Sequence[tuple[Case, Any]] = ()) -> tuple[Any, list[int]]:
     """The one mistake that best explains the failing trials, and on which of them it matched.
 
     ``failing`` and ``passing`` are ``(case, got)`` pairs. A mistake explains the learner's
@@ -279,13 +283,17 @@ def diagnose(ex, failing, passing=()):
     return best, best_hits
 
 
-def evaluate(ex, cases, expected, answers, seed=None):
+def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
+             seed: int | None = None) -> Outcome:
     """Compare the learner's ``answers`` with the oracle's ``expected`` over all ``cases``: the
     verdict, what differs on the first failing trial, and the one known mistake that explains
     the failing trials best. ``seed`` (the trials' seed) lets a failure say how to see it
     again: ``check(fn, seed=N)`` makes the same trials, in the notebook and from the grader's
     seed."""
-    failing, passing, first, error = [], [], None, None
+    failing: list[tuple[Case, Any]] = []
+    passing: list[tuple[Case, Any]] = []
+    first: tuple[str, str | None] | None = None  # where the first failing trial is, and why
+    error: tuple[Raised, str, Case] | None = None  # the first error raised, where, on what
     loose = True  # whether every failing answer has the right values in another type
     for trial, (case, want, got) in enumerate(zip(cases, expected, answers, strict=True), 1):
         where = f"trial {trial} of {len(cases)}" + (f", {describe(case)}" if describe(case) else "")
@@ -306,6 +314,7 @@ def evaluate(ex, cases, expected, answers, seed=None):
         trials = "1 random trial" if len(cases) == 1 else f"{len(cases)} random trials"
         message = f"{PASS} {ex.title} matches TensorFlow on {trials}."
         return Outcome(ex, True, message, len(cases), parts_right=tuple(ex.parts))
+    assert first is not None  # some trial failed
     where, found = first
     count = (f"{len(failing)} of {len(cases)} trials" if len(failing) > 1
              else f"1 of {len(cases)} trials")
@@ -339,7 +348,7 @@ def evaluate(ex, cases, expected, answers, seed=None):
                           hedge), seed)
 
 
-def type_sentence(ex):
+def type_sentence(ex: Any) -> str:
     """The mistake of an answer with the right values in another type, where the type is part
     of the answer (:attr:`Exercise.same_type`)."""
     return ("the values are right but not their type: return each part as the exercise asks "
@@ -347,7 +356,7 @@ def type_sentence(ex):
             "np.stack them, or pack them as the exercise says).")
 
 
-def points_said(outcome):
+def points_said(outcome: Outcome) -> str:
     """How the parts right on every trial set the points, in one line: equal parts, or the
     exercise's weights (:attr:`Exercise.part_weights`), and the share this answer earns."""
     ex = outcome.exercise
@@ -361,7 +370,7 @@ def points_said(outcome):
     return f"Points: {how}; this answer earns {outcome.share:.0%}."
 
 
-def _again(outcome, seed):
+def _again(outcome: Outcome, seed: int | None) -> Outcome:
     """``outcome`` with how to see its failure again: the seed of its trials."""
     if seed is None or outcome.passed or "is not written yet" in outcome.message:
         return outcome
@@ -370,7 +379,8 @@ def _again(outcome, seed):
     return outcome
 
 
-def diagnose_part(ex, failing, right):
+def diagnose_part(ex: Any, failing: list[tuple[Case, Any]],
+                  right: Sequence[str]) -> tuple[str | None, Any]:
     """``(part, mistake)``: for an answer of parts that no known mistake explains whole (say,
     two mistakes in two parts), the first wrong part, in order, whose value one known mistake
     gives on every failing trial, and that mistake; ``(None, None)`` when there is none."""
@@ -383,7 +393,7 @@ def diagnose_part(ex, failing, right):
     return None, None
 
 
-def _part_matches(mistake, case, got, k, ex):
+def _part_matches(mistake: Any, case: Case, got: Any, k: int, ex: Any) -> bool:
     for model in mistake.models:
         try:
             wrong = to_plain(model(case))
@@ -395,7 +405,7 @@ def _part_matches(mistake, case, got, k, ex):
     return False
 
 
-def parts_right(ex, expected, answers):
+def parts_right(ex: Any, expected: Any, answers: Any) -> tuple[str, ...]:
     """The names of the parts of ``ex``'s answer that match the oracle's on every trial: none
     when an answer is not a sequence of as many parts on some trial (or raised), or when the
     exercise's answer is not made of parts."""
@@ -412,7 +422,8 @@ def parts_right(ex, expected, answers):
     return tuple(right)
 
 
-def _raised_outcome(ex, cases, error, failing, passing):
+def _raised_outcome(ex: Any, cases: list[Case], error: tuple[Raised, str, Case],
+                    failing: list[tuple[Case, Any]], passing: Sequence[tuple[Case, Any]]) -> Outcome:
     """The verdict when the function raised on a trial: the error, and the known mistake that
     explains the trials where it returned a wrong answer, if one does (``np.hstack`` of W and U
     returns an array when D == H and raises when D != H)."""
@@ -437,7 +448,7 @@ def _raised_outcome(ex, cases, error, failing, passing):
     return Outcome(ex, False, message, len(cases), mistake.sentence, hedge=hedge)
 
 
-def _raised_message(ex, got, where):
+def _raised_message(ex: Any, got: Any, where: str) -> str:
     if got.kind == "NotImplementedError":
         return (
             f"{FAIL} {ex.title} is not written yet: replace the `raise NotImplementedError` line "

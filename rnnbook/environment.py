@@ -6,6 +6,8 @@ silences TensorFlow's C++ log so no log line lands in a stored output (through t
 run too), turns oneDNN off (last-digit differences between CPUs), seeds Python, NumPy,
 TensorFlow and Keras 3, sets NumPy's print options, and returns ``tensorflow``.
 """
+from __future__ import annotations
+
 import contextlib
 import gc
 import importlib
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import types
 import warnings
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -37,7 +40,7 @@ class SetupError(RuntimeError):
     """Raised when the set-up call comes too late, or a package the book needs is missing."""
 
 
-def set_environment():
+def set_environment() -> None:
     """Put :data:`TF_ENV` into ``os.environ`` (also used for the grader's child processes)."""
     os.environ.update(TF_ENV)
 
@@ -46,7 +49,7 @@ def set_environment():
 ROOMY_SLOTS = 1 << 18
 
 
-def call_with_roomy_stack(fn, *args):
+def call_with_roomy_stack(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)``, called from a frame that makes the interpreter's frame stack one 4 MB chunk.
 
     CPython 3.11 keeps Python frames in 16 KB chunks and unmaps a chunk as soon as the calls
@@ -65,7 +68,7 @@ def call_with_roomy_stack(fn, *args):
     return types.FunctionType(code, {})(fn, args)
 
 
-def import_heavy(name):
+def import_heavy(name: str) -> types.ModuleType:
     """``importlib.import_module(name)`` for TensorFlow and Keras, about twice as fast.
 
     - No cyclic garbage collection while they load. CPython collects in full, again and again,
@@ -88,7 +91,7 @@ def import_heavy(name):
 
 
 @contextlib.contextmanager
-def _quiet_stderr():
+def _quiet_stderr() -> Iterator[Any]:
     """Send the process's own stderr (fd 2) to /dev/null: TensorFlow's C++ layer writes there at
     import ("All log messages before absl::InitializeLog()...", "Could not find cuda drivers")
     before any log level applies, and ipykernel would forward it into the cell's output."""
@@ -103,7 +106,7 @@ def _quiet_stderr():
         os.close(saved)
 
 
-def _installed(name):
+def _installed(name: str) -> bool:
     """Whether module ``name`` can be imported (without importing it)."""
     try:
         return importlib.util.find_spec(name) is not None
@@ -111,7 +114,7 @@ def _installed(name):
         return False
 
 
-def _version(distribution):
+def _version(distribution: str) -> str | None:
     """The installed version of ``distribution``, or None (read without importing it)."""
     try:
         return importlib.metadata.version(distribution)
@@ -119,12 +122,12 @@ def _version(distribution):
         return None
 
 
-def _series(version):
+def _series(version: str) -> str:
     """``"2.19"`` for ``"2.19.1"``."""
     return ".".join(version.split(".")[:2])
 
 
-def _declared(name):
+def _declared(name: str) -> str:
     """``name``'s requirement as rnnbook's metadata declares it (pyproject.toml's
     ``dependencies``, e.g. ``"tensorflow<2.22,>=2.19"``), or the bare name."""
     try:
@@ -138,13 +141,13 @@ def _declared(name):
     return name
 
 
-def tf_keras_requirement():
+def tf_keras_requirement() -> str:
     """The pip requirement of the tf-keras that matches the installed TensorFlow,
     ``"tf-keras~=2.19.0"`` for TensorFlow 2.19.1 (tf-keras is released in step with it)."""
     return f"tf-keras~={_series(_version('tensorflow') or '2.21')}.0"
 
 
-def missing_packages():
+def missing_packages() -> str | None:
     """One line saying which package the book's TF1 cells lack and the command that installs
     it, or None when TensorFlow and a matching tf-keras are there.
 
@@ -169,14 +172,14 @@ def missing_packages():
     return None
 
 
-def require_packages():
+def require_packages() -> None:
     """Raise :class:`SetupError` with :func:`missing_packages`' one line, if it has one."""
     missing = missing_packages()
     if missing:
         raise SetupError(missing)
 
 
-def import_tensorflow():
+def import_tensorflow() -> types.ModuleType:
     """``tensorflow``, imported quietly with the legacy cells available."""
     if "tensorflow" not in sys.modules:
         set_environment()
@@ -192,19 +195,19 @@ def import_tensorflow():
     return tf
 
 
-def import_keras():
+def import_keras() -> types.ModuleType:
     """Keras 3 (``tf.keras`` is tf-keras, Keras 2, once the legacy switch is on), imported after
     TensorFlow and with :func:`import_heavy`."""
     import_tensorflow()
     return import_heavy("keras")
 
 
-def in_colab():
+def in_colab() -> bool:
     """Whether this kernel runs on Google Colab."""
     return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 
 
-def colab_packages(run=subprocess.run):
+def colab_packages(run: Callable[..., Any] = subprocess.run) -> list[str] | None:
     """On Colab, install what it lacks for the book: tf-keras matching Colab's own TensorFlow
     (the TF1 cells live there), when it is missing or of another series. Says what it did;
     does nothing elsewhere or when a matching one is there.
@@ -233,7 +236,7 @@ def colab_packages(run=subprocess.run):
 FIRST_RUN_LOGS = ((2, 19), (2, 20))
 
 
-def _first_graph_run_quietly(tf):
+def _first_graph_run_quietly(tf: types.ModuleType) -> None:
     """Run one tiny graph in a session of its own and one ``tf.function``, with the process's
     stderr sent to /dev/null: the one-time log lines of :data:`FIRST_RUN_LOGS` go there, not
     into the first check cell's output. Only on those versions (a grading zygote never calls
@@ -248,7 +251,7 @@ def _first_graph_run_quietly(tf):
         tf.function(lambda y: y * 2.0)(tf.constant(1.0))
 
 
-def setup(seed=0, tensorflow=True):
+def setup(seed: int = 0, tensorflow: bool = True) -> types.ModuleType | None:
     """Prepare this process for the book's code and return the ``tensorflow`` module.
 
     Call it once, at the top of a notebook, before anything imports TensorFlow. Calling it again
@@ -263,7 +266,7 @@ def setup(seed=0, tensorflow=True):
     if tensorflow:
         require_packages()
     set_environment()
-    np.set_printoptions(**PRINT_OPTIONS)
+    np.set_printoptions(**PRINT_OPTIONS)  # type: ignore[arg-type]  # ints
     random.seed(seed)
     np.random.seed(seed)
     if not tensorflow:

@@ -21,9 +21,9 @@ import numpy as np
 
 from rnnbook import record
 from rnnbook.byhand import answer
-from rnnbook.compare import ATOL, RTOL, evaluate
+from rnnbook.compare import ATOL, RTOL, Outcome, evaluate
 from rnnbook.memo import remembered
-from rnnbook.plaindata import Raised, to_plain
+from rnnbook.plaindata import Case, Raised, to_plain
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,11 @@ class Mistake:
     """
 
     sentence: str  # what went wrong and what to change, one sentence
-    answer: Callable[[dict], Any] | None = None
+    answer: Callable[[Case], Any] | None = None
     variants: tuple = ()
-    raises: Callable[[dict, Raised], bool] | None = None
-    perturb: Callable[[dict], dict] | None = None  # the case changed before the right answer
-    after: Callable[[dict, Any], Any] | None = None  # the right answer changed after
+    raises: Callable[[Case, Raised], bool] | None = None
+    perturb: Callable[[Case], Case] | None = None  # the case changed before the right answer
+    after: Callable[[Case, Any], Any] | None = None  # the right answer changed after
 
     def __post_init__(self):
         if self.answer is None and self.perturb is None and self.after is None:
@@ -67,10 +67,10 @@ class Mistake:
             raise ValueError(f"mistake {self.sentence[:40]!r}...: answer= OR perturb=/after=")
 
     @property
-    def models(self):
+    def models(self) -> tuple[Any, ...]:
         return (self.answer, *self.variants)
 
-    def bound(self, right):
+    def bound(self, right: Callable[[Case], Any]) -> Mistake:
         """This mistake with its ``answer`` made from ``right`` (the exercise's right answer on
         a case) when it is given by ``perturb``/``after``."""
         if self.answer is not None:
@@ -84,7 +84,7 @@ class Mistake:
         return dataclasses.replace(self, answer=answer, perturb=None, after=None)
 
 
-def right_answer(ex):
+def right_answer(ex: Exercise) -> Callable[[Case], Any]:
     """``ex``'s right answer on a case: the NumPy reference where it is installed (fast: the
     sweeps ask it thousands of times), TensorFlow's oracle where it is not (the learner
     release's ``rnnbook.reference`` is a stub that raises ImportError)."""
@@ -105,12 +105,12 @@ class Exercise:
 
     name: str  # the learner's function name, e.g. "one_step"
     task: str  # what it returns, e.g. "the new state h' for one time step"
-    make_case: Callable[[np.random.Generator], dict]  # random inputs and weights: plain data
-    call: Callable[[Callable, dict], Any]  # runs the learner's function on a case
-    oracle: Callable[[dict], Any]  # TensorFlow's answer for a case
+    make_case: Callable[..., Case]  # (rng, **design): random inputs and weights: plain data
+    call: Callable[[Callable[..., Any], Case], Any]  # runs the learner's function on a case
+    oracle: Callable[[Case], Any]  # TensorFlow's answer for a case
     #: the same answer from the NumPy reference (rnnbook/reference.py), for the tests' 200-seed
     #: sweeps; tests/test_sweep.py holds it to the oracle
-    reference: Callable[[dict], Any] | None = None
+    reference: Callable[[Case], Any] | None = None
     mistakes: tuple = ()  # Mistake, ...
     parts: tuple = ()  # names of the parts of a tuple answer, e.g. ("outputs", "final state")
     #: how the points are split between the parts (one number a part; equal when empty):
@@ -141,16 +141,16 @@ class Exercise:
                              f"{len(self.parts)} parts")
 
     @property
-    def part_weights(self):
+    def part_weights(self) -> tuple[float, ...]:
         """One weight a part (all 1 when the exercise sets none); () for a single answer."""
         return tuple(self.weights) or (1,) * len(self.parts)
 
     @property
-    def title(self):
+    def title(self) -> str:
         return f"Exercise {self.number} `{self.name}`"
 
     @property
-    def kind(self):
+    def kind(self) -> str:
         return "by hand" if self.by_hand else "API"
 
 
@@ -177,7 +177,8 @@ class Chapter:
         names = ", ".join(ex.name for ex in self.exercises)
         raise KeyError(f"chapter {self.number} has no exercise called {name!r} (it has {names})")
 
-    def cases(self, name, seed, trials=None):
+    def cases(self, name: str, seed: int,
+              trials: int | None = None) -> list[Case]:
         """The trial cases of exercise ``name``; the same seed always gives the same cases.
 
         The random stream is keyed by the exercise's NAME, not its position, so reordering or
@@ -189,7 +190,8 @@ class Chapter:
             return [ex.make_case(rng, **design) for design in ex.designs]
         return [ex.make_case(rng) for _ in range(trials or ex.trials)]
 
-    def check(self, fn, name=None, seed=None):
+    def check(self, fn: Callable[..., Any], name: str | None = None,
+              seed: int | None = None) -> Outcome | None:
         """Check the learner's function ``fn`` on fresh random trials, print the verdict and
         return it (an :class:`~rnnbook.compare.Outcome`, true when it passed; a notebook shows
         the message once).
@@ -200,8 +202,10 @@ class Chapter:
         if os.environ.get("RNNBOOK_GRADING") == "1":
             return None
         name = name or getattr(fn, "__name__", "")
+        assert name is not None  # for the checker: "" at worst
         ex = self[name]
-        seed = int(np.random.SeedSequence().entropy % 2**32) if seed is None else seed
+        if seed is None:  # a fresh SeedSequence's entropy is an int
+            seed = int(np.random.SeedSequence().entropy % 2**32)  # type: ignore[operator]
         cases = self.cases(name, seed)
         expected = [ex.oracle(case) for case in cases]
         answers = [answer(ex, fn, case) for case in cases]
@@ -212,11 +216,12 @@ class Chapter:
         return outcome
 
 
-def _remembered(mistake):
+def _remembered(mistake: Mistake) -> Mistake:
+    assert mistake.answer is not None  # a bound mistake
     return dataclasses.replace(mistake, answer=remembered(mistake.answer),
                                variants=tuple(map(remembered, mistake.variants)))
 
 
-def normal(rng, *shape, scale=1.0):
+def normal(rng: np.random.Generator, *shape: int, scale: float = 1.0) -> np.ndarray:
     """A float32 array of ``shape`` drawn from N(0, scale^2): the trials' inputs and weights."""
     return (scale * rng.standard_normal(size=shape)).astype(np.float32)

@@ -17,9 +17,13 @@ so it never installs over a learner's own copy. ``scripts/setup_cell.py`` writes
 first code cell of every notebook in ``book/`` and ``solutions/``; the learner copies take it
 from ``solutions/``.
 """
+from __future__ import annotations
+
 import argparse
+import os
 import pathlib
 import sys
+from typing import Any
 
 import nbformat
 
@@ -44,7 +48,7 @@ SETUP_FIRST = SETUP_BLOCK.splitlines()[0].split("  #")[0]
 SETUP_LAST = "    %pip install"
 
 
-def repository_url(config=CONFIG):
+def repository_url(config: str | os.PathLike[str] = CONFIG) -> str:
     """The book's repository as ``_config.yml`` sets it (``repository.url``): the Colab install
     line of every notebook in the repository names it."""
     import yaml  # instructor side: PyYAML comes with jupyter-book
@@ -52,7 +56,7 @@ def repository_url(config=CONFIG):
     return yaml.safe_load(pathlib.Path(config).read_text())["repository"]["url"]
 
 
-def repository_from(value):
+def repository_from(value: Any) -> str:
     """A repository's URL from ``value``: a URL as it is, a GitHub ``owner/name`` as
     ``https://github.com/owner/name``; raises :class:`source.SourceError` otherwise."""
     value = value.strip().rstrip("/")
@@ -63,12 +67,12 @@ def repository_from(value):
     return f"https://github.com/{value}"
 
 
-def setup_block(url):
+def setup_block(url: str) -> str:
     """The install block of the set-up cell, installing from the repository at ``url``."""
     return SETUP_BLOCK.format(url=url)
 
 
-def with_setup_block(code, url, where="cell"):
+def with_setup_block(code: str, url: str, where: str = "cell") -> str:
     """``code`` (a set-up cell's source) with its install block replaced by
     :func:`setup_block` for ``url``; raises :class:`source.SourceError` without one."""
     lines = code.split("\n")
@@ -81,12 +85,12 @@ def with_setup_block(code, url, where="cell"):
     return "\n".join(lines[:start] + setup_block(url).split("\n") + lines[end + 1:])
 
 
-def setup_cell(nb):
+def setup_cell(nb: nbformat.NotebookNode) -> int:
     """The index of ``nb``'s set-up cell: its first code cell."""
     return next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code")
 
 
-def learner_copy(nb, where="notebook"):
+def learner_copy(nb: nbformat.NotebookNode, where: str = "notebook") -> nbformat.NotebookNode:
     """The learner's notebook for source notebook ``nb`` (``nb`` is not changed)."""
     headers = {cell.cell: cell for cell in source.exercises(nb, where)}
     out = nbformat.v4.new_notebook()
@@ -98,7 +102,8 @@ def learner_copy(nb, where="notebook"):
         text = cell.source
         if cell.cell_type == "code":
             ex = headers.get(index)
-            text = source.stub(text, ex and ex.number, ex and ex.name, f"{where}, cell {index}")
+            number, name = (ex.number, ex.name) if ex else (None, None)
+            text = source.stub(text, number, name, f"{where}, cell {index}")
             new = nbformat.v4.new_code_cell(text)
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(text)
@@ -111,11 +116,12 @@ def learner_copy(nb, where="notebook"):
     return out
 
 
-def text(nb):
+def text(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def generate(solutions_dir, notebooks_dir, check=False):
+def generate(solutions_dir: str | os.PathLike[str], notebooks_dir: str | os.PathLike[str],
+             check: bool = False) -> list[pathlib.Path]:
     """Write (or with ``check``, compare) every learner notebook; returns the stale paths."""
     stale = []
     sources = sorted(pathlib.Path(solutions_dir).glob("*.ipynb"))
@@ -136,7 +142,7 @@ def generate(solutions_dir, notebooks_dir, check=False):
 MISTAKES_PAGE = ROOT / "book" / "mistakes.md"
 
 
-def mistakes_page(solutions_dir):
+def mistakes_page(solutions_dir: str | os.PathLike[str]) -> str:
     """The text of ``book/mistakes.md``: per chapter, per exercise, the mistakes its check
     names (points and kind from the headers in ``solutions/``)."""
     from rnnbook import checks
@@ -178,7 +184,9 @@ def mistakes_page(solutions_dir):
     return "\n".join(lines)
 
 
-def write_mistakes_page(solutions_dir, target=MISTAKES_PAGE, check=False):
+def write_mistakes_page(solutions_dir: str | os.PathLike[str],
+                        target: str | os.PathLike[str] = MISTAKES_PAGE,
+                        check: bool = False) -> list[pathlib.Path]:
     """Write (or with ``check``, compare) the mistakes page; returns ``[target]`` if stale."""
     wanted = mistakes_page(solutions_dir)
     target = pathlib.Path(target)
@@ -189,7 +197,7 @@ def write_mistakes_page(solutions_dir, target=MISTAKES_PAGE, check=False):
     return [target]
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rnnbook.generate", description=__doc__.split("\n")[0])
     parser.add_argument("--solutions", default=ROOT / "solutions", type=pathlib.Path)
     parser.add_argument("--out", default=ROOT / "notebooks", type=pathlib.Path)

@@ -16,6 +16,8 @@ graph a reader opens in TensorBoard is the graph the tests look into:
 Only the standard library is imported at module level; TensorFlow and TensorBoard are imported
 when a function needs them.
 """
+from __future__ import annotations
+
 import contextlib
 import os
 import pathlib
@@ -27,12 +29,13 @@ import sys
 import threading
 import time
 import urllib.request
+from typing import IO, Any, Iterator
 
 #: the run (sub-folder of the chapter's log folder) that holds the question's graph
 STATIC_RUN = "static_rnn"
 
 
-def logdir(stem):
+def logdir(stem: str) -> pathlib.Path:
     """``logs/<stem>``, relative to the working folder: where a chapter writes event files for
     TensorBoard (git-ignored at any depth).
 
@@ -44,8 +47,9 @@ def logdir(stem):
     return pathlib.Path("logs", stem)
 
 
-def lstm_graph(T=7, D=3, H=4, forget_bias=1.0, batch=None, layers=1, split_inputs=False,
-               scope=None):
+def lstm_graph(T: int = 7, D: int = 3, H: int = 4, forget_bias: float = 1.0,
+               batch: int | None = None, layers: int = 1, split_inputs: bool = False,
+               scope: Any = None) -> tuple[Any, Any, Any, Any]:
     """The question's graph in a new ``tf.Graph``: ``BasicLSTMCell(H)`` unrolled over ``T`` steps.
 
     Returns ``(graph, x, outputs, state)``: ``x`` is the ``(batch, T, D)`` placeholder named
@@ -86,7 +90,7 @@ def _unrolled(make_cell, T, D, batch=None, split_inputs=False, scope=None):
     return graph, x, outputs, state
 
 
-def write_graph(graph, directory):
+def write_graph(graph: Any, directory: str | os.PathLike[str]) -> pathlib.Path:
     """Write ``graph`` with ``tf.compat.v1.summary.FileWriter`` into ``directory``; returns the
     event file's path (``events.out.tfevents.<time>.<host>``)."""
     from rnnbook.environment import import_tensorflow
@@ -101,7 +105,8 @@ def write_graph(graph, directory):
     return path
 
 
-def write_chapter_logs(directory, T=7, D=3, H=4, graph=None):
+def write_chapter_logs(directory: str | os.PathLike[str], T: int = 7, D: int = 3,
+                       H: int = 4, graph: Any = None) -> pathlib.Path:
     """Chapter 2's TensorBoard logs in ``directory``: run ``static_rnn/`` holds the question's
     graph, or ``graph`` when given (Chapter 6's GRU), written afresh, so re-running never piles
     up event files. Returns the event file."""
@@ -111,7 +116,7 @@ def write_chapter_logs(directory, T=7, D=3, H=4, graph=None):
     return write_graph(lstm_graph(T, D, H)[0] if graph is None else graph, run)
 
 
-def read_graph(path):
+def read_graph(path: str | os.PathLike[str]) -> Any:
     """The ``GraphDef`` stored in an event file (or a folder of them), read with TensorBoard's
     ``EventAccumulator``: no server, no TensorFlow session."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -119,12 +124,12 @@ def read_graph(path):
     return EventAccumulator(str(path)).Reload().Graph()
 
 
-def ops_of_type(graph_def, op_type="Split"):
+def ops_of_type(graph_def: Any, op_type: str = "Split") -> list[str]:
     """Names of the ops of type ``op_type`` in ``graph_def``, in the order the graph lists them."""
     return [node.name for node in graph_def.node if node.op == op_type]
 
 
-def run_program(source, timeout=300.0):
+def run_program(source: str, timeout: float = 300.0) -> str:
     """Run ``source`` with this interpreter in a fresh Python process and return what it
     printed. The child inherits this process's environment (so ``TF_USE_LEGACY_KERAS=1`` too);
     its stderr, TensorFlow's log, is dropped. A program that calls
@@ -140,7 +145,8 @@ def run_program(source, timeout=300.0):
 
 
 @contextlib.contextmanager
-def tensorboard(directory, timeout=60.0, python=None):
+def tensorboard(directory: str | os.PathLike[str], timeout: float = 60.0,
+                python: str | None = None) -> Iterator[Any]:
     """Run ``tensorboard --logdir directory --host 127.0.0.1`` on a free port; yields its URL.
 
     The server is the real one from the environment (``python -m tensorboard.main``), bound to
@@ -152,7 +158,7 @@ def tensorboard(directory, timeout=60.0, python=None):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env=env)
-    lines = queue.Queue()
+    lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_drain, args=(server.stdout, lines), daemon=True)
     reader.start()  # keeps reading, so the server never blocks on a full pipe
     try:
@@ -165,16 +171,17 @@ def tensorboard(directory, timeout=60.0, python=None):
             server.kill()
             server.wait(10)
         reader.join(10)
-        server.stdout.close()
+        if server.stdout is not None:  # always: stdout=PIPE
+            server.stdout.close()
 
 
-def _drain(stream, lines):
+def _drain(stream: IO[str], lines: queue.Queue[str | None]) -> None:
     for line in stream:
         lines.put(line.rstrip())
     lines.put(None)  # the server exited
 
 
-def _wait_for_url(lines, timeout):
+def _wait_for_url(lines: queue.Queue[str | None], timeout: float) -> str:
     """Read the server's log until it prints ``TensorBoard ... at http://127.0.0.1:PORT/``."""
     deadline = time.monotonic() + timeout
     seen = []
@@ -195,7 +202,7 @@ def _wait_for_url(lines, timeout):
     raise RuntimeError(f"TensorBoard did not start within {timeout:.0f} s; its last lines:\n{tail}")
 
 
-def get(url, timeout=30.0):
+def get(url: str, timeout: float = 30.0) -> str:
     """The body of ``GET url`` as text (for the TensorBoard HTTP API)."""
     with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - loopback only
         return response.read().decode()

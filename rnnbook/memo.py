@@ -5,17 +5,21 @@ each trial to every learner function; the models are NumPy and deterministic, so
 :func:`remembered` keeps their answers, keyed by the model and a digest of the case
 (:func:`fingerprint`), at most :data:`REMEMBER_AT_MOST` at a time.
 """
+from __future__ import annotations
+
 import hashlib
+from typing import Any, Callable
 
 import numpy as np
 
-from rnnbook.plaindata import to_plain
+from rnnbook.plaindata import Case, to_plain
 
-_REMEMBERED = {}  # (model, case fingerprint) -> (applies, answer or error); bounded
+# (model, case fingerprint) -> (applies, answer or error); bounded
+_REMEMBERED: dict[tuple[Any, bytes], tuple[bool, Any]] = {}
 REMEMBER_AT_MOST = 50_000
 
 
-def fingerprint(case):
+def fingerprint(case: Case) -> bytes:
     """A digest of a case's content (keys, arrays' dtypes, shapes and bytes, other values)."""
     digest = hashlib.blake2b(digest_size=16)
 
@@ -41,7 +45,7 @@ def fingerprint(case):
     return digest.digest()
 
 
-def remembered(model):
+def remembered(model: Callable[..., Any]) -> Callable[..., Any]:
     """``model`` (a function of a case) answering each distinct case once: the checks' reference
     and mistake models are NumPy and deterministic, and recognising a mistake asks every model
     about every failing trial (the 200-seed sweeps show each trial to every learner function).
@@ -63,5 +67,5 @@ def remembered(model):
             raise value
         return value
 
-    answer_once.__wrapped__ = model
+    answer_once.__wrapped__ = model  # type: ignore[attr-defined]  # a function takes any attribute
     return answer_once

@@ -7,13 +7,16 @@ typed into the prose). Floats are rounded to :data:`DIGITS` significant digits, 
 outputs do not change with a last-bit difference between machines (nbval compares them).
 Without myst-nb (a reader's own Jupyter or Colab) this does nothing.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 #: significant digits kept of a glued float: more than any page shows, fewer than float32's
 DIGITS = 6
 
 
-def rounded(value):
+def rounded(value: Any) -> float | int:
     """``value`` as a plain Python number, a float to :data:`DIGITS` significant digits."""
     if isinstance(value, numbers.Integral):
         return int(value)
@@ -22,7 +25,7 @@ def rounded(value):
     raise TypeError(f"glue a number, not {type(value).__name__}: {value!r}")
 
 
-def glue(**values):
+def glue(**values: Any) -> None:
     """Glue every ``name=value`` for the prose (``{glue:text}`name:.2f```). Returns None, so
     that a cell may end with the call and show nothing."""
     kept = {name: rounded(value) for name, value in values.items()}

@@ -4,17 +4,21 @@ Each function builds the real cell, loads the given NumPy weights into its varia
 it and returns NumPy arrays. TF1 cells run in a fresh ``tf.Graph`` with a ``Session`` (eager stays
 on in the process, so Keras 3 code keeps working in the same notebook); Keras 3 cells run eagerly.
 """
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from rnnbook.environment import import_keras as keras3
 from rnnbook.environment import import_tensorflow as tensorflow
 
 
-def _f32(value):
+def _f32(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float32)
 
 
-def warm_imports():
+def warm_imports() -> None:
     """Import the modules an API exercise's objects load lazily on first use: tf-keras's v1 API
     behind ``tf.compat.v1.nn.rnn_cell`` (about 90 modules), NumPy's ``random``, TensorBoard's
     event reader (Chapter 2's learners read event files) and ``rnnbook.record`` (a notebook's
@@ -32,7 +36,7 @@ def warm_imports():
             pass
 
 
-def quick_session(graph):
+def quick_session(graph: Any) -> Any:
     """A ``tf.compat.v1.Session`` over ``graph`` without Grappler's graph rewrites.
 
     The checks' graphs are a few dozen ops run a handful of times per process (a grading child
@@ -46,7 +50,7 @@ def quick_session(graph):
     return v1.Session(graph=graph, config=config)
 
 
-def load_weights(session, variables, weights):
+def load_weights(session: Any, variables: Any, weights: dict[str, np.ndarray]) -> None:
     """Assign ``weights`` (name suffix -> array) to ``variables``; every variable gets one.
 
     The longest matching suffix wins, so ``"kernel"`` and ``"projection/kernel"`` can be given
@@ -68,7 +72,9 @@ def load_weights(session, variables, weights):
     session.run([var.initializer for var in variables], feed)
 
 
-def run_tf1(make_cell, inputs, state=None, weights=None, mode="step", fetch=()):
+def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
+            weights: dict[str, np.ndarray] | None = None, mode: str = "step",
+            fetch: Sequence[str] = ()) -> tuple[Any, ...]:
     """Run a TF1 cell made by ``make_cell()`` and return ``(output, final_state, *fetched)``.
 
     ``mode``: ``"step"`` calls the cell once on ``inputs`` ``(B, D)``; ``"static"`` and
@@ -111,7 +117,9 @@ def run_tf1(make_cell, inputs, state=None, weights=None, mode="step", fetch=()):
             return tuple(session.run([output, final, *extra], feed))
 
 
-def run_keras_lstm(inputs, weights, initial_state=None, **options):
+def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray] | Sequence[np.ndarray],
+                   initial_state: Any = None,
+                   **options: Any) -> Any:
     """Run a real Keras 3 ``LSTM`` layer with the given weights; return ``(outputs, h, c)``.
 
     ``inputs`` is ``(B, T, D)``, or a list of such chunks: then ONE layer is called on each chunk
@@ -129,11 +137,11 @@ def run_keras_lstm(inputs, weights, initial_state=None, **options):
     chunks = [_f32(x) for x in inputs] if isinstance(inputs, (list, tuple)) else [_f32(inputs)]
     if isinstance(weights, dict):
         weights = [weights["kernel"], weights["recurrent_kernel"], weights["bias"]]
-    weights = [_f32(w) for w in weights]
-    units = weights[1].shape[0]
+    arrays = [_f32(w) for w in weights]
+    units = arrays[1].shape[0]
     layer = keras.layers.LSTM(units, return_sequences=True, return_state=True, **options)
     layer.build(chunks[0].shape)
-    layer.set_weights(weights)
+    layer.set_weights(arrays)
     results = []
     for k, x in enumerate(chunks):
         state = [_f32(s) for s in initial_state] if (k == 0 and initial_state is not None) else None

@@ -7,8 +7,11 @@ needs only the standard library and NumPy, and the grader's zygote loads it by p
 ``rnnbook_plaindata`` (:mod:`rnnbook.grading.zygote`; its TensorFlow zygote uses the package's
 module under both names, so there is one :class:`Raised` class in a process, never two).
 """
+from __future__ import annotations
+
 import inspect
-from typing import NamedTuple
+import traceback
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -16,6 +19,9 @@ import numpy as np
 #: names the argument): wherever the answer is checked, such an answer fails with
 #: :func:`changed_sentence`
 CHANGED = "ChangedArgument"
+
+#: a trial's inputs and weights as plain data: sizes, NumPy arrays, numbers, strings
+Case = dict[str, Any]
 
 
 class Raised(NamedTuple):
@@ -26,14 +32,14 @@ class Raised(NamedTuple):
     where: str = ""
 
 
-def to_plain(value):
+def to_plain(value: Any) -> Any:
     """``value`` as plain data: numbers and strings as Python values, tuples and lists as
     lists, tensors and anything array-like as NumPy arrays; TypeError for anything else.
     A :class:`Raised` (the answer is that the function raised) stays as it is."""
     return value if isinstance(value, Raised) else _plain(value)
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if isinstance(value, (np.integer, np.floating, np.bool_)):  # np.float64 is a float too
         return value.item()
     if isinstance(value, (str, bool, int, float)) or value is None:
@@ -48,7 +54,7 @@ def _plain(value):
     return array
 
 
-def changed_sentence(names):
+def changed_sentence(names: str) -> str:
     """The mistake sentence for a function that changed its arguments ``names`` (a message of a
     :data:`CHANGED` ``Raised``: the names joined by ", ")."""
     listed = names.split(", ")
@@ -65,10 +71,11 @@ class Watch:
     unless ``fn`` wraps it). After the calls, :attr:`changed` lists the names, first seen
     first."""
 
-    def __init__(self, fn, names_of=None):
+    def __init__(self, fn: Callable[..., Any],
+                 names_of: Callable[..., Any] | None = None) -> None:
         self.fn = fn
         self.names_of = names_of or fn
-        self.changed = []
+        self.changed: list[str] = []
         self.__name__ = getattr(self.names_of, "__name__", "function")
 
     def _names(self, args, kwargs):
@@ -78,7 +85,7 @@ class Watch:
             return [(f"argument {k + 1}", a) for k, a in enumerate(args)] + list(kwargs.items())
         return list(bound.arguments.items())
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         named = self._names(args, kwargs)
         before = [(name, value, _snapshot(value)) for name, value in named]
         try:
@@ -88,12 +95,12 @@ class Watch:
                 if not _same(value, copy) and name not in self.changed:
                     self.changed.append(name)
 
-    def raised(self):
+    def raised(self) -> Raised | None:
         """The answer when the function changed an argument: a :data:`CHANGED` Raised."""
         return Raised(CHANGED, ", ".join(self.changed)) if self.changed else None
 
 
-def _snapshot(value, depth=0):
+def _snapshot(value: Any, depth: int = 0) -> Any:
     """What ``value`` holds now: arrays copied, containers' items listed (dict keys by
     identity), anything else by identity."""
     if depth > 16:
@@ -107,7 +114,7 @@ def _snapshot(value, depth=0):
     return value
 
 
-def _same(value, copy, depth=0):
+def _same(value: Any, copy: Any, depth: int = 0) -> bool:
     """Whether ``value`` still holds what its :func:`_snapshot` ``copy`` recorded."""
     if depth > 16:
         return True
@@ -126,7 +133,7 @@ def _same(value, copy, depth=0):
     return value is copy
 
 
-def where(frames):
+def where(frames: list[traceback.FrameSummary]) -> str:
     """Where a :class:`Raised` points, from the learner's own frames of its traceback
     (``traceback.FrameSummary``, outermost first): the last one's line; and its function's
     name when it is not the function the check called (an exercise that fails because a

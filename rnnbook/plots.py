@@ -16,9 +16,14 @@ picture, so that the page shows the idea and its numbers rather than the plottin
 Every figure is at most :data:`MAX_WIDTH` inches wide at :data:`DPI`, so it is shown at its own
 size in the book's column, and every text in it is at least :data:`MIN_FONT` points.
 """
+from __future__ import annotations
+
+from typing import Any, Sequence
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 #: dots per inch of every figure the book stores (PNG, small enough to commit)
@@ -30,10 +35,10 @@ MIN_FONT = 9
 #: type sizes of every figure the book draws (applied when this module is imported)
 TYPE = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "xtick.labelsize": 9,
         "ytick.labelsize": 9, "legend.fontsize": 9, "figure.titlesize": 11}
-mpl.rcParams.update(TYPE)
+mpl.rcParams.update(TYPE)  # type: ignore[arg-type]  # matplotlib's keys are Literals
 
 
-def figure(width=6.0, height=3.0, **kwargs):
+def figure(width: float = 6.0, height: float = 3.0, **kwargs: Any) -> tuple[Figure, Any]:
     """A new figure at the book's size and resolution: ``fig, ax = figure()``."""
     if width > MAX_WIDTH:
         raise ValueError(f"a figure {width} in wide is scaled down in the column; "
@@ -41,7 +46,8 @@ def figure(width=6.0, height=3.0, **kwargs):
     return plt.subplots(figsize=(width, height), dpi=DPI, **kwargs)
 
 
-def kernel_blocks(kernel, input_depth, gates=None, ax=None, title=None, cmap="RdBu_r"):
+def kernel_blocks(kernel: np.ndarray, input_depth: int, gates: Sequence[str] | None = None,
+                  ax: Any = None, title: str | None = None, cmap: str = "RdBu_r") -> Figure:
     """Draw a TF1 cell's kernel as a heatmap with its blocks outlined and labelled; return the figure.
 
     ``kernel`` is ``(D + H, G * H)`` with ``D = input_depth``: rows ``[:D]`` multiply the input x
@@ -102,7 +108,8 @@ def kernel_blocks(kernel, input_depth, gates=None, ax=None, title=None, cmap="Rd
     return fig
 
 
-def gate_heatmaps(values, rest, labels, ncols=2, width=MAX_WIDTH, height=4.4):
+def gate_heatmaps(values: dict[str, np.ndarray], rest: dict[str, float], labels: dict[str, str],
+                  ncols: int = 2, width: float = MAX_WIDTH, height: float = 4.4) -> Figure:
     """One heatmap per gate, units down and time steps across, every cell annotated with its value.
 
     ``values`` maps a gate's name to its ``(T, H)`` values; ``rest`` maps it to the value the
@@ -204,8 +211,9 @@ class _Diagram:
         return self.fig
 
 
-def lstm_cell_diagram(highlight=None, peepholes=False, clip=False, projection=False,
-                      gradients=False, h="h"):
+def lstm_cell_diagram(highlight: str | None = None, peepholes: bool = False, clip: bool = False,
+                      projection: bool = False, gradients: bool = False,
+                      h: str = "h") -> Figure:
     """The book's one picture of an LSTM cell (after colah's): the c line (red) along the
     top, the h line (blue) along the bottom, the four gates between, each gate's equation
     beside the diagram, in the book's notation (:data:`CELL_GATES`).
@@ -363,7 +371,8 @@ def gru_cell_diagram(highlight=None, reset_after=False):
                       top=-1.35)
 
 
-def stateful_layout(series, right, wrong, rows):
+def stateful_layout(series: np.ndarray, right: np.ndarray, wrong: np.ndarray,
+                    rows: np.ndarray) -> Figure:
     """How a long ``series`` is cut into stateful batches: the series coloured by the row it
     goes to (grey: the dropped tail), then each batch of the ``right`` layout (``(n, B,
     steps)``: row i of batch k + 1 continues row i of batch k) above the same batch of the
@@ -408,7 +417,8 @@ def stateful_layout(series, right, wrong, rows):
     return fig
 
 
-def chunk_runs(whole, carried, dropped, chunk):
+def chunk_runs(whole: np.ndarray, carried: np.ndarray, dropped: np.ndarray,
+               chunk: int) -> Figure:
     """One output unit over time ``(T,)``: the ``whole`` run in one call (grey line), the
     chunked run with the state ``carried`` (blue dots) and the one from zeros each call
     (``dropped``, red crosses), with a dotted line at every ``chunk`` boundary."""
@@ -425,7 +435,8 @@ def chunk_runs(whole, carried, dropped, chunk):
     return fig
 
 
-def error_by_step(predictions, target, colours=("tab:blue", "tab:red"), shown=6):
+def error_by_step(predictions: dict[str, np.ndarray], target: np.ndarray,
+                  colours: tuple[str, ...] = ("tab:blue", "tab:red"), shown: int = 6) -> Figure:
     """Top: the squared error at each step within a chunk, one bar per model
     (``predictions``: name -> ``(n, B, steps)``, against ``target`` of the same shape).
     Bottom: row 0's predictions over the first ``shown`` batches, chunk after chunk."""
@@ -451,7 +462,9 @@ def error_by_step(predictions, target, colours=("tab:blue", "tab:red"), shown=6)
     return fig
 
 
-def loss_curves(losses, colours=("tab:green", "tab:purple"), window=10, chance=1.0):
+def loss_curves(losses: dict[str, Sequence[float]],
+                colours: tuple[str, ...] = ("tab:green", "tab:purple"), window: int = 10,
+                chance: float = 1.0) -> Figure:
     """Losses over updates (``losses``: name -> ``(updates,)``) on a log scale: each raw (thin)
     and as a running **geometric** mean of ``window`` updates (thick), with the loss of
     guessing 0 dotted.
@@ -480,7 +493,8 @@ def loss_curves(losses, colours=("tab:green", "tab:purple"), window=10, chance=1
     return fig
 
 
-def norms_over_time(norms, title, chunk=None, ylabel=r"$\|\partial L / \partial h_t\|$"):
+def norms_over_time(norms: dict[str, np.ndarray], title: str, chunk: int | None = None,
+                    ylabel: str = r"$\|\partial L / \partial h_t\|$") -> Figure:
     """One line per entry of ``norms`` (label -> values over t), log scale; dotted lines at
     the start of every ``chunk`` steps when given. Returns the figure. Every number drawn is
     computed on the page with TensorFlow (this never differentiates anything itself)."""

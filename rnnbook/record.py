@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import tempfile
+from typing import Any
 
 VERSION = 1
 #: this copy of the book: the folder its ``rnnbook`` package is imported from (a clone's
@@ -24,13 +25,14 @@ VERSION = 1
 COPY = str(pathlib.Path(__file__).resolve().parent)
 
 
-def path():
+def path() -> pathlib.Path:
     """Where progress is kept: ``$RNNBOOK_PROGRESS``, else ``~/.rnnbook/progress.json``."""
     named = os.environ.get("RNNBOOK_PROGRESS")
     return pathlib.Path(named) if named else pathlib.Path.home() / ".rnnbook" / "progress.json"
 
 
-def load(where=None, copy=COPY):
+def load(where: str | os.PathLike[str] | None = None,
+         copy: str | None = COPY) -> dict[str, dict[str, Any]]:
     """``{chapter stem: {exercise number: {"name", "passed", "copies"}}}``: the passes made in
     ``copy`` (None: in any copy); empty when nothing is kept yet or the file cannot be read (a
     damaged file is never fatal to a notebook)."""
@@ -51,7 +53,8 @@ def load(where=None, copy=COPY):
                          and copy in r.get("copies", [copy])})}
 
 
-def record(stem, number, name, where=None, copy=COPY):
+def record(stem: str, number: str, name: str, where: str | os.PathLike[str] | None = None,
+           copy: str | None = COPY) -> bool:
     """Note that exercise ``number`` (``name``) of chapter ``stem`` passed its check, now, in
     ``copy`` of the book (the copies that passed the same exercise before are kept).
 
@@ -77,7 +80,8 @@ def record(stem, number, name, where=None, copy=COPY):
     return True
 
 
-def table(chapters, where=None, copy=COPY):
+def table(chapters: list[tuple[str, list[str]]], where: str | os.PathLike[str] | None = None,
+          copy: str | None = COPY) -> list[tuple[str, int, int, list[str]]]:
     """One row per chapter: ``(stem, done, total, numbers still to do)``, in the order of
     ``chapters``, a list of ``(stem, [exercise numbers])`` (:func:`rnnbook.checks.exercises`
     gives the book's). This module imports nothing of rnnbook: a chapter's ``check``
@@ -91,7 +95,8 @@ def table(chapters, where=None, copy=COPY):
     return rows
 
 
-def show(chapters, where=None):
+def show(chapters: list[tuple[str, list[str]]],
+         where: str | os.PathLike[str] | None = None) -> None:
     """Print the progress table of ``chapters`` (``rnnbook.progress()`` shows the book's;
     :func:`table` gives its rows); under the grader (``RNNBOOK_GRADING=1``) nothing."""
     if os.environ.get("RNNBOOK_GRADING") == "1":

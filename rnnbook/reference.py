@@ -21,6 +21,8 @@ Keras ``hh``, PyTorch ``n``).
 """
 from __future__ import annotations
 
+from typing import Any, Callable, Collection, Sequence
+
 import numpy as np
 
 #: A gate order: the gate letter of each column block of a kernel, left to right.
@@ -29,32 +31,32 @@ KERAS = ("i", "f", "j", "o")  # Keras 3's and PyTorch's i, f, g, o (their g is o
 GATE_NAMES = {TF1: "TF1's i, j, f, o", KERAS: "Keras' and PyTorch's i, f, c/g, o"}
 
 
-def _identity(z):
+def _identity(z: np.ndarray) -> np.ndarray:
     return z
 
 
-def sigmoid(z):
+def sigmoid(z: np.ndarray) -> np.ndarray:
     """The logistic function, as TensorFlow's gates apply it."""
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def split_gates(z, order=TF1, axis=-1):
+def split_gates(z: np.ndarray, order: tuple[str, ...] = TF1, axis: int = -1) -> dict[str, np.ndarray]:
     """``{gate: block}`` for the column blocks of ``z`` (..., kH) read in ``order`` (k gates:
     four for an LSTM's orders, two or three for a GRU's)."""
     return dict(zip(order, np.split(z, len(order), axis=axis), strict=True))
 
 
-def join_gates(blocks, order, axis=-1):
+def join_gates(blocks: dict[str, np.ndarray], order: tuple[str, ...], axis: int = -1) -> np.ndarray:
     """The inverse of :func:`split_gates`: the blocks of ``blocks`` laid out in ``order``."""
     return np.concatenate([blocks[g] for g in order], axis=axis)
 
 
-def reorder(a, source, target, axis=-1):
+def reorder(a: np.ndarray, source: tuple[str, ...], target: tuple[str, ...], axis: int = -1) -> np.ndarray:
     """``a``'s gate blocks (along ``axis``) moved from ``source`` order to ``target``."""
     return join_gates(split_gates(a, source, axis), target, axis)
 
 
-def _slip(slip, allowed):
+def _slip(slip: str | None, allowed: Collection[str]) -> str | None:
     if slip is not None and slip not in allowed:
         raise ValueError(f"unknown slip {slip!r}; this function knows {sorted(allowed)}")
     return slip
@@ -64,7 +66,9 @@ def _slip(slip, allowed):
 # BasicRNNCell (Chapter 1)
 
 
-def basic_rnn_step(x, h, kernel, bias, activation=np.tanh, slip=None):
+def basic_rnn_step(x: np.ndarray, h: np.ndarray, kernel: np.ndarray, bias: np.ndarray,
+                   activation: Callable[[np.ndarray], np.ndarray] = np.tanh,
+                   slip: str | None = None) -> np.ndarray:
     """``h' = tanh([x, h] @ kernel + bias)``: BasicRNNCell's output and new state (B, H).
 
     Slips: ``"[h, x]"`` concatenates the state first (the kernel split at row H).
@@ -78,7 +82,8 @@ def basic_rnn_step(x, h, kernel, bias, activation=np.tanh, slip=None):
 # BasicLSTMCell (Chapters 2 and 4)
 
 
-def lstm_preactivations(x, h, kernel, bias, order=TF1):
+def lstm_preactivations(x: np.ndarray, h: np.ndarray, kernel: np.ndarray, bias: np.ndarray,
+                        order: tuple[str, ...] = TF1) -> dict[str, np.ndarray]:
     """``{gate: (B, H)}``: the blocks of ``[x, h] @ kernel + bias``, the outputs of
     BasicLSTMCell's Split op (pre-activations, before any sigmoid or tanh)."""
     z = np.concatenate([x, h], axis=1) @ kernel + bias  # (B, 4H)
@@ -91,8 +96,11 @@ BASIC_LSTM_SLIPS = {
 }
 
 
-def basic_lstm_step(x, c, h, kernel, bias, forget_bias=1.0, order=TF1, candidate=np.tanh,
-                    cell_activation=np.tanh, slip=None):
+def basic_lstm_step(x: np.ndarray, c: np.ndarray, h: np.ndarray, kernel: np.ndarray,
+                    bias: np.ndarray, forget_bias: float = 1.0, order: tuple[str, ...] = TF1,
+                    candidate: Callable[[np.ndarray], np.ndarray] = np.tanh,
+                    cell_activation: Callable[[np.ndarray], np.ndarray] = np.tanh,
+                    slip: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One BasicLSTMCell step: ``(c', h')``, each (B, H).
 
     ``c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j)``, ``h' = tanh(c') * sigmoid(o)``.
@@ -108,7 +116,9 @@ def basic_lstm_step(x, c, h, kernel, bias, forget_bias=1.0, order=TF1, candidate
     return c_new, h_new
 
 
-def basic_lstm_activations(x, c, h, kernel, bias, forget_bias=1.0, order=TF1):
+def basic_lstm_activations(x: np.ndarray, c: np.ndarray, h: np.ndarray, kernel: np.ndarray,
+                           bias: np.ndarray, forget_bias: float = 1.0,
+                           order: tuple[str, ...] = TF1) -> dict[str, np.ndarray]:
     """The gate values of one BasicLSTMCell step: ``{i: sigmoid(i), j: tanh(j),
     f: sigmoid(f + forget_bias), o: sigmoid(o)}``."""
     g = lstm_preactivations(x, h, kernel, bias, order)
@@ -130,9 +140,13 @@ LSTM_CELL_SLIPS = {
 }
 
 
-def lstm_cell_step(x, c, m, kernel, bias, forget_bias=1.0, w_i_diag=None, w_f_diag=None,
-                   w_o_diag=None, cell_clip=None, projection=None, proj_clip=None, order=TF1,
-                   slip=None):
+def lstm_cell_step(x: np.ndarray, c: np.ndarray, m: np.ndarray, kernel: np.ndarray,
+                   bias: np.ndarray, forget_bias: float = 1.0,
+                   w_i_diag: np.ndarray | None = None, w_f_diag: np.ndarray | None = None,
+                   w_o_diag: np.ndarray | None = None, cell_clip: float | None = None,
+                   projection: np.ndarray | None = None, proj_clip: float | None = None,
+                   order: tuple[str, ...] = TF1,
+                   slip: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One LSTMCell step: ``(c', m')``, c' (B, H) and m' (B, P or H).
 
     Peepholes (``w_*_diag``, (H,) each, or None): ``w_i_diag * c`` and ``w_f_diag * c`` use
@@ -149,7 +163,7 @@ def lstm_cell_step(x, c, m, kernel, bias, forget_bias=1.0, w_i_diag=None, w_f_di
     unclipped = c_new
     if cell_clip is not None and slip not in ("clip after m", "cell_clip on m"):
         c_new = np.clip(c_new, -cell_clip, cell_clip)
-    peeped = {"o peephole on old c": c, "o peephole on unclipped c": unclipped}.get(slip, c_new)
+    peeped = {"o peephole on old c": c, "o peephole on unclipped c": unclipped}.get(slip or "", c_new)
     m_new = sigmoid(g["o"] + wo * peeped) * np.tanh(c_new)  # (B, H)
     if cell_clip is not None and slip == "clip after m":
         c_new = np.clip(c_new, -cell_clip, cell_clip)
@@ -171,7 +185,9 @@ def lstm_cell_step(x, c, m, kernel, bias, forget_bias=1.0, w_i_diag=None, w_f_di
 # Keras 3 and PyTorch (Chapters 3 and 4)
 
 
-def keras_lstm_step(x, h, c, kernel, recurrent_kernel, bias, order=KERAS, forget_bias=0.0):
+def keras_lstm_step(x: np.ndarray, h: np.ndarray, c: np.ndarray, kernel: np.ndarray,
+                    recurrent_kernel: np.ndarray, bias: np.ndarray, order: tuple[str, ...] = KERAS,
+                    forget_bias: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """One step of Keras 3's LSTM: ``(h', c')`` (Keras keeps ``[h, c]``, h first).
 
     ``kernel`` (D, 4H), ``recurrent_kernel`` (H, 4H), ``bias`` (4H,), gates i, f, g, o. Keras
@@ -183,7 +199,9 @@ def keras_lstm_step(x, h, c, kernel, recurrent_kernel, bias, order=KERAS, forget
     return np.tanh(c_new) * sigmoid(g["o"]), c_new
 
 
-def pytorch_lstm_step(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr=None):
+def pytorch_lstm_step(x: np.ndarray, h: np.ndarray, c: np.ndarray, weight_ih: np.ndarray,
+                      weight_hh: np.ndarray, bias_ih: np.ndarray, bias_hh: np.ndarray,
+                      weight_hr: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One step of PyTorch's ``nn.LSTM`` as its documentation writes it: ``(h', c')``.
 
     ``weight_ih`` (4H, D) and ``weight_hh`` (4H, H, or P with ``proj_size``) are applied as
@@ -199,7 +217,8 @@ def pytorch_lstm_step(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr
     return h_new, c_new
 
 
-def keras_from_tf1(kernel, bias, forget_bias, input_depth):
+def keras_from_tf1(kernel: np.ndarray, bias: np.ndarray, forget_bias: float,
+                   input_depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras 3 LSTM weights ``(kernel, recurrent_kernel, bias)`` that compute exactly what a
     TF1 BasicLSTMCell with ``kernel``, ``bias`` and ``forget_bias`` computes."""
     kernel = reorder(kernel, TF1, KERAS)  # (D + H, 4H)
@@ -208,7 +227,8 @@ def keras_from_tf1(kernel, bias, forget_bias, input_depth):
     return kernel[:input_depth], kernel[input_depth:], join_gates(blocks, KERAS)
 
 
-def keras_from_pytorch(weight_ih, weight_hh, bias_ih, bias_hh):
+def keras_from_pytorch(weight_ih: np.ndarray, weight_hh: np.ndarray, bias_ih: np.ndarray,
+                       bias_hh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras 3 LSTM weights for PyTorch's: transposed, the two biases added, order kept."""
     return weight_ih.T, weight_hh.T, bias_ih + bias_hh
 
@@ -310,7 +330,8 @@ def gru_cell(step, *weights, **options):
 # Running a cell over time: unrolled, stacked, chunked (Chapters 1, 2 and 4)
 
 
-def unroll(step, inputs, state, carry=True):
+def unroll(step: Callable[..., Any], inputs: np.ndarray, state: Any,
+           carry: bool = True) -> tuple[np.ndarray, Any]:
     """Run ``step(x_t, state) -> (output, new_state)`` over ``inputs`` (B, T, D).
 
     Returns ``(outputs (B, T, ...), final_state)``. ``carry=False`` starts every step from the
@@ -324,7 +345,7 @@ def unroll(step, inputs, state, carry=True):
     return np.stack(outputs, axis=1), (new if inputs.shape[1] else state)
 
 
-def rnn_cell(kernel, bias, **options):
+def rnn_cell(kernel: np.ndarray, bias: np.ndarray, **options: Any) -> Callable[..., Any]:
     """BasicRNNCell as a ``step`` for :func:`unroll`: the state is h."""
     def step(x, h):
         h_new = basic_rnn_step(x, h, kernel, bias, **options)
@@ -332,7 +353,8 @@ def rnn_cell(kernel, bias, **options):
     return step
 
 
-def lstm_cell(kernel, bias, forget_bias=1.0, **options):
+def lstm_cell(kernel: np.ndarray, bias: np.ndarray, forget_bias: float = 1.0,
+              **options: Any) -> Callable[..., Any]:
     """BasicLSTMCell as a ``step`` for :func:`unroll`: the state is ``(c, h)``."""
     def step(x, state):
         c, h = basic_lstm_step(x, *state, kernel, bias, forget_bias, **options)
@@ -340,7 +362,8 @@ def lstm_cell(kernel, bias, forget_bias=1.0, **options):
     return step
 
 
-def keras_cell(kernel, recurrent_kernel, bias, **options):
+def keras_cell(kernel: np.ndarray, recurrent_kernel: np.ndarray, bias: np.ndarray,
+               **options: Any) -> Callable[..., Any]:
     """Keras 3's LSTM as a ``step`` for :func:`unroll`: the state is ``[h, c]``."""
     def step(x, state):
         h, c = keras_lstm_step(x, *state, kernel, recurrent_kernel, bias, **options)
@@ -348,7 +371,7 @@ def keras_cell(kernel, recurrent_kernel, bias, **options):
     return step
 
 
-def stacked(steps, output_layer=-1):
+def stacked(steps: Sequence[Callable[..., Any]], output_layer: int = -1) -> Callable[..., Any]:
     """Layers ``steps`` (bottom first) as one ``step``: layer l reads layer l-1's output; the
     state is a tuple with one state per layer; the output is layer ``output_layer``'s."""
     def step(x, states):
@@ -361,12 +384,13 @@ def stacked(steps, output_layer=-1):
     return step
 
 
-def chunks(T, size):
+def chunks(T: int, size: int) -> list[tuple[int, int]]:
     """The ``[start, stop)`` time ranges of chunks of ``size`` steps (the last may be shorter)."""
     return [(start, min(start + size, T)) for start in range(0, T, size)]
 
 
-def run_in_chunks(step, inputs, state, size, between=None):
+def run_in_chunks(step: Callable[..., Any], inputs: np.ndarray, state: Any, size: int,
+                  between: Callable[[Any, int], Any] | None = None) -> tuple[np.ndarray, Any]:
     """:func:`unroll` over ``inputs`` (B, T, D) in chunks of ``size`` steps, each chunk starting
     from the state the one before ended in: equal to one run over the whole sequence.
 
@@ -382,23 +406,23 @@ def run_in_chunks(step, inputs, state, size, between=None):
     return np.concatenate(outputs, axis=1), state
 
 
-def pack(states):
+def pack(states: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     """A tuple of ``(c, h)`` per layer as one ``(L, 2, B, H)`` array (the placeholder layout)."""
     return np.stack([np.stack([c, h]) for c, h in states])
 
 
-def unpack(packed):
+def unpack(packed: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """The inverse of :func:`pack`: a tuple of ``(c, h)`` per layer."""
     return tuple((layer[0], layer[1]) for layer in packed)
 
 
-def reset_rows(packed, ended):
+def reset_rows(packed: np.ndarray, ended: Sequence[bool] | np.ndarray) -> np.ndarray:
     """A packed state ``(L, 2, B, H)`` with c and h of the rows where ``ended`` ``(B,)`` is True
     set to zero (the cell's ``zero_state``) in every layer; a new array."""
     return np.where(np.asarray(ended, bool)[None, None, :, None], 0.0, packed).astype(
         np.asarray(packed).dtype)
 
 
-def split_state(state, num_units):
+def split_state(state: Any, num_units: int) -> tuple[np.ndarray, np.ndarray]:
     """LSTMCell's concatenated state ``[c, m]`` ``(B, H + P)`` as ``(c (B, H), m (B, P))``."""
     return state[:, :num_units], state[:, num_units:]

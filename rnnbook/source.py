@@ -17,6 +17,9 @@ only: TensorFlow, Keras and rnnbook may not be called; the check and the grader 
 to ``# END SOLUTION`` are the solution; the learner's copy gets
 a stub in their place. Cells tagged ``solution`` (worked explanations) are left out of it.
 """
+from __future__ import annotations
+
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 # Jupyter packages ask for it); that builds about 35 Lark parsers at import, 1.5 s of every
 # tool's start-up (python-jsonschema/jsonschema#1428). No notebook schema uses the "iri" formats
 # it checks, so these processes (generator, grader, release) do without it.
-sys.modules.setdefault("rfc3987_syntax", None)
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 import nbformat  # noqa: E402
 
@@ -53,11 +56,11 @@ class ExerciseCell:
     parts: int = 1  # the answer's parts, each earning points / parts (1: all or nothing)
 
     @property
-    def by_hand(self):
+    def by_hand(self) -> bool:
         return self.kind == "by hand"
 
 
-def read(path):
+def read(path: str | os.PathLike[str]) -> nbformat.NotebookNode:
     """Read a notebook; any failure becomes one line naming the file."""
     try:
         nb = nbformat.read(str(path), as_version=4)
@@ -68,7 +71,7 @@ def read(path):
     return nb
 
 
-def exercises(nb, where="notebook"):
+def exercises(nb: nbformat.NotebookNode, where: str = "notebook") -> list[ExerciseCell]:
     """The exercises of a source notebook, in order."""
     found = []
     for index, cell in enumerate(nb.cells):
@@ -95,7 +98,7 @@ def exercises(nb, where="notebook"):
     return found
 
 
-def stub(source, number, name, where="notebook"):
+def stub(source: str, number: str | None, name: str | None, where: str = "notebook") -> str:
     """``source`` with every solution block replaced by a stub that raises NotImplementedError."""
     out, inside = [], False
     for line in source.split("\n"):

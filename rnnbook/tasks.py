@@ -8,10 +8,15 @@ prove rather than their plumbing.
 Both train in seconds on a CPU and are seeded, so the chapter's numbers are the same on every
 run (``keras.utils.set_random_seed``).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 
-def sine_batches(rows, steps, length=961, period=22):
+def sine_batches(rows: int, steps: int, length: int = 961,
+                 period: int = 22) -> tuple[np.ndarray, np.ndarray]:
     """A sine wave of ``length`` values and ``period`` steps, laid out for stateful batches:
     ``(xs, ys)``, each ``(n, rows, steps)``, input ``x_t`` and target ``x_{t+1}``. Row i of
     batch k + 1 continues row i of batch k (the chapter's layout); the tail is dropped."""
@@ -22,7 +27,8 @@ def sine_batches(rows, steps, length=961, period=22):
     return xs, ys
 
 
-def train_sine(xs, ys, stateful, units=8, epochs=8, rate=0.02):
+def train_sine(xs: np.ndarray, ys: np.ndarray, stateful: bool, units: int = 8, epochs: int = 8,
+               rate: float = 0.02) -> tuple[Any, np.ndarray]:
     """Train ``LSTM(units) -> Dense(1)`` on the batches ``xs -> ys`` (``(n, B, steps)``), in
     order (``shuffle=False``), either ``stateful`` (the state reset once per epoch) or starting
     every batch from zeros. Returns ``(model, predictions)``, predictions ``(n, B, steps)``
@@ -44,7 +50,8 @@ def train_sine(xs, ys, stateful, units=8, epochs=8, rate=0.02):
     return model, predictions
 
 
-def cue_batch(rng, size=32, steps=12):
+def cue_batch(rng: np.random.Generator, size: int = 32,
+              steps: int = 12) -> tuple[np.ndarray, np.ndarray]:
     """``(x, y)``: ``x`` ``(size, steps, 1)`` holds a cue, +1 or -1, at step 0 and noise
     (standard deviation 0.5) after it; the target ``y`` ``(size, 1)`` is the cue."""
     x = rng.normal(0.0, 0.5, size=(size, steps, 1)).astype(np.float32)

@@ -35,9 +35,9 @@ def test_ci_run_installs_chromium_where_it_is_missing(tmp_path):
     calls = run_ci(tmp_path, browser=False)
     installs = [c for c in calls if "apt-get install" in c and c.endswith("chromium")]
     assert installs, calls
-    assert calls[-1] == "make test"
+    assert calls[-2:] == ["make lint", "make test"]  # ruff and mypy, then the suite
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a POSIX shell script")
 def test_ci_run_leaves_an_installed_chromium_alone(tmp_path):
-    assert run_ci(tmp_path, browser=True) == ["make test"]
+    assert run_ci(tmp_path, browser=True) == ["make lint", "make test"]

@@ -9,10 +9,13 @@ The grader finds every chapter through :data:`CHAPTERS` (module name by chapter 
 ``rnnbook.progress()`` is :func:`progress`: the learner's record (:mod:`rnnbook.record`) of
 the book's exercises.
 """
+from __future__ import annotations
+
 import importlib
 import os
 
 from rnnbook import record
+from rnnbook.exercise import Chapter
 
 #: notebook stem -> module that holds that chapter's exercises, in reading order
 CHAPTERS = {
@@ -25,19 +28,19 @@ CHAPTERS = {
 }
 
 
-def load(stem):
+def load(stem: str) -> Chapter:
     """The :class:`~rnnbook.exercise.Chapter` for a notebook stem such as ``01-basic-rnn-cell``."""
     if stem not in CHAPTERS:
         raise KeyError(f"no chapter is called {stem!r}; known: {', '.join(CHAPTERS)}")
     return importlib.import_module(CHAPTERS[stem]).CHAPTER
 
 
-def exercises():
+def exercises() -> list[tuple[str, list[str]]]:
     """``[(stem, [exercise numbers])]``, every chapter in book order."""
     return [(stem, [ex.number for ex in load(stem).exercises]) for stem in CHAPTERS]
 
 
-def progress(where=None):
+def progress(where: str | os.PathLike[str] | None = None) -> None:
     """``rnnbook.progress()``: print the exercises passed so far, per chapter. Under the grader
     (``RNNBOOK_GRADING=1``) nothing, and no chapter is loaded: a grading child's chapter
     modules are stubs that hold only ``check``."""

@@ -16,7 +16,10 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 ``D == H``; blocks transposed or laid side by side keep their shape only when ``D == H``),
 ``B = 1``, ``T >= 2``, a nonzero bias and a nonzero initial state everywhere.
 """
+from __future__ import annotations
+
 import re
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
@@ -24,12 +27,14 @@ from rnnbook import reference as ref  # instructor-side: use only inside functio
 from rnnbook.checks.common import split_at_h, split_at_h_raises, w_and_u_swapped
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
+from rnnbook.plaindata import Case
 
 # ---------------------------------------------------------------------------------------------
 # Designed sizes, and TensorFlow's answer for the weights of a cell
 
 
-def _sizes(rng, shape, B=None, T=None, spread=1, least_depth=1):
+def _sizes(rng: np.random.Generator, shape: str, B: int | None = None, T: int | None = None,
+           spread: int = 1, least_depth: int = 1) -> Any:
     """Random sizes with a designed relation ``shape`` ("D>H", "D<H" or "D=H"); ``B`` fixed when
     given; ``T`` random from the given minimum (at least 2) to ``spread`` more; with "D<H", D is
     ``least_depth`` or one more."""
@@ -47,7 +52,7 @@ def _sizes(rng, shape, B=None, T=None, spread=1, least_depth=1):
     return case
 
 
-def _arrays(answer, parts=0):
+def _arrays(answer: Any, parts: int = 0) -> Any:
     """The learner's answer with lists of numbers read as arrays (a list of rows is as good an
     answer as an array): the answer itself, or each of its ``parts``."""
     def one(value):
@@ -65,11 +70,11 @@ def _arrays(answer, parts=0):
     return answer
 
 
-def _rnn_cell(H, activation=None):
+def _rnn_cell(H: int, activation: Any = None) -> Any:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H, activation=activation)
 
 
-def _cell_blocks(kernel, bias, D, H):
+def _cell_blocks(kernel: np.ndarray, bias: np.ndarray, D: int, H: int) -> Any:
     """``(W, U, b)`` as the real cell uses them: run BasicRNNCell (activation switched off) on
     one-hot rows. A zero input and state give b; row k of I_D as x gives W's row k plus b; row k
     of I_H as h gives U's row k plus b."""
@@ -87,20 +92,20 @@ def _cell_blocks(kernel, bias, D, H):
 # --- Exercise 1.1: split the kernel (by hand) ------------------------------------------------
 
 
-def _split_case(rng, shape):
+def _split_case(rng: np.random.Generator, shape: str) -> Case:
     case = _sizes(rng, shape)
     del case["B"]  # weights have no batch
     case["kernel"] = normal(rng, case["D"] + case["H"], case["H"], scale=0.5)  # (D + H, H)
     return case
 
 
-def _split_oracle(case):
+def _split_oracle(case: Case) -> Any:
     D, H = case["D"], case["H"]
     W, U, _ = _cell_blocks(case["kernel"], np.zeros(H, np.float32), D, H)
     return W, U
 
 
-def _split(c, at=None):
+def _split(c: Case, at: int | None = None) -> Any:
     """``(W, U)``: the kernel's rows split at row ``at`` (D, input_depth, by default)."""
     at = c["D"] if at is None else at
     return c["kernel"][:at], c["kernel"][at:]
@@ -144,7 +149,7 @@ split_kernel = Exercise(
 # --- Exercise 1.2: a TF1 kernel from Keras 3 weights (by hand) -------------------------------
 
 
-def _keras_case(rng, shape, least_depth=1):
+def _keras_case(rng: np.random.Generator, shape: str, least_depth: int = 1) -> Case:
     case = _sizes(rng, shape, least_depth=least_depth)
     del case["B"]
     D, H = case["D"], case["H"]
@@ -154,7 +159,7 @@ def _keras_case(rng, shape, least_depth=1):
     return case
 
 
-def _keras_cell(case):
+def _keras_cell(case: Case) -> Any:
     """A Keras 3 SimpleRNNCell holding the case's ``kernel``, ``recurrent_kernel`` and ``bias``."""
     cell = keras3().layers.SimpleRNNCell(case["H"], activation=None)
     cell.build((None, case["D"]))
@@ -162,7 +167,7 @@ def _keras_cell(case):
     return cell
 
 
-def _keras_oracle(case):
+def _keras_oracle(case: Case) -> Any:
     """Probe Keras 3's own SimpleRNNCell (activation off) for what multiplies x, h and 1."""
     cell = _keras_cell(case)
     D, H = case["D"], case["H"]
@@ -176,11 +181,12 @@ def _keras_oracle(case):
     return np.concatenate([W, U], axis=0), bias  # (D + H, H), (H,)
 
 
-def _stacked(c, blocks=("kernel", "recurrent_kernel"), axis=0):
+def _stacked(c: Case, blocks: Any = ("kernel", "recurrent_kernel"),
+             axis: int = 0) -> np.ndarray:
     return np.concatenate([c[k] for k in blocks], axis=axis)
 
 
-def _assumes_square(c):
+def _assumes_square(c: Case) -> Any:
     """A (2H, H) kernel, D taken for H: Keras' kernel's first H rows on top of recurrent_kernel
     (right where D = H; one row repeated where D = 1; NumPy raises where 1 < D < H, as in every
     designed D < H trial)."""
@@ -241,7 +247,7 @@ tf1_from_keras = Exercise(
 # --- Exercise 1.3: one step by hand ----------------------------------------------------------
 
 
-def _step_case(rng, shape, B=None):
+def _step_case(rng: np.random.Generator, shape: str, B: int | None = None) -> Case:
     case = _sizes(rng, shape, B)
     B, D, H = case["B"], case["D"], case["H"]
     case["x"] = normal(rng, B, D)  # (B, D)
@@ -251,14 +257,14 @@ def _step_case(rng, shape, B=None):
     return case
 
 
-def _step_oracle(case):
+def _step_oracle(case: Case) -> Any:
     output, state = run_tf1(_rnn_cell(case["H"]), case["x"], case["h"],
                             {"kernel": case["kernel"], "bias": case["bias"]})
     assert np.array_equal(output, state)  # BasicRNNCell returns (h', h')
     return state
 
 
-def _step(c):
+def _step(c: Case) -> Any:
     """The reference step on case ``c`` (instructor-side: the sweeps' expected answer)."""
     return ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])
 
@@ -272,7 +278,8 @@ def _step(c):
 EPS = 2.0 ** -12
 
 
-def _each(value, change, parts=None):
+def _each(value: Any, change: Callable[..., Any],
+          parts: int | None = None) -> Any:
     """``change`` applied to an array, or to the first ``parts`` arrays of a list answer
     (the rest kept: 1.6's probe of the loaded cell)."""
     if not isinstance(value, list):
@@ -281,14 +288,14 @@ def _each(value, change, parts=None):
     return [change(np.asarray(v)) for v in value[:parts]] + list(value[parts:])
 
 
-def _rows_swapped(c):
+def _rows_swapped(c: Case) -> dict[str, Any]:
     """The case whose kernel applies to [x, h] what the case's applies to [h, x]: its last D
     rows on top of its first H (a learner who concatenates [h, x])."""
     H, kernel = c["H"], c["kernel"]
     return {**c, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, H)
 
 
-def _sigmoid_case(state):
+def _sigmoid_case(state: Any) -> Callable[..., Any]:
     """The case on which tanh of the real cell is 2 sigmoid(z) - 1 of the case's own z at every
     step: sigmoid(z) = (tanh(z / 2) + 1) / 2, so with the state s = 2 h - 1 the weights
     W / 2, U / 4 and the bias b / 2 + (the column sums of U) / 4 give z / 2."""
@@ -300,7 +307,7 @@ def _sigmoid_case(state):
     return perturb
 
 
-def _step_mistakes(state, parts=None):
+def _step_mistakes(state: str, parts: int | None = None) -> Any:
     """The mistakes of one step, each ``(sentence, options)`` of a ``Mistake``; ``state`` is
     the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
     parts of the answer are the cell's outputs."""
@@ -358,10 +365,11 @@ NOT_BUILT = ("the cell has no variables yet (`cell.variables == []`, and `cell._
              "the input depth D. Build it first: call it once on an input of depth D (or call "
              "`cell.build`)")
 
-_BUILT = {}  # (D, H) -> an eager BasicRNNCell built for that shape, reused from trial to trial
+# (D, H) -> an eager BasicRNNCell built for that shape, reused from trial to trial
+_BUILT: dict[tuple[int, int], Any] = {}
 
 
-def _built_cell(D, H, kernel, bias):
+def _built_cell(D: int, H: int, kernel: np.ndarray, bias: np.ndarray) -> Any:
     """A BasicRNNCell(H), built for input depth D, holding ``kernel`` and ``bias`` (eager)."""
     cell = _BUILT.get((D, H))
     if cell is None or len(cell.variables) != 2 or cell._kernel is not cell.variables[0]:
@@ -373,7 +381,8 @@ def _built_cell(D, H, kernel, bias):
     return cell
 
 
-def _unbuilt_cell(H, kernel=None, bias=None):
+def _unbuilt_cell(H: int, kernel: np.ndarray | None = None,
+                  bias: np.ndarray | None = None) -> Any:
     """A BasicRNNCell(H) never called: no variables. With ``kernel`` and ``bias``, they are the
     values its variables get when it is built (what a constant initializer would give)."""
     cell = tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
@@ -391,7 +400,7 @@ def _unbuilt_cell(H, kernel=None, bias=None):
     return cell
 
 
-def _on_cell(cell, fn, *args):
+def _on_cell(cell: Any, fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(cell, *args)``; an error raised while the cell has no variables says why."""
     try:
         return fn(cell, *args)
@@ -403,7 +412,7 @@ def _on_cell(cell, fn, *args):
             error.__traceback__) from None
 
 
-def _raising_unbuilt(error, message):
+def _raising_unbuilt(error: type[BaseException], message: str) -> Callable[..., Any]:
     """A mistake that shows only as the check's ``error`` on a trial whose cell was never
     called (right elsewhere)."""
     def perturb(c):
@@ -413,11 +422,11 @@ def _raising_unbuilt(error, message):
     return perturb
 
 
-def _raised(error, words):
+def _raised(error: type[BaseException], words: str) -> Any:
     return lambda case, got: got.kind == error.__name__ and words in got.message
 
 
-def _weights_case(rng, shape, built):
+def _weights_case(rng: np.random.Generator, shape: str, built: bool) -> Case:
     case = _sizes(rng, shape)
     del case["B"]
     D, H = case["D"], case["H"]
@@ -427,7 +436,7 @@ def _weights_case(rng, shape, built):
     return case
 
 
-def _weights_call(fn, c):
+def _weights_call(fn: Callable[..., Any], c: Case) -> Any:
     if c["built"]:
         cell = _built_cell(c["D"], c["H"], c["kernel"], c["bias"])
     else:
@@ -435,7 +444,7 @@ def _weights_call(fn, c):
     return _arrays(_on_cell(cell, fn, c["D"]), 3)
 
 
-def _read_weights(c, at=None):
+def _read_weights(c: Case, at: int | None = None) -> Any:
     """``(W, U, b)`` with the kernel's rows split at row ``at`` (D by default)."""
     return (*_split(c, at), c["bias"])
 
@@ -483,7 +492,8 @@ read_cell_weights = Exercise(
 # --- Exercise 1.5: a sequence by hand --------------------------------------------------------
 
 
-def _unroll_case(rng, shape, B=None, T=2, spread=1):
+def _unroll_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
+                 spread: int = 1) -> Case:
     case = _sizes(rng, shape, B, T, spread)
     B, T, D, H = case["B"], case["T"], case["D"], case["H"]
     case["inputs"] = normal(rng, B, T, D)  # (B, T, D), batch-major
@@ -493,22 +503,22 @@ def _unroll_case(rng, shape, B=None, T=2, spread=1):
     return case
 
 
-def _unroll_oracle(case):
+def _unroll_oracle(case: Case) -> Any:
     return run_tf1(_rnn_cell(case["H"]), case["inputs"], case["h0"],
                    {"kernel": case["kernel"], "bias": case["bias"]}, mode="dynamic")
 
 
-def _run(c):
+def _run(c: Case) -> Any:
     """The reference run over the case's sequence from ``h0``: ``(outputs, final_state)``."""
     return ref.unroll(ref.rnn_cell(c["kernel"], c["bias"]), c["inputs"], c["h0"])
 
 
-def _skip_first(c):
+def _skip_first(c: Case) -> dict[str, Any]:
     """The case without its first step."""
     return {**c, "inputs": c["inputs"][:, 1:], "T": c["T"] - 1}
 
 
-def _every_step_alone(c):
+def _every_step_alone(c: Case) -> dict[str, Any]:
     """Every step of every sequence as a sequence of one step from h0, in a batch of B * T:
     row b * T + t is step t of sequence b (a state not carried from step to step)."""
     B, T, D = c["inputs"].shape
@@ -516,14 +526,14 @@ def _every_step_alone(c):
             "B": B * T, "T": 1}
 
 
-def _outputs_of_steps_alone(c, right):
+def _outputs_of_steps_alone(c: Case, right: Any) -> Any:
     """The answer on :func:`_every_step_alone`'s case, back in the case's (B, T, H)."""
     B, T = c["inputs"].shape[:2]
     outputs = np.asarray(right[0]).reshape(B, T, -1)  # (B, T, H)
     return [outputs, outputs[:, -1], *right[2:]]
 
 
-def _bias_outside_run(c):
+def _bias_outside_run(c: Case) -> dict[str, Any]:
     """The case on which the real cell runs g_t = h_t - b for the run h_t = tanh(x_t W +
     h_(t-1) U) + b (the bias added after tanh at every step): g_t = tanh(x_t W + g_(t-1) U +
     b U), from g_0 = h0 - b."""
@@ -531,7 +541,7 @@ def _bias_outside_run(c):
     return {**c, "bias": c["bias"] @ U, "h0": c["h0"] - c["bias"]}  # (H,), (B, H)
 
 
-def _sequence_mistakes():
+def _sequence_mistakes() -> dict[str, Any]:
     """The mistakes of running the cell over time, by key: ``(sentence, options)`` of a
     ``Mistake``; the right answer is a list ``[outputs, final_state, ...]``."""
     return dict(zip(("h0", "skip 0", "skip last", "lagging", "not carried", "time-major",
@@ -585,7 +595,8 @@ rnn_unroll = Exercise(
 # --- Exercise 1.6: Keras 3 weights in a TF1 cell, run over a sequence (API, capstone) --------
 
 
-def _port_case(rng, shape, B=None, T=2, built=False):
+def _port_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
+               built: bool = False) -> Case:
     case = _unroll_case(rng, shape, B, T, spread=0)  # T = 2 steps: every call costs eager ops
     B, D, H = case["B"], case["D"], case["H"]
     del case["kernel"]
@@ -604,7 +615,7 @@ STILL_UNBUILT = "still has no variables after your function ran"
 TWICE = "building a cell that was built already makes a new kernel and bias"
 
 
-def _raising_built(error, message):
+def _raising_built(error: type[BaseException], message: str) -> Callable[..., Any]:
     """A mistake that shows only as the check's ``error`` on a trial whose cell was built."""
     def perturb(c):
         if c["built"]:
@@ -613,7 +624,7 @@ def _raising_built(error, message):
     return perturb
 
 
-def _side_by_side(c):
+def _side_by_side(c: Case) -> NoReturn:
     """Keras' kernel (D, H) and recurrent_kernel (H, H) side by side: NumPy raises where
     D != H (and the cell refuses the (H, 2H) kernel where D == H)."""
     if c["D"] != c["H"]:
@@ -623,14 +634,14 @@ def _side_by_side(c):
     raise ValueError("a (H, 2H) kernel does not fit the cell's (2H, H) variable")
 
 
-def _rows_differ(case, got):
+def _rows_differ(case: Case, got: Any) -> bool:
     """NumPy's error for stacking side by side a (D, H) and an (H, H) block, D != H."""
     found = re.search(r"index 0 has size (\d+) and the array at index 1 has size (\d+)",
                       got.message)
-    return bool(found) and (int(found[1]), int(found[2])) == (case["D"], case["H"])
+    return found is not None and (int(found[1]), int(found[2])) == (case["D"], case["H"])
 
 
-def _port_call(fn, c):
+def _port_call(fn: Callable[..., Any], c: Case) -> Any:
     if c["built"]:
         cell = _built_cell(c["D"], c["H"], c["old_kernel"], c["old_bias"])
     else:
@@ -652,7 +663,7 @@ def _port_call(fn, c):
     return [*parts, np.asarray(h_new)]
 
 
-def _port_oracle(case):
+def _port_oracle(case: Case) -> Any:
     """Keras 3's own SimpleRNN with the case's weights, over the sequence from h0; and its cell
     on the fresh inputs."""
     keras = keras3()
@@ -667,14 +678,14 @@ def _port_oracle(case):
     return np.asarray(outputs), np.asarray(final), np.asarray(cell(case["x"], [case["h"]])[0])
 
 
-def _ported(c):
+def _ported(c: Case) -> Any:
     """What the cell computes over the sequence (outputs, final) and on the fresh inputs, with
     the case's Keras weights loaded (the reference; instructor-side)."""
     loaded = {**c, "kernel": np.concatenate([c["W"], c["U"]])}  # (D + H, H)
     return (*_run(loaded), _step(loaded))
 
 
-def _loaded(kernel):
+def _loaded(kernel: Any) -> Callable[..., Any]:
     """The case whose Keras weights, loaded right, put ``kernel(c)`` (D + H, H) in the cell: a
     wrong load is the right load of other weights."""
     def perturb(c):
@@ -683,13 +694,13 @@ def _loaded(kernel):
     return perturb
 
 
-def _transposed_rows(c):
+def _transposed_rows(c: Case) -> np.ndarray:
     if c["D"] != c["H"]:
         raise ValueError("W.T and U.T stack into a kernel only where D == H")
     return np.concatenate([c["W"].T, c["U"].T])
 
 
-def _stale_bias(c):
+def _stale_bias(c: Case) -> Any:
     return c["old_bias"] if c["built"] else np.zeros_like(c["bias"])
 
 

@@ -22,10 +22,13 @@ their roles in it (:func:`gate_tensors`). The references (for the tests' sweeps)
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units;
 ``kernel`` is ``(D + H, 4H)``, ``bias`` ``(4H,)``, gate blocks i, j, f, o.
 """
+from __future__ import annotations
+
 import atexit
 import functools
 import shutil
 import tempfile
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -43,6 +46,7 @@ from rnnbook.checks.common import (
 )
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
+from rnnbook.plaindata import Case
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
 KERAS = "ifjo"  # Keras' order i, f, g, o, written with TF1's letters (Keras' g is TF1's j)
@@ -59,7 +63,7 @@ GRAPH_B = dict(T=4, D=3, H=2, forget_bias=-1.0)
 
 
 @functools.lru_cache(maxsize=None)
-def gate_tensors(T):
+def gate_tensors(T: int) -> Any:
     """For ``BasicLSTMCell`` unrolled over ``T`` steps by ``static_rnn``: one dict per time step,
     ``{gate: (pre-activation tensor name, activation tensor name)}``, found by walking back from
     each step's output ``h_t = tanh(c_t) * sigmoid(o)`` through the real graph."""
@@ -67,14 +71,14 @@ def gate_tensors(T):
     return tuple(_gates_of_step(h) for h in outputs)
 
 
-def _only(items, what):
+def _only(items: Any, what: str) -> Any:
     items = list(items)
     if len(items) != 1:
         raise AssertionError(f"expected one {what} in BasicLSTMCell's graph, found {len(items)}")
     return items[0]
 
 
-def _gates_of_step(h):
+def _gates_of_step(h: Any) -> Any:
     mul = h.op  # h_t = tanh(c_t) * sigmoid(o)
     sigmoid_o = _only((t for t in mul.inputs if t.op.type == "Sigmoid"), "sigmoid(o)")
     o = sigmoid_o.op.inputs[0]
@@ -97,15 +101,15 @@ def _gates_of_step(h):
     return gates
 
 
-def _cell(H, forget_bias):
+def _cell(H: int, forget_bias: float) -> Any:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.BasicLSTMCell(H, forget_bias=forget_bias)
 
 
-def _weights(case):
+def _weights(case: Case) -> dict[str, Any]:
     return {"kernel": case["kernel"], "bias": case["bias"]}
 
 
-def _fetch_static(case, names):
+def _fetch_static(case: Case, names: Sequence[str]) -> Any:
     """Run a FRESH real cell (the oracle's own graph) over ``case["inputs"]`` from the zero
     state with the case's weights and ``forget_bias``; return the tensors ``names``."""
     cell = _cell(case["H"], case["forget_bias"])
@@ -114,10 +118,10 @@ def _fetch_static(case, names):
 
 # --- Live sessions for the API exercises -----------------------------------------------------
 
-_SESSIONS = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
+_SESSIONS: dict[tuple, Any] = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
 
 
-def live_session(case):
+def live_session(case: Case) -> Any:
     """A ``tf.compat.v1.Session`` over the chapter's graph (``BasicLSTMCell(H, forget_bias)``
     unrolled ``T`` steps by ``static_rnn``, input placeholder ``x:0`` of shape (None, T, D)),
     with the case's kernel and bias loaded into its variables. The graph is built once per
@@ -135,7 +139,7 @@ def live_session(case):
     return session
 
 
-def _no_missing_parts(result):
+def _no_missing_parts(result: Any) -> Any:
     """A tuple answer with a None in it came from ``session.run`` on an op name: say so."""
     if isinstance(result, (tuple, list)) and any(part is None for part in result):
         raise TypeError("a part of your answer is None: session.run of an OP name (such as "
@@ -147,7 +151,7 @@ def _no_missing_parts(result):
 _STACK_LINES = ("File ", "Detected at node", "Original stack trace", "Node:", "[[")
 
 
-def _with_session(fn, *args):
+def _with_session(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(session, *args)`` as the learner wrote it. TensorFlow's run-time errors (an unfed
     placeholder, the question's `.eval()` failure) carry the stack that BUILT the graph, which
     is the check's, not the learner's: keep their own sentences, and the learner's traceback."""
@@ -165,7 +169,8 @@ def _with_session(fn, *args):
         raise shorter.with_traceback(error.__traceback__) from None
 
 
-def _session_case(rng, T, D, H, forget_bias, B=None, **extra):
+def _session_case(rng: np.random.Generator, T: int, D: int, H: int, forget_bias: float,
+                  B: int | None = None, **extra: Any) -> Case:
     B = int(rng.integers(1, 5)) if B is None else B
     case = dict(B=B, T=T, D=D, H=H, forget_bias=forget_bias, **extra)
     case["inputs"] = normal(rng, B, T, D)  # (B, T, D)
@@ -174,12 +179,12 @@ def _session_case(rng, T, D, H, forget_bias, B=None, **extra):
     return case
 
 
-def _zero_state(case):
+def _zero_state(case: Case) -> Any:
     zero = np.zeros((case["inputs"].shape[0], case["H"]), np.float32)  # (B, H)
     return zero, zero
 
 
-def _state_before(case, t):
+def _state_before(case: Case, t: int) -> Any:
     """``(c, h)`` entering step ``t`` from the zero state (the reference cell)."""
     if t == 0:
         return _zero_state(case)
@@ -187,33 +192,34 @@ def _state_before(case, t):
     return ref.unroll(step, case["inputs"][:, :t], _zero_state(case))[1]
 
 
-def _tf1(gates):
+def _tf1(gates: Any) -> Any:
     return tuple(gates[g] for g in GATES)
 
 
 # --- Exercise 2.1: the name of a gate's tensor -----------------------------------------------
 
 
-def _tensor_name(t, k, op=SPLIT):
+def _tensor_name(t: int, k: int, op: str = SPLIT) -> str:
     """``op`` for step 0, ``op_t`` for step t, output ``:k`` (``t=None``: no suffix)."""
     return f"{op}{f'_{t}' if t else ''}:{k}"
 
 
-def _name_case(rng, gate=None, t=None, gates=GATES, steps=(0, 7)):
+def _name_case(rng: np.random.Generator, gate: Any = None, t: int | None = None,
+               gates: Sequence[str] = GATES, steps: Any = (0, 7)) -> Case:
     gate = str(rng.choice(list(gates))) if gate is None else gate
     t = int(rng.integers(*steps)) if t is None else t
     return {"gate": gate, "t": t}
 
 
-def _name_oracle(case):
+def _name_oracle(case: Case) -> Any:
     return gate_tensors(7)[case["t"]][case["gate"]][0]  # the question's 7 steps
 
 
-def _name_reference(case):
+def _name_reference(case: Case) -> Any:
     return _tensor_name(case["t"], ref.TF1.index(case["gate"]))
 
 
-def _name_with(case, t=None, k=None, op=SPLIT):
+def _name_with(case: Case, t: int | None = None, k: int | None = None, op: str = SPLIT) -> Any:
     t = case["t"] if t is None else t
     return _tensor_name(t, GATES.index(case["gate"]) if k is None else k, op)
 
@@ -226,14 +232,14 @@ NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's wor
 OP_FETCHED = "session.run of an OP name"  # _no_missing_parts's words
 
 
-def _raising(message):
+def _raising(message: str) -> Callable[..., Any]:
     """A mistake that shows only as an error: raise it (where the learner's code raises)."""
     def perturb(case):
         raise ValueError(message)
     return perturb
 
 
-def _says(message):
+def _says(message: str) -> Any:
     return lambda case, got: message in got.message
 
 
@@ -307,21 +313,22 @@ gate_tensor_name = Exercise(
 
 
 @functools.lru_cache(maxsize=None)
-def _graph(T, layers, split_inputs):
+def _graph(T: int, layers: int, split_inputs: bool) -> Any:
     return graphs.lstm_graph(T, D=2, H=3, layers=layers, split_inputs=split_inputs)[0]
 
 
 @functools.lru_cache(maxsize=None)
-def _nodes(T, layers, split_inputs):
+def _nodes(T: int, layers: int, split_inputs: bool) -> Any:
     """``(name, op type)`` of every node, in the order the GraphDef lists them."""
     graph_def = _graph(T, layers, split_inputs).as_graph_def()
     return tuple((node.name, node.op) for node in graph_def.node)
 
 
-_EVENT_FILES = {}  # (T, layers, split_inputs) -> event file, written in the process that runs fn
+# (T, layers, split_inputs) -> event file, written in the process that runs fn
+_EVENT_FILES: dict[tuple, Any] = {}
 
 
-def event_file(T, layers, split_inputs):
+def event_file(T: int, layers: int, split_inputs: bool) -> str:
     """Write (once per process) the graph for these settings with ``FileWriter`` into a fresh
     temporary folder; return the event file's absolute path, as a string."""
     key = (T, layers, split_inputs)
@@ -333,20 +340,21 @@ def event_file(T, layers, split_inputs):
     return str(path)
 
 
-def _event_case(rng, Ts, L, split_inputs):
+def _event_case(rng: np.random.Generator, Ts: Sequence[int], L: int,
+                split_inputs: bool) -> Case:
     return {"T": int(rng.choice(Ts)), "L": L, "split_inputs": split_inputs}
 
 
-def _key(case):
+def _key(case: Case) -> Any:
     return case["T"], case["L"], bool(case["split_inputs"])
 
 
-def _event_oracle(case):
+def _event_oracle(case: Case) -> Any:
     """The Split ops of TensorFlow's live graph (not of the event file the learner reads)."""
     return [op.name for op in _graph(*_key(case)).get_operations() if op.type == "Split"]
 
 
-def _event_reference(case):
+def _event_reference(case: Case) -> Any:
     """The names as the chapter derives them: `split` for tf.split of x, then per step (and
     layer) the cell's Split op; MultiRNNCell's ops sit under `rnn/rnn/multi_rnn_cell/cell_l/`."""
     names = ["split"] if case["split_inputs"] else []
@@ -357,7 +365,7 @@ def _event_reference(case):
     return names
 
 
-def _names_where(case, keep):
+def _names_where(case: Case, keep: Callable[..., Any]) -> Any:
     return [name for name, op in _nodes(*_key(case)) if keep(name, op)]
 
 
@@ -414,13 +422,13 @@ split_ops_in_event_file = Exercise(
 # --- Exercise 2.3: the weights of every gate -------------------------------------------------
 
 
-def _weights_case(rng, D, H):
+def _weights_case(rng: np.random.Generator, D: int, H: int) -> Case:
     return {"D": D, "H": H,
             "kernel": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
             "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
 
 
-def _weights_oracle(case):
+def _weights_oracle(case: Case) -> Any:
     """Probe the real cell: a gate's pre-activation for x = 0, h = 0 is its bias; for x = a row
     of I_D it adds that row of its W; for h = a row of I_H, that row of its U."""
     D, H = case["D"], case["H"]
@@ -437,7 +445,8 @@ def _weights_oracle(case):
     return z[:, 1:1 + D] - b[:, None], z[:, 1 + D:] - b[:, None], b  # (4,D,H), (4,H,H), (4,H)
 
 
-def _blocks(case, order=None, at=None, kernel=None, bias=None):
+def _blocks(case: Case, order: tuple[str, ...] | None = None, at: int | None = None,
+            kernel: np.ndarray | None = None, bias: np.ndarray | None = None) -> Any:
     """(W, U, b) stacked by gate i, j, f, o, read as a learner who believes ``order`` (TF1's
     when None) and splits the rows at ``at`` (D) would."""
     order = ref.TF1 if order is None else order
@@ -448,11 +457,11 @@ def _blocks(case, order=None, at=None, kernel=None, bias=None):
     return tuple(np.stack(_tf1(ref.split_gates(p, order))) for p in parts)
 
 
-def _weights_reference(case):
+def _weights_reference(case: Case) -> Any:
     return _blocks(case)
 
 
-def _rows_split_at(right, at):
+def _rows_split_at(right: Any, at: int | None) -> Any:
     """``(W, U, b)`` with the kernel's rows split at ``at`` instead of D: the right blocks'
     rows joined back (4, D + H, H) and cut again."""
     rows = np.concatenate([right[0], right[1]], axis=1)  # (4, D + H, H)
@@ -509,11 +518,11 @@ gate_weights = Exercise(
 # --- Exercise 2.4: step t's Split outputs from a live session ---------------------------------
 
 
-def _preactivations_oracle(case):
+def _preactivations_oracle(case: Case) -> Any:
     return tuple(_fetch_static(case, [gate_tensors(case["T"])[case["t"]][g][0] for g in GATES]))
 
 
-def _preactivations(case):
+def _preactivations(case: Case) -> Any:
     """Step t's Split outputs (i, j, f, o): the reference (instructor-side)."""
     _, h = _state_before(case, case["t"])
     return _tf1(ref.lstm_preactivations(case["inputs"][:, case["t"]], h, case["kernel"],
@@ -525,18 +534,18 @@ def _preactivations(case):
 # they need no model of the cell, so the learner release (its oracle answering) names them.
 
 
-def _sigmoid(z):
+def _sigmoid(z: np.ndarray) -> Any:
     return 1 / (1 + np.exp(-np.asarray(z, np.float64)))
 
 
-def _logit(p):
+def _logit(p: Any) -> Any:
     """The inverse of the sigmoid: a gate's pre-activation from its value (float32 values
     give it to 1e-5 for |z| < 8)."""
     p = np.asarray(p, np.float64)
     return np.log(p) - np.log1p(-p)
 
 
-def _at_step(step):
+def _at_step(step: Callable[..., Any]) -> Callable[..., Any]:
     """The case asking for step ``step(case)`` instead of t; a step the graph does not have
     makes the mistake not apply."""
     def perturb(case):
@@ -547,7 +556,7 @@ def _at_step(step):
     return perturb
 
 
-def _split_0(case):
+def _split_0(case: Case) -> Any:
     """``split_t`` for every t: right for t > 0; at t = 0 the graph has no such tensor and
     the session raises (recognised by ``names_split_0``)."""
     if case["t"] == 0:
@@ -555,7 +564,7 @@ def _split_0(case):
     return case
 
 
-def _split_0_every_step(case):
+def _split_0_every_step(case: Case) -> None:
     """Every step's gates found from ``split_t``, step 0 included: the graph has no `split_0`."""
     raise KeyError(f"The name '{SPLIT}_0' refers to an Operation not in the graph.")
 
@@ -627,7 +636,7 @@ gate_preactivations = Exercise(
 # --- Exercise 2.5: one BasicLSTMCell step ----------------------------------------------------
 
 
-def _step_case(rng, B, D, H, forget_bias):
+def _step_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Case:
     return {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H),  # (B, H)
@@ -636,20 +645,20 @@ def _step_case(rng, B, D, H, forget_bias):
             "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
 
 
-def _step_oracle(case):
+def _step_oracle(case: Case) -> Any:
     weights = _weights(case)
     _, state = run_tf1(_cell(case["H"], case["forget_bias"]), case["x"], (case["c"], case["h"]),
                        weights)
     return state.c, state.h  # LSTMStateTuple(c, h)
 
 
-def _step(case):
+def _step(case: Case) -> Any:
     """The reference step (instructor-side)."""
     return ref.basic_lstm_step(case["x"], case["c"], case["h"], case["kernel"], case["bias"],
                                case["forget_bias"])
 
 
-def _xh_swapped(case):
+def _xh_swapped(case: Case) -> dict[str, Any]:
     """The case whose kernel applies to [x, h] what the case's applies to [h, x]."""
     H, kernel = case["H"], case["kernel"]
     return {**case, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, 4H)
@@ -660,7 +669,7 @@ def _xh_swapped(case):
 HUGE_C = np.float32(1e9)
 
 
-def _o_probed(case, **change):
+def _o_probed(case: Case, **change: Any) -> dict[str, Any]:
     """The case (with ``change``) and below it the same rows with c = HUGE_C: the real cell's
     h' there is sigmoid(o) of each row."""
     case = {**case, **change}
@@ -669,7 +678,7 @@ def _o_probed(case, **change):
             "c": np.concatenate([case["c"], np.full_like(case["c"], HUGE_C)])}  # (2B, H)
 
 
-def _with_o(change_h):
+def _with_o(change_h: Any) -> Callable[..., Any]:
     """After :func:`_o_probed`: ``(c', change_h(case, c', sigmoid(o)))`` of the case's rows."""
     def after(case, right):
         B = case["B"]
@@ -757,7 +766,7 @@ lstm_step = Exercise(
 # --- Exercise 2.6: every step's gate values from a live session (capstone) -------------------
 
 
-def _activations_oracle(case):
+def _activations_oracle(case: Case) -> Any:
     """Fetch the real activation tensors sigmoid(i), tanh(j), sigmoid(f + forget_bias),
     sigmoid(o) of every step (found by their roles in the graph) and stack them along time."""
     steps = gate_tensors(case["T"])
@@ -766,31 +775,32 @@ def _activations_oracle(case):
     return tuple(np.stack(fetched[k * T:(k + 1) * T], axis=1) for k in range(4))  # 4 x (B,T,H)
 
 
-def _activations_reference(case):
+def _activations_reference(case: Case) -> Any:
     """The gate values at every step of the run from the zero state (instructor-side)."""
     kernel, bias, forget_bias = case["kernel"], case["bias"], case["forget_bias"]
-    state, values = _zero_state(case), []
+    state: Any = _zero_state(case)
+    values = []
     for t in range(case["T"]):
         x = case["inputs"][:, t]
-        values.append(_tf1(ref.basic_lstm_activations(x, *state, kernel, bias, forget_bias)))
-        state = ref.basic_lstm_step(x, *state, kernel, bias, forget_bias)
+        values.append(_tf1(ref.basic_lstm_activations(x, *state, kernel, bias, forget_bias)))  # type: ignore[call-arg]
+        state = ref.basic_lstm_step(x, *state, kernel, bias, forget_bias)  # type: ignore[call-arg]
     return tuple(np.stack([v[k] for v in values], axis=1) for k in range(4))  # 4 x (B, T, H)
 
 
-def _f_changed(change):
+def _f_changed(change: Callable[..., Any]) -> Any:
     """The right gate values with f's value changed: ``change(case, z)`` of its argument
     z = f + forget_bias, read back from the value (the state still carried rightly)."""
     return lambda case, right: [right[0], right[1], change(case, _logit(right[2])), right[3]]
 
 
-def _steps_alone(case):
+def _steps_alone(case: Case) -> dict[str, Any]:
     """Every step of every sequence as a sequence of one step from the zero state, in a batch of
     B * T: row b * T + t is step t of sequence b (a state not carried)."""
     B, T, D = case["inputs"].shape
     return {**case, "inputs": case["inputs"].reshape(B * T, 1, D), "B": B * T, "T": 1}
 
 
-def _gates_of_steps_alone(case, right):
+def _gates_of_steps_alone(case: Case, right: Any) -> Any:
     B, T = case["inputs"].shape[:2]
     return [np.asarray(v).reshape(B, T, -1) for v in right]  # 4 x (B, T, H)
 

@@ -24,7 +24,10 @@ peepholes on, ``forget_bias`` other than 1 (and than 0), both state forms, ``B =
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P``
 num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, g, o (Keras names g "c").
 """
+from __future__ import annotations
+
 import functools
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -32,23 +35,23 @@ from rnnbook import reference as ref
 from rnnbook.checks.common import TF1_TO_KERAS, reorder_blocks, tf1_to_keras_weights
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
-from rnnbook.plaindata import to_plain
+from rnnbook.plaindata import Case, to_plain
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
-AGREE = dict(rtol=1e-4, atol=1e-5)
+AGREE: dict[str, Any] = dict(rtol=1e-4, atol=1e-5)
 
 
-def _agree(name, got, want):
+def _agree(name: str, got: Any, want: Any) -> None:
     for g, w in zip(got, want, strict=True):
         if not np.allclose(g, w, **AGREE):
             raise AssertionError(f"oracle for {name}: Keras 3 does not reproduce the TF1 cell")
 
 
-def _lstm_cell(H, **options):
+def _lstm_cell(H: int, **options: Any) -> Any:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.LSTMCell(H, **options)
 
 
-def _forget_bias(rng, kind):
+def _forget_bias(rng: np.random.Generator, kind: str) -> float:
     """``"default"``: 1.0; ``"other"``: far from 1 and from 0, so that both a missing and a
     hard-coded forget_bias show."""
     if kind == "default":
@@ -56,11 +59,12 @@ def _forget_bias(rng, kind):
     return round(float(rng.uniform(1.6, 2.8) if rng.random() < 0.5 else rng.uniform(-2.0, -0.6)), 2)
 
 
-def _tf_state_tuple(c, h):
+def _tf_state_tuple(c: np.ndarray, h: np.ndarray) -> Any:
     return tensorflow().compat.v1.nn.rnn_cell.LSTMStateTuple(c, h)
 
 
-def _right_on(name, perturb=None, after=None):
+def _right_on(name: str, perturb: Callable[..., Any] | None = None,
+              after: Callable[..., Any] | None = None) -> Callable[..., Any]:
     """A mistake model as a function of the case, for what ``Mistake(perturb=, after=)`` cannot
     say (a variant; a change that needs a right answer first): exercise ``name``'s right answer
     (the reference, or TensorFlow's oracle in the learner release) on ``perturb(case)``, then
@@ -72,12 +76,12 @@ def _right_on(name, perturb=None, after=None):
     return model
 
 
-def _swapped_parts(_case, right):
+def _swapped_parts(_case: Case, right: Any) -> Any:
     """after=: the two parts of a pair answer returned the other way round."""
     return right[::-1]
 
 
-def _reordered(*weights):
+def _reordered(*weights: dict[str, np.ndarray]) -> Any:
     """Each array's four gate blocks with the 2nd and 3rd swapped (TF1 <-> Keras order)."""
     return tuple(reorder_blocks(np.asarray(w), TF1_TO_KERAS) for w in weights)
 
@@ -85,7 +89,7 @@ def _reordered(*weights):
 # --- Exercise 3.1: split a concatenated state (by hand) --------------------------------------
 
 
-def _split_case(rng, proj):
+def _split_case(rng: np.random.Generator, proj: str) -> Case:
     """``proj``: ``"wider"`` (P > H), ``"narrower"`` (P < H), both with H + P even, or ``None``."""
     B = int(rng.integers(1, 4))
     if proj == "wider":
@@ -100,7 +104,7 @@ def _split_case(rng, proj):
             "state": normal(rng, B, H + (P or H))}  # (B, H + P): [c, m]
 
 
-def _split_oracle(case):
+def _split_oracle(case: Case) -> Any:
     """What the real LSTMCell(state_is_tuple=False) itself reads as c_prev and m_prev: its two
     Slice ops, fetched while it runs on the case's concatenated state."""
     H, P = case["H"], case["num_proj"]
@@ -110,7 +114,7 @@ def _split_oracle(case):
     return c, m
 
 
-def _width(case):
+def _width(case: Case) -> Any:
     return case["state"].shape[1] - case["H"]  # P, or H without a projection
 
 
@@ -153,7 +157,8 @@ split_state = Exercise(
 PEEPHOLES = ("w_i_diag", "w_f_diag", "w_o_diag")
 
 
-def _cell_case(rng, B, D, H, P, peepholes, forget_bias):
+def _cell_case(rng: np.random.Generator, B: int, D: int, H: int, P: int | None, peepholes: bool,
+               forget_bias: float) -> Case:
     """x, state (c, m) and the weights of an LSTMCell, named as its variables are."""
     case = {
         "B": B, "D": D, "H": H, "num_proj": P, "use_peepholes": peepholes,
@@ -175,11 +180,12 @@ def _cell_case(rng, B, D, H, P, peepholes, forget_bias):
 WEIGHT_NAMES = ("kernel", "bias", *PEEPHOLES, "projection/kernel")
 
 
-def _weights_of(case):
+def _weights_of(case: Case) -> Any:
     return {k: case[k] for k in WEIGHT_NAMES if k in case}
 
 
-def _step_ref(case, c=None, m=None, **change):
+def _step_ref(case: Case, c: np.ndarray | None = None, m: np.ndarray | None = None,
+              **change: Any) -> Any:
     """The reference step on ``case`` (from the state ``c``, ``m`` if given), one thing changed."""
     args = dict(
         forget_bias=case["forget_bias"], w_i_diag=case.get("w_i_diag"),
@@ -192,7 +198,7 @@ def _step_ref(case, c=None, m=None, **change):
     return ref.lstm_cell_step(case["x"], c, m, case["kernel"], case["bias"], **args)
 
 
-def _needs(case, *options):
+def _needs(case: Case, *options: Any) -> Any:
     """Raise (the mistake does not apply, and costs nothing to rule out) unless every option
     is on in ``case``: ``"peepholes"``, ``"cell_clip"``, ``"projection"``, ``"proj_clip"``,
     ``"forget_bias"`` (other than the default 1)."""
@@ -206,18 +212,18 @@ def _needs(case, *options):
     return case
 
 
-def _needing(model, *options):
+def _needing(model: Callable[..., Any], *options: Any) -> Any:
     """The knob model ``model(case, **change)`` applying only where ``options`` are on
     (:func:`_needs`)."""
     return lambda case, **change: model(_needs(case, *options), **change)
 
 
-def _tf1_options(case):
+def _tf1_options(case: Case) -> Any:
     return {k: case[k] for k in ("use_peepholes", "cell_clip", "num_proj", "proj_clip",
                                  "forget_bias", "state_is_tuple") if k in case}
 
 
-def _cell_oracle(case):
+def _cell_oracle(case: Case) -> Any:
     """The real LSTMCell, built afresh in a graph with the case's options and weights."""
     weights = _weights_of(case)
     weights["lstm_cell/kernel"] = weights.pop("kernel")  # not also projection/kernel
@@ -234,7 +240,7 @@ def _cell_oracle(case):
 
 
 @functools.cache
-def _real_cell(D, H, P, peepholes, state_is_tuple):
+def _real_cell(D: int, H: int, P: int, peepholes: bool, state_is_tuple: bool) -> Any:
     """One real eager LSTMCell per structure, built once; each trial loads its own weights."""
     cell = tensorflow().compat.v1.nn.rnn_cell.LSTMCell(
         H, use_peepholes=peepholes, num_proj=P, state_is_tuple=state_is_tuple)
@@ -242,7 +248,7 @@ def _real_cell(D, H, P, peepholes, state_is_tuple):
     return cell
 
 
-def _load(cell, weights):
+def _load(cell: Any, weights: dict[str, np.ndarray]) -> None:
     """Assign ``weights`` (name suffix -> array) to the cell's variables; the longest suffix wins
     (``projection/kernel`` over ``kernel``); every variable must get one."""
     for var, key in _keys(cell):
@@ -250,7 +256,7 @@ def _load(cell, weights):
 
 
 @functools.cache
-def _keys(cell):
+def _keys(cell: Any) -> Any:
     """``(variable, weight name)`` for each of the cell's variables."""
     pairs = []
     for var in cell.variables:
@@ -260,7 +266,7 @@ def _keys(cell):
     return tuple(pairs)
 
 
-def _eager_cells():
+def _eager_cells() -> None:
     """Make TF1 cells usable eagerly again. tf-keras switches the base class of every TF1 cell
     to its v1 Layer whenever a cell is made inside a ``tf.Graph`` (as the oracles do), and a cell
     built eagerly before that then refuses to run ("Your Layer or Model is in an invalid state")
@@ -270,7 +276,7 @@ def _eager_cells():
         cls(1)
 
 
-def _cell_for(case, state_is_tuple):
+def _cell_for(case: Case, state_is_tuple: bool) -> Any:
     _eager_cells()
     cell = _real_cell(case["D"], case["H"], case["num_proj"], case["use_peepholes"],
                       state_is_tuple)
@@ -288,19 +294,20 @@ RUN_DESIGNS = (
 )
 
 
-def _run_case(rng, B, D, H, P, state_is_tuple, peepholes):
+def _run_case(rng: np.random.Generator, B: Any, D: int, H: int, P: int, state_is_tuple: bool,
+              peepholes: bool) -> Case:
     B = int(rng.integers(B[0], B[1] + 1))
     case = _cell_case(rng, B, D, H, P, peepholes, 1.0)
     case["state_is_tuple"] = state_is_tuple
     return case
 
 
-def _run_call(fn, case):
+def _run_call(fn: Callable[..., Any], case: Case) -> Any:
     cell = _cell_for(case, case["state_is_tuple"])
     return fn(cell, case["x"], case["c"], case["m"])
 
 
-def _state_in_h_first(case):
+def _state_in_h_first(case: Case) -> dict[str, Any]:
     """The case changed so that the right cell runs from [m, c] (concatenated) or
     LSTMStateTuple(m, c): what the learner's cell ran from."""
     if case["state_is_tuple"]:
@@ -312,7 +319,7 @@ def _state_in_h_first(case):
     return {**case, "c": flat[:, :H], "m": flat[:, H:]}
 
 
-def _out_as_h_first(case, right):
+def _out_as_h_first(case: Case, right: Any) -> Any:
     c, m = right
     if case["state_is_tuple"]:
         return m, c
@@ -321,19 +328,19 @@ def _out_as_h_first(case, right):
     return flat[:, P:], flat[:, :P]
 
 
-def _out_halves(case, right):
+def _out_halves(case: Case, right: Any) -> Any:
     if case["state_is_tuple"]:
         raise ValueError("only for a concatenated state")
     return tuple(np.split(np.concatenate(right, axis=1), 2, axis=1))
 
 
-def _out_whole(case, right):
+def _out_whole(case: Case, right: Any) -> np.ndarray:
     if case["state_is_tuple"]:
         raise ValueError("only for a concatenated state")
     return np.concatenate(right, axis=1)  # (B, H + P): the cell's new state as it came
 
 
-def _zero_state(case):
+def _zero_state(case: Case) -> dict[str, Any]:
     return {**case, "c": np.zeros_like(case["c"]), "m": np.zeros_like(case["m"])}
 
 
@@ -401,7 +408,8 @@ STEP_DESIGNS = (
 )
 
 
-def _step_case(rng, B, D, H, P, peepholes, cell_clip, proj_clip, forget_bias):
+def _step_case(rng: np.random.Generator, B: int, D: int, H: int, P: int | None, peepholes: bool,
+               cell_clip: float | None, proj_clip: str | None, forget_bias: str) -> Case:
     case = _cell_case(rng, B, D, H, P, peepholes, _forget_bias(rng, forget_bias))
     # small clips, so that they bite: most |c'| exceed cell_clip; proj_clip is below most |m'|
     # even before the projection, so that clipping before it is a different answer
@@ -417,20 +425,20 @@ def _step_case(rng, B, D, H, P, peepholes, cell_clip, proj_clip, forget_bias):
     return case
 
 
-def _step_call(fn, case):
+def _step_call(fn: Callable[..., Any], case: Case) -> Any:
     options = {k: case[k] for k in ("use_peepholes", "cell_clip", "num_proj", "proj_clip",
                                     "forget_bias")}
     return fn(case["x"], case["c"], case["m"], _weights_of(case), **options)
 
 
-def _keras_blocks(case):
+def _keras_blocks(case: Case) -> dict[str, Any]:
     """The case with the kernel's and bias' 2nd and 3rd gate blocks swapped: the right cell on it
     reads the blocks as i, f, g, o (Keras' order) read the original ones."""
     kernel, bias = _reordered(case["kernel"], case["bias"])
     return {**case, "kernel": kernel, "bias": bias}
 
 
-def _o_peeps_at(case, seen):
+def _o_peeps_at(case: Case, seen: Any) -> dict[str, Any]:
     """The case changed so that the real cell's output gate adds ``w_o_diag * seen`` ((B, H))
     instead of ``w_o_diag * c'``: ``seen`` joins x as H more input columns whose kernel rows
     are diag(w_o_diag) in the o block (zeros in i, j, f), and w_o_diag itself is 0."""
@@ -442,17 +450,17 @@ def _o_peeps_at(case, seen):
     return {**case, "x": x, "kernel": kernel, "w_o_diag": np.zeros_like(case["w_o_diag"])}
 
 
-def _unclipped_c(case):
+def _unclipped_c(case: Case) -> Any:
     """The new c before cell_clip: the right c of the case without cell_clip."""
     return _right_on("lstm_cell_step")({**case, "cell_clip": None})[0]
 
 
-def _no_peepholes(case):
+def _no_peepholes(case: Case) -> dict[str, Any]:
     _needs(case, "peepholes")
     return {**{k: v for k, v in case.items() if k not in PEEPHOLES}, "use_peepholes": False}
 
 
-def _unprojected(case):
+def _unprojected(case: Case) -> Any:
     """The case changed so that the real cell returns m BEFORE the projection (and its clip):
     no num_proj; the previous m (B, P) joins x as P more input columns (its kernel rows stay
     its own) and the cell's own previous m is (B, H) zeros, with H zero rows."""
@@ -464,11 +472,11 @@ def _unprojected(case):
     return new
 
 
-def _clip(a, bound):
+def _clip(a: np.ndarray, bound: float | None) -> Any:
     return a if bound is None else np.clip(a, -bound, bound)
 
 
-def _clip_m(case, right):
+def _clip_m(case: Case, right: Any) -> Any:
     """after=: m clipped with cell_clip (the right m of the case without cell_clip); applies
     where there is no projection (the clip would come before it)."""
     if case["num_proj"] is not None:
@@ -568,19 +576,20 @@ lstm_cell_step = Exercise(
 # --- Shared by 3.4-3.6: a sequence and a state to prove a port on ----------------------------
 
 
-def _sequence(rng, B, T, D, H):
+def _sequence(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> dict[str, Any]:
     return {"B": B, "T": T, "D": D, "H": H,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "c0": normal(rng, B, H),  # (B, H)
             "h0": normal(rng, B, H, scale=0.5)}  # (B, H)
 
 
-def _keras_from_tf1(case):
+def _keras_from_tf1(case: Case) -> Any:
     """The oracle's own port (weights plumbing, proven against TF by :func:`_tf1_matches_keras`)."""
     return tf1_to_keras_weights(case["kernel"], case["bias"], case["forget_bias"], case["D"])
 
 
-def _tf1_matches_keras(case, name, weights, state_is_tuple=True):
+def _tf1_matches_keras(case: Case, name: str, weights: Sequence[np.ndarray],
+                       state_is_tuple: bool = True) -> None:
     """Raise unless the real Keras 3 LSTM with ``weights`` and initial state [h0, c0] reproduces
     the real TF1 LSTMCell (with the case's forget_bias) run from (c0, h0), as a tuple or
     concatenated: outputs and both final states."""
@@ -588,7 +597,7 @@ def _tf1_matches_keras(case, name, weights, state_is_tuple=True):
     options = {"forget_bias": case["forget_bias"], "state_is_tuple": state_is_tuple}
     state = (case["c0"], case["h0"])
     if not state_is_tuple:
-        state = np.concatenate(state, axis=1)  # (B, 2H): [c, h]
+        state = np.concatenate(state, axis=1)  # type: ignore[assignment]  # (B, 2H): [c, h]
     tf1 = {"kernel": case["kernel"], "bias": case["bias"]}
     # static_rnn: the same real cell as dynamic_rnn, and quicker to build than its while loop
     outputs, final = run_tf1(_lstm_cell(H, **options), case["inputs"], state, tf1, mode="static")
@@ -597,18 +606,18 @@ def _tf1_matches_keras(case, name, weights, state_is_tuple=True):
     _agree(name, (k_out, k_h, k_c), (outputs, h, c))
 
 
-def _ref_port(case, forget_bias=None):
+def _ref_port(case: Case, forget_bias: float | None = None) -> Any:
     fb = case["forget_bias"] if forget_bias is None else forget_bias
     return ref.keras_from_tf1(case["kernel"], case["bias"], fb, case["D"])
 
 
-def _on_weights(change):
+def _on_weights(change: Callable[..., Any]) -> Any:
     """after=: ``change(case, kernel, recurrent_kernel, bias)`` applied to the right answer's
     three Keras weights (3.5's whole answer, 3.6's first three parts); the rest kept."""
     return lambda case, right: [*change(case, *right[:3]), *right[3:]]
 
 
-def _fold_into(where):
+def _fold_into(where: Any) -> Any:
     """after= on the case without forget_bias: forget_bias added to block ``where`` of the
     Keras bias, or to ``"all"`` of it."""
     def change(case, kernel, recurrent, bias):
@@ -621,11 +630,11 @@ def _fold_into(where):
     return _on_weights(change)
 
 
-def _unfolded(case):
+def _unfolded(case: Case) -> dict[str, Any]:
     return {**case, "forget_bias": 0.0}
 
 
-def _port_mistakes(name, few=False):
+def _port_mistakes(name: str, few: int = False) -> Any:
     """The weight-port mistakes of 3.5 and 3.6 (exercise ``name``), each the right port on a
     changed case (forget_bias 0 or 1, the TF1 gate blocks reordered) and/or changed after (the
     Keras blocks put back in TF1's order, forget_bias added to a block). ``few``: only the four
@@ -674,7 +683,7 @@ def _port_mistakes(name, few=False):
 # --- Exercise 3.4: PyTorch-layout weights to Keras 3 (by hand) -------------------------------
 
 
-def _torch_case(rng, D, H):
+def _torch_case(rng: np.random.Generator, D: int, H: int) -> Case:
     return {"D": D, "H": H,
             "weight_ih": normal(rng, 4 * H, D, scale=0.5),  # (4H, D), gates i, f, g, o
             "weight_hh": normal(rng, 4 * H, H, scale=0.5),  # (4H, H)
@@ -682,7 +691,7 @@ def _torch_case(rng, D, H):
             "bias_hh": normal(rng, 4 * H, scale=0.5)}  # (4H,)
 
 
-def _torch_oracle(case):
+def _torch_oracle(case: Case) -> Any:
     """PyTorch's documented layout (PyTorch is not installed here): it computes ``W x`` with W
     (4H, D) and two biases, Keras ``x @ kernel`` with kernel (D, 4H) and one; both order the gates
     i, f, g, o. tests/test_reference.py runs the real Keras 3 LSTM with these weights against
@@ -690,17 +699,17 @@ def _torch_oracle(case):
     return case["weight_ih"].T, case["weight_hh"].T, case["bias_ih"] + case["bias_hh"]
 
 
-def _torch_ref(case):
+def _torch_ref(case: Case) -> Any:
     return ref.keras_from_pytorch(case["weight_ih"], case["weight_hh"], case["bias_ih"],
                                   case["bias_hh"])
 
 
-def _torch_bias(case, name):
+def _torch_bias(case: Case, name: str) -> dict[str, Any]:
     """The case with PyTorch's bias ``name`` zero: the right port of it keeps only the other."""
     return {**case, name: np.zeros_like(case[name])}
 
 
-def _torch_with(**change):
+def _torch_with(**change: Any) -> Any:
     """after=: parts of the right (kernel, recurrent_kernel, bias) replaced, each
     ``change[part](case)`` from the case alone."""
     names = ("kernel", "recurrent", "bias")
@@ -756,7 +765,8 @@ keras_from_pytorch = Exercise(
 # --- Exercise 3.5: TF1 cell weights to Keras 3 (by hand) -------------------------------------
 
 
-def _port_case(rng, B, T, D, H, forget_bias):
+def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+               forget_bias: str) -> Case:
     case = _sequence(rng, B, T, D, H)
     case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H), gates i, j, f, o
     case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
@@ -771,7 +781,7 @@ PORT_DESIGNS = (
 )
 
 
-def _port_oracle(case):
+def _port_oracle(case: Case) -> Any:
     expected = _keras_from_tf1(case)
     _tf1_matches_keras(case, "keras_from_tf1", expected)
     return expected
@@ -795,13 +805,14 @@ keras_from_tf1 = Exercise(
 
 
 @functools.cache
-def _port_cell(D, H, state_is_tuple):
+def _port_cell(D: int, H: int, state_is_tuple: bool) -> Any:
     cell = tensorflow().compat.v1.nn.rnn_cell.LSTMCell(H, state_is_tuple=state_is_tuple)
     cell.build((None, D))
     return cell
 
 
-def _move_case(rng, B, T, D, H, forget_bias, state_is_tuple):
+def _move_case(rng: np.random.Generator, B: int, T: int, D: int, H: int, forget_bias: str,
+               state_is_tuple: bool) -> Case:
     case = _port_case(rng, B, T, D, H, forget_bias)
     case["state_is_tuple"] = state_is_tuple
     return case
@@ -820,7 +831,7 @@ MOVE_PARTS = ("kernel", "recurrent_kernel", "bias", "h", "c")
 MOVE_WEIGHTS = (1, 1, 2, 2, 2)
 
 
-def _move_call(fn, case):
+def _move_call(fn: Callable[..., Any], case: Case) -> Any:
     """Build the real TF1 cell with the trial's weights and its state as TF1 returns it (an
     ``LSTMStateTuple`` of arrays, or the (B, 2H) array [c, h]); flatten the learner's
     ``(weights, initial_state)`` into the five parts."""
@@ -843,13 +854,13 @@ def _move_call(fn, case):
                         "bias] and initial_state, a list of two (B, H) arrays") from None
 
 
-def _move_oracle(case):
+def _move_oracle(case: Case) -> Any:
     expected = _keras_from_tf1(case)
     _tf1_matches_keras(case, "port_to_keras", expected, case["state_is_tuple"])
     return [*expected, case["h0"], case["c0"]]
 
 
-def _with_state(case, weights, state=None):
+def _with_state(case: Case, weights: Sequence[np.ndarray], state: Any = None) -> Any:
     h, c = (case["h0"], case["c0"]) if state is None else state
     return [*weights, h, c]
 

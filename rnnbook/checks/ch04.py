@@ -25,7 +25,10 @@ to learners). Each mistake is the right answer on a changed case or changed afte
 (``Mistake(perturb=, after=)``), or several right answers put together (one per layer, chunk or
 step), so the learner release, which computes them with TensorFlow's oracle, names it too.
 """
+from __future__ import annotations
+
 import functools
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -33,41 +36,41 @@ from rnnbook import reference as ref
 from rnnbook.checks.common import TF1_TO_KERAS, LSTMStateTuple, reorder_blocks
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import keras3, load_weights, quick_session, run_keras_lstm, run_tf1, tensorflow
-from rnnbook.plaindata import to_plain
+from rnnbook.plaindata import Case, to_plain
 
 
-def _flat(packed):
+def _flat(packed: np.ndarray) -> Any:
     """A packed state (L, 2, B, H) as the flat list c_0, h_0, c_1, ... that ``run_tf1`` packs
     into the cell's own state structure with ``tf.nest`` (so the oracle does no unpacking)."""
     return list(packed.reshape(-1, *packed.shape[2:]))
 
 
-def _tf_pack(final):
+def _tf_pack(final: Any) -> Any:
     """TensorFlow stacks a tuple of (c, h) per layer into one (L, 2, B, H) array."""
     tf = tensorflow()
     return tf.stack([tf.stack([c, h]) for c, h in final]).numpy()
 
 
-def _right(name, case):
+def _right(name: str, case: Case) -> Any:
     """Exercise ``name``'s right answer on ``case`` as plain data: the reference, or
     TensorFlow's oracle in the learner release (:func:`rnnbook.exercise.right_answer`), for
     mistake models that need it on several changed cases (one per layer, chunk or step)."""
     return to_plain(right_answer(CHAPTER[name])(case))
 
 
-def _h_c_swapped(packed):
+def _h_c_swapped(packed: np.ndarray) -> Any:
     """A packed state (L, 2, B, H) with each layer's c and h the other way round."""
     return np.asarray(packed)[:, ::-1]
 
 
-def _tf1_weights(kernels, biases):
+def _tf1_weights(kernels: Sequence[np.ndarray], biases: Sequence[np.ndarray]) -> Any:
     """Variable-name suffixes of a MultiRNNCell of BasicLSTMCells -> the trial's arrays."""
     weights = {f"cell_{k}/basic_lstm_cell/kernel": w for k, w in enumerate(kernels)}
     weights.update({f"cell_{k}/basic_lstm_cell/bias": b for k, b in enumerate(biases)})
     return weights
 
 
-def _stack_case(rng, case):
+def _stack_case(rng: np.random.Generator, case: Case) -> Case:
     """The trial's L BasicLSTMCell layers: kernel{l} (D_l + H, 4H), D_0 = D then H; bias{l}."""
     D, H = case["D"], case["H"]
     for k in range(case["L"]):
@@ -76,12 +79,12 @@ def _stack_case(rng, case):
     return case
 
 
-def _layers(case):
+def _layers(case: Case) -> Any:
     return ([case[f"kernel{k}"] for k in range(case["L"])],
             [case[f"bias{k}"] for k in range(case["L"])])
 
 
-def _steps(case, **options):
+def _steps(case: Case, **options: Any) -> Any:
     """The reference BasicLSTMCell of every layer (``options`` turn one knob in all of them)."""
     return [ref.lstm_cell(k, b, **options) for k, b in zip(*_layers(case), strict=True)]
 
@@ -92,12 +95,12 @@ def _steps(case, **options):
 STATE_DESIGNS = ({"L": 1, "B": 1}, {"L": 2, "B": 3}, {"L": 3, "B": 2})
 
 
-def _state_case(rng, L, B):
+def _state_case(rng: np.random.Generator, L: int, B: int) -> Case:
     H = int(rng.choice([h for h in range(2, 6) if h not in (B, L)]))
     return {"L": L, "B": B, "H": H, "packed": normal(rng, L, 2, B, H)}  # (L, 2, B, H)
 
 
-def _as_tuple(case):
+def _as_tuple(case: Case) -> Any:
     """The case's state as TF1 returns it: a tuple of LSTMStateTuple(c, h), one per layer."""
     return tuple(LSTMStateTuple(layer[0], layer[1]) for layer in case["packed"])
 
@@ -135,7 +138,7 @@ pack_state = Exercise(
 # --- Exercise 4.2: unpack the state ------------------------------------------------------------
 
 
-def _unpack_oracle(case):
+def _unpack_oracle(case: Case) -> Any:
     """The chapter's TF1 graph: a [L, 2, B, H] placeholder unstacked into LSTMStateTuples, checked
     against a real MultiRNNCell's state structure and run in a session."""
     tf = tensorflow()
@@ -187,7 +190,7 @@ RESET_DESIGNS = (
 )
 
 
-def _ended(rng, B, which):
+def _ended(rng: np.random.Generator, B: int, which: str) -> np.ndarray:
     """A (B,) mask: ``some`` rows (at least one True and one False), ``all`` or ``none``."""
     if which != "some":
         return np.full(B, which == "all")
@@ -196,13 +199,13 @@ def _ended(rng, B, which):
     return ended
 
 
-def _reset_case(rng, L, B, ended):
+def _reset_case(rng: np.random.Generator, L: int, B: int, ended: str) -> Case:
     H = int(rng.integers(2, 5))
     return {"L": L, "B": B, "H": H, "state": normal(rng, L, 2, B, H),
             "ended": _ended(rng, B, ended)}
 
 
-def _reset_oracle(case):
+def _reset_oracle(case: Case) -> Any:
     """A row whose sequence ended gets the real cell's zero_state; the others keep theirs."""
     tf = tensorflow()
     v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
@@ -216,12 +219,12 @@ def _reset_oracle(case):
             return session.run(new)
 
 
-def _ended_rows(which):
+def _ended_rows(which: Any) -> Any:
     """perturb=: the case with ``ended`` changed by ``which(ended)``."""
     return lambda case: {**case, "ended": which(np.asarray(case["ended"]))}
 
 
-def _kept(part=None, layers=slice(1, None)):
+def _kept(part: int | None = None, layers: Any = slice(1, None)) -> Callable[..., Any]:
     """after=: the given state kept in part ``part`` (0: c, 1: h) of every layer, or in
     ``layers`` (both parts), the right answer elsewhere."""
     def after(case, right):
@@ -248,7 +251,7 @@ UNITS_AXIS = ("the mask indexes the units axis (the last one): the rows are axis
               "(L, 2, B, H), so index state[:, :, ended].")
 
 
-def _units_axis(case):
+def _units_axis(case: Case) -> Any:
     """``state[..., ended] = 0``: zeros units, not rows, when B = H; otherwise NumPy raises the
     IndexError that ``_mask_on_units`` recognises."""
     state = np.array(case["state"], copy=True)
@@ -256,7 +259,7 @@ def _units_axis(case):
     return state
 
 
-def _mask_on_units(case, got):
+def _mask_on_units(case: Case, got: Any) -> bool:
     """NumPy's error for a (B,) mask on the units axis (axis 3, of length H != B): the
     IndexError of ``state[..., ended]``, or the ValueError of ``np.where(ended, 0, state)``."""
     B, H = case["B"], case["H"]
@@ -302,20 +305,20 @@ BATCH_DESIGNS = (
 )
 
 
-def _batches_case(rng, B, steps, n, tail):
+def _batches_case(rng: np.random.Generator, B: int, steps: int, n: int, tail: str) -> Case:
     extra = {"none": 0, "short": int(rng.integers(1, B)),
              "long": int(rng.integers(B, B * steps))}[tail]
     return {"batch_size": B, "steps": steps, "series": normal(rng, B * steps * n + extra)}
 
 
-def row_continuous(series, batch_size, steps):
+def row_continuous(series: np.ndarray, batch_size: int, steps: int) -> Any:
     """The right layout, written the direct way: B rows, each a contiguous stretch of the series."""
     n = len(series) // (batch_size * steps)
     rows = np.asarray(series)[: batch_size * n * steps].reshape(batch_size, n * steps)  # (B, n*S)
     return rows.reshape(batch_size, n, steps).transpose(1, 0, 2)  # (n, B, S)
 
 
-def keras_continuity_error(batches, rows, units=2, seed=0):
+def keras_continuity_error(batches: Any, rows: np.ndarray, units: int = 2, seed: int = 0) -> float:
     """Largest difference between (a) a stateful Keras 3 LSTM fed ``batches`` (n, B, S) in order,
     its outputs joined along time, and (b) the same LSTM run in one call over ``rows`` (B, n*S),
     the whole sequences the batch rows should continue. Zero when row i of every batch continues
@@ -328,7 +331,7 @@ def keras_continuity_error(batches, rows, units=2, seed=0):
     return float(np.abs(joined - whole).max())
 
 
-def _batches_oracle(case):
+def _batches_oracle(case: Case) -> Any:
     """The row-continuous layout, confirmed by Keras: a stateful LSTM fed the batches in order gives
     what the same LSTM gives in one call on each of the B consecutive stretches of the series."""
     B, S, series = case["batch_size"], case["steps"], case["series"]
@@ -340,7 +343,7 @@ def _batches_oracle(case):
     return batches
 
 
-def _per_row_trim(c):
+def _per_row_trim(c: Case) -> Any:
     """Rows of len(series) // B values, each cut to whole batches (other rows start elsewhere)."""
     B, S, series = c["batch_size"], c["steps"], c["series"]
     row = len(series) // B
@@ -353,7 +356,7 @@ TAIL_KEPT = ("the tail is not dropped: keep only the first n_batches * batch_siz
              "values of the series, then cut them into rows and batches.")
 
 
-def _tail_kept(case, right):
+def _tail_kept(case: Case, right: Any) -> Any:
     """after=: reshaping the whole series is right without a tail; with one NumPy raises the
     error ``_reshapes_the_tail`` recognises."""
     size = len(case["series"])
@@ -362,7 +365,7 @@ def _tail_kept(case, right):
     raise ValueError(f"cannot reshape array of size {size} into shape")
 
 
-def _reshapes_the_tail(case, got):
+def _reshapes_the_tail(case: Case, got: Any) -> bool:
     """NumPy's ValueError for a reshape of the whole series, tail included."""
     size = len(case["series"])
     return (got.kind == "ValueError" and size % (case["batch_size"] * case["steps"]) != 0
@@ -414,7 +417,7 @@ STACK_DESIGNS = (
 )
 
 
-def _stacked_case(rng, L, B, square):
+def _stacked_case(rng: np.random.Generator, L: int, B: int, square: bool) -> Case:
     H = int(rng.integers(2, 5))
     D = H if square else H + int(rng.integers(1, 3))
     case = {"L": L, "B": B, "D": D, "H": H, "x": normal(rng, B, D),  # (B, D)
@@ -422,7 +425,7 @@ def _stacked_case(rng, L, B, square):
     return _stack_case(rng, case)
 
 
-def _stacked_oracle(case):
+def _stacked_oracle(case: Case) -> Any:
     """One call of TF1's MultiRNNCell of BasicLSTMCells on x, from the given state."""
     rc = tensorflow().compat.v1.nn.rnn_cell
     L, H = case["L"], case["H"]
@@ -431,13 +434,13 @@ def _stacked_oracle(case):
     return output, _tf_pack(final)
 
 
-def _stacked(case):
+def _stacked(case: Case) -> Any:
     """The reference stack on one step: ``(output, packed new state)``."""
     out, new = ref.stacked(_steps(case))(case["x"], ref.unpack(case["state"]))
     return out, ref.pack(new)
 
 
-def _every_layer(case, change):
+def _every_layer(case: Case, change: Callable[..., Any]) -> Any:
     """The case with ``change(kernel, bias) -> (kernel, bias)`` applied to every layer's."""
     new = dict(case)
     for k in range(case["L"]):
@@ -445,7 +448,7 @@ def _every_layer(case, change):
     return new
 
 
-def _no_forget_bias(kernel, bias):
+def _no_forget_bias(kernel: np.ndarray, bias: np.ndarray) -> Any:
     """BasicLSTMCell adds forget_bias = 1.0 to f: 1.0 less in the f block (TF1's third) of the
     bias is the cell without it."""
     bias = np.array(bias, copy=True)
@@ -454,7 +457,7 @@ def _no_forget_bias(kernel, bias):
     return kernel, bias
 
 
-def _layers_read_x(case):
+def _layers_read_x(case: Case) -> Any:
     """Every layer reads x (where its kernel fits x: D == H, or one layer): each layer alone,
     the right one-layer step on x from its own state, stacked."""
     outs = [_right("stacked_step", {
@@ -524,7 +527,8 @@ STREAM_DESIGNS = (
 )
 
 
-def _stream_case(rng, L, B, D, H, T, chunk):
+def _stream_case(rng: np.random.Generator, L: int, B: int, D: int, H: int, T: int,
+                 chunk: int | None) -> Case:
     case = {"L": L, "B": B, "D": D, "H": H, "T": T, "chunk": chunk,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "state": normal(rng, L, 2, B, H, scale=0.5)}  # (L, 2, B, H)
@@ -540,7 +544,7 @@ class StateGraph:
     instead of built: 0.02 s of CPU where building costs 0.11 s (the grader's zygote builds
     the designed shapes once, :func:`prebuild`, and every child imports them)."""
 
-    def __init__(self, L, D, H, meta=None):
+    def __init__(self, L: int, D: int, H: int, meta: bytes | None = None) -> None:
         tf = tensorflow()
         v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
         self.graph = tf.Graph()
@@ -568,17 +572,17 @@ class StateGraph:
         self.session = quick_session(self.graph)
         self.shape = (L, D, H)
 
-    def meta_graph(self):
+    def meta_graph(self) -> bytes:
         """The graph as a serialised ``MetaGraphDef`` (bytes), for ``StateGraph(meta=...)``."""
         with self.graph.as_default():
             meta = tensorflow().compat.v1.train.export_meta_graph(graph=self.graph)
         return meta.SerializeToString()
 
-    def load(self, case):
+    def load(self, case: Case) -> None:
         """Load the trial's kernels and biases into the graph's variables."""
         load_weights(self.session, self.variables, _tf1_weights(*_layers(case)))
 
-    def run(self, inputs, state, fetch_packed=False):
+    def run(self, inputs: np.ndarray, state: Any, fetch_packed: bool = False) -> Any:
         final = self.packed if fetch_packed else self.final
         return self.session.run([self.outputs, final], {self.inputs: inputs, self.state: state})
 
@@ -590,22 +594,22 @@ HANDLES = "rnnbook_state_graph"
 #: grader's TensorFlow zygote fills it with :func:`prebuild`'s result before it forks its
 #: children (a build starts TensorFlow's threads, which a fork must not inherit), so each
 #: child imports a graph instead of building it; empty elsewhere (a notebook builds)
-PREBUILT = {}
+PREBUILT: dict[tuple[int, int, int], bytes] = {}
 
 
-def prebuild():
+def prebuild() -> dict[tuple[int, int, int], bytes]:
     """``{(L, D, H): bytes}``: every designed shape's :class:`StateGraph`, serialised."""
     shapes = {(d["L"], d["D"], d["H"]) for d in STREAM_DESIGNS}
     return {shape: StateGraph(*shape).meta_graph() for shape in sorted(shapes)}
 
 
 @functools.cache
-def state_graph(L, D, H):
+def state_graph(L: int, D: int, H: int) -> Any:
     """The :class:`StateGraph` for a designed shape, built once (trials load their weights)."""
     return StateGraph(L, D, H, meta=PREBUILT.get((L, D, H)))
 
 
-def make_run_chunk(case):
+def make_run_chunk(case: Case) -> Callable[..., Any]:
     """``run_chunk(inputs, state) -> (outputs, final_state)``: one ``session.run`` of the trial's
     graph on at most ``chunk`` steps ``(B, t, D)`` from a packed ``state`` ``(L, 2, B, H)``;
     ``final_state`` is what the session returns, a tuple of ``LSTMStateTuple(c, h)``."""
@@ -630,7 +634,7 @@ def make_run_chunk(case):
     return run_chunk
 
 
-def _stream_oracle(case):
+def _stream_oracle(case: Case) -> Any:
     """The same real graph run over the WHOLE sequence in one session.run."""
     graph = state_graph(case["L"], case["D"], case["H"])
     graph.load(case)
@@ -640,10 +644,10 @@ def _stream_oracle(case):
 
 #: the last case whose right chunked run was computed, and that run: the expected answer and
 #: the sweeps' learners' answers start from it (the sweeps judge thousands of answers)
-_last_run = [None, None]
+_last_run: list[Any] = [None, None]
 
 
-def _chunked(case):
+def _chunked(case: Case) -> Any:
     """The reference run chunk by chunk: ``(outputs (B, T, H), packed final state)``."""
     if _last_run[0] is not case:
         step = ref.stacked(_steps(case))
@@ -653,7 +657,8 @@ def _chunked(case):
     return _last_run[1]
 
 
-def _chunk_by_chunk(case, first=None, between=None, swap_final=False):
+def _chunk_by_chunk(case: Case, first: Any = None, between: Any = None,
+                    swap_final: bool = False) -> Any:
     """Each chunk run alone (the right answer on a case of that chunk only), chunk 0 from
     ``first`` (the given state by default), chunk k from ``between(final)`` of the chunk before
     (that final state by default); ``swap_final``: the final state packed as (h, c)."""
@@ -669,12 +674,12 @@ def _chunk_by_chunk(case, first=None, between=None, swap_final=False):
     return np.concatenate(outputs, axis=1), _h_c_swapped(state) if swap_final else state
 
 
-def _dropped_tail(case):
+def _dropped_tail(case: Case) -> dict[str, Any]:
     stop = case["T"] // case["chunk"] * case["chunk"]
     return {**case, "inputs": case["inputs"][:, :stop], "T": stop}
 
 
-def _empty_chunk(case, right):
+def _empty_chunk(case: Case, right: Any) -> Any:
     """after=: T // chunk + 1 calls are right when chunk does not divide T; else the last call
     gets 0 steps, and run_chunk raises what ``_asks_empty_chunk`` recognises."""
     if case["T"] % case["chunk"] == 0:
@@ -682,7 +687,7 @@ def _empty_chunk(case, right):
     return right
 
 
-def _asks_empty_chunk(case, got):
+def _asks_empty_chunk(case: Case, got: Any) -> bool:
     return case["T"] % case["chunk"] == 0 and "steps per call, not 0" in got.message
 
 
@@ -691,7 +696,7 @@ TUPLE_FINAL = ("the final state is the session's tuple of LSTMStateTuple(c, h): 
 NOT_ONE_ARRAY = "final_state is a tuple or list, not one array (L, 2, B, H)"
 
 
-def _stream_call(fn, case):
+def _stream_call(fn: Callable[..., Any], case: Case) -> Any:
     """Run the learner's function with the trial's run_chunk; the final state is part of the
     answer as one packed array (its type too): a tuple or list of per-layer states (what the
     session returns) is refused, though it holds the same numbers."""
@@ -702,7 +707,7 @@ def _stream_call(fn, case):
     return result
 
 
-def _tuple_final(_case, _right):
+def _tuple_final(_case: Case, _right: Any) -> None:
     """after=: the answer the call refuses (what a tuple final state gets)."""
     raise TypeError(NOT_ONE_ARRAY)
 
@@ -767,13 +772,13 @@ EAGER_CALLS = 12
 
 
 @functools.cache
-def _compiled_lstm_class():
+def _compiled_lstm_class() -> Any:
     """A ``keras.layers.LSTM`` whose ``__call__`` runs eagerly for its first
     :data:`EAGER_CALLS` calls, then as one ``tf.function`` (traced once per input shape): the
     learner calls a real Keras layer; the check can afford many trials."""
     tf, keras = tensorflow(), keras3()
 
-    class CompiledLSTM(keras.layers.LSTM):
+    class CompiledLSTM(keras.layers.LSTM):  # type: ignore[name-defined]  # keras: a module
         def __call__(self, *args, **kwargs):
             self._eager_calls = getattr(self, "_eager_calls", 0) + 1
             if self._eager_calls <= EAGER_CALLS:
@@ -786,7 +791,7 @@ def _compiled_lstm_class():
 
 
 @functools.cache
-def stateful_layer(B, S, D, H):
+def stateful_layer(B: int, S: int, D: int, H: int) -> Any:
     """A real Keras 3 ``LSTM(H, stateful=True, return_sequences=True)`` built for batches
     ``(B, S, D)``, cached per shape (a trial sets its weights and its state). Its initial
     weights are zeros: every trial replaces them, and Keras' random and orthogonal
@@ -798,7 +803,7 @@ def stateful_layer(B, S, D, H):
     return layer
 
 
-def _load_layer(layer, weights, h, c):
+def _load_layer(layer: Any, weights: Sequence[np.ndarray], h: np.ndarray, c: np.ndarray) -> Any:
     """Give ``layer`` the ``weights`` [kernel, recurrent_kernel, bias] and the state [h, c]."""
     layer.set_weights([np.asarray(w, np.float32) for w in weights])
     for variable, value in zip(layer.states, (h, c), strict=True):
@@ -806,11 +811,11 @@ def _load_layer(layer, weights, h, c):
     return layer
 
 
-def _keras_weights(case, prefix=""):
+def _keras_weights(case: Case, prefix: str = "") -> Any:
     return [case[prefix + k] for k in ("kernel", "recurrent_kernel", "bias")]
 
 
-def _keras_case(rng, case, prefix=""):
+def _keras_case(rng: np.random.Generator, case: Case, prefix: str = "") -> Case:
     """Keras 3 LSTM weights for the case: kernel (D, 4H), recurrent_kernel (H, 4H), bias."""
     D, H = case["D"], case["H"]
     case[prefix + "kernel"] = normal(rng, D, 4 * H, scale=0.5)
@@ -820,14 +825,15 @@ def _keras_case(rng, case, prefix=""):
 
 
 @functools.cache
-def _stateless_layer(B, T, D, H):
+def _stateless_layer(B: int, T: int, D: int, H: int) -> Any:
     """A plain Keras 3 LSTM (no state kept) returning (outputs, h, c): the oracles' runner."""
     layer = keras3().layers.LSTM(H, return_sequences=True, return_state=True)
     layer.build((B, T, D))
     return layer
 
 
-def _keras_run(inputs, weights, h, c):
+def _keras_run(inputs: np.ndarray, weights: Sequence[np.ndarray], h: np.ndarray,
+               c: np.ndarray) -> Any:
     """Keras 3 LSTM over ``inputs`` (B, T, D) from [h, c]: ``(outputs, h, c)``, eagerly."""
     inputs = np.asarray(inputs, np.float32)
     layer = _stateless_layer(*inputs.shape, int(np.shape(h)[-1]))
@@ -851,7 +857,7 @@ DRIVE_DESIGNS = (
 )
 
 
-def _drive_case(rng, B, S, D, H, starts):
+def _drive_case(rng: np.random.Generator, B: int, S: int, D: int, H: int, starts: Any) -> Case:
     starts = np.array(starts, dtype=bool)  # (n, B)
     case = {"B": B, "S": S, "D": D, "H": H, "n": len(starts),
             "batches": normal(rng, len(starts), B, S, D),  # (n, B, S, D)
@@ -861,13 +867,13 @@ def _drive_case(rng, B, S, D, H, starts):
     return _keras_case(rng, case)
 
 
-def _drive_call(fn, case):
+def _drive_call(fn: Callable[..., Any], case: Case) -> Any:
     layer = stateful_layer(case["B"], case["S"], case["D"], case["H"])
     _load_layer(layer, _keras_weights(case), case["h"], case["c"])
     return fn(layer, list(case["batches"]), case["starts"])
 
 
-def _drive_oracle(case, reset="hc"):
+def _drive_oracle(case: Case, reset: str = "hc") -> np.ndarray:
     """A plain Keras 3 LSTM called on each batch from the state carried by hand, rows that start
     zeroed (h and c; ``reset="h"``: h only, a mistake's model) before the batch."""
     h, c, outputs = case["h"], case["c"], []
@@ -879,7 +885,7 @@ def _drive_oracle(case, reset="hc"):
     return np.stack(outputs)  # (n, B, S, H)
 
 
-def _driven(case):
+def _driven(case: Case) -> np.ndarray:
     """The reference: each batch from the state carried, the rows where ``start`` is True
     zeroed (h and c) before it."""
     step = ref.keras_cell(*_keras_weights(case))
@@ -891,20 +897,20 @@ def _driven(case):
     return np.stack(outputs)  # (n, B, S, H)
 
 
-def _starts(which):
+def _starts(which: Any) -> Any:
     """perturb=: the case with ``starts`` (n, B) changed by ``which(starts)``."""
     return lambda case: {**case, "starts": which(np.asarray(case["starts"], bool))}
 
 
-def _any_row(starts):
+def _any_row(starts: Any) -> np.ndarray:
     return np.repeat(starts.any(axis=1, keepdims=True), starts.shape[1], axis=1)
 
 
-def _one_batch_late(starts):
+def _one_batch_late(starts: Any) -> np.ndarray:
     return np.concatenate([np.zeros_like(starts[:1]), starts[:-1]])
 
 
-def _units_mask(case, right):
+def _units_mask(case: Case, right: Any) -> Any:
     """after=: a (B,) mask without [:, None] is right at B = 1; with B != H NumPy raises the
     broadcasting error ``_broadcast_error`` recognises (B == H > 1: not modelled)."""
     B, H = case["B"], case["H"]
@@ -915,7 +921,7 @@ def _units_mask(case, right):
     raise ValueError(f"operands could not be broadcast together with shapes ({B},{H}) ({B},) ")
 
 
-def _broadcast_error(case, got):
+def _broadcast_error(case: Case, got: Any) -> bool:
     """Whether ``got`` is the error of a (B,) mask against a (B, H) state, B != H (NumPy says
     shapes ``(B,)`` and ``(B,H)``; TensorFlow ``[B]`` and ``[B,H]``)."""
     B, H = case["B"], case["H"]
@@ -988,7 +994,7 @@ SERVE_DESIGNS = (
 TRAIN_STEPS = 2  # the time steps the trained layer was built for
 
 
-def _serve_case(rng, B, D, H, T, row):
+def _serve_case(rng: np.random.Generator, B: int, D: int, H: int, T: int, row: int) -> Case:
     case = {"B": B, "D": D, "H": H, "T": T, "row": row,
             "stream": normal(rng, T, D),  # (T, D): one value after another
             "h": normal(rng, B, H, scale=0.5),  # the trained layer's state: row r is stream r
@@ -999,7 +1005,7 @@ def _serve_case(rng, B, D, H, T, row):
     return _keras_case(rng, case, prefix="served_")  # the batch-1 layer's own (wrong) weights
 
 
-def _serve_call(fn, case):
+def _serve_call(fn: Callable[..., Any], case: Case) -> Any:
     B, D, H = case["B"], case["D"], case["H"]
     trained = _load_layer(stateful_layer(B, TRAIN_STEPS, D, H), _keras_weights(case),
                           case["h"], case["c"])
@@ -1008,7 +1014,7 @@ def _serve_call(fn, case):
     return fn(trained, served, case["row"], case["stream"])
 
 
-def _serve_oracle(case):
+def _serve_oracle(case: Case) -> Any:
     """A plain Keras 3 LSTM with the trained weights over the stream, from row r's [h, c]."""
     r = case["row"]
     outputs, _, _ = _keras_run(case["stream"][None], _keras_weights(case),
@@ -1016,7 +1022,7 @@ def _serve_oracle(case):
     return outputs[0]  # (T, H)
 
 
-def _served(case):
+def _served(case: Case) -> Any:
     """The reference: the stream from row ``row``'s state, with the trained weights."""
     r = case["row"]
     step = ref.keras_cell(*_keras_weights(case))
@@ -1025,16 +1031,16 @@ def _served(case):
     return outputs[0]  # (T, H)
 
 
-def _own_weights(case):
+def _own_weights(case: Case) -> dict[str, Any]:
     return {**case, **{k: case["served_" + k] for k in ("kernel", "recurrent_kernel", "bias")}}
 
 
-def _from_state(h, c):
+def _from_state(h: Any, c: Any) -> Any:
     """perturb=: the stream from the state ``(h, c)`` (each (1, H)) instead of row ``row``'s."""
     return lambda case: {**case, "row": 0, "h": h(case), "c": c(case)}
 
 
-def _every_step_from_row(case):
+def _every_step_from_row(case: Case) -> np.ndarray:
     """Every step from row ``row``'s state (the state not carried): each step alone."""
     return np.concatenate([_right("serve_at_batch_1", {**case, "stream": case["stream"][t: t + 1],
                                                        "T": 1})

@@ -25,9 +25,12 @@ Upstream gradients: a loss L is never built by hand; each case carries dL/d(outp
 batch, ``T`` time, ``D`` input depth, ``H`` num_units, ``P`` num_proj; TF1 gate order i, j, f,
 o; ``d<name>`` is dL/d<name> with the shape of <name>.
 """
+from __future__ import annotations
+
 import contextlib
 import functools
 import importlib
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -44,22 +47,23 @@ from rnnbook.checks.common import (
 from rnnbook.compare import relative_error
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import keras3, load_weights, quick_session, run_tf1, tensorflow
+from rnnbook.plaindata import Case
 
 # ---------------------------------------------------------------------------------------------
 # TensorFlow's gradients of the real cells (the oracles)
 
 
-def _f32(a):
+def _f32(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, np.float32)
 
 
-def _weight_key(var):
+def _weight_key(var: Any) -> Any:
     """``kernel``, ``bias``, ``w_i_diag``, ... or ``projection``: which weight a variable is."""
     name = var.name.split(":")[0]
     return "projection" if "/projection/" in name else name.split("/")[-1]
 
 
-def _eager_cell(cell, depth, weights):
+def _eager_cell(cell: Any, depth: int, weights: dict[str, np.ndarray]) -> Any:
     """Build a TF1 cell for inputs of ``depth`` and load ``weights`` (keyed as
     :func:`_weight_key` names the cell's variables)."""
     tf = tensorflow()
@@ -69,7 +73,7 @@ def _eager_cell(cell, depth, weights):
     return cell
 
 
-def _tanh_with_grad(kind):
+def _tanh_with_grad(kind: str) -> Callable[..., Any]:
     """tanh whose gradient is taken the wrong way (a mistake's changed cell): ``"z"``
     1 - z^2 at the pre-activation, ``"none"`` no tanh' at all (dz = dh')."""
     tf = tensorflow()
@@ -82,7 +86,8 @@ def _tanh_with_grad(kind):
     return activation
 
 
-def tf_rnn_grads(inputs, h0, kernel, bias, doutputs, chunk=None, tanh_grad=None):
+def tf_rnn_grads(inputs: np.ndarray, h0: np.ndarray, kernel: np.ndarray, bias: np.ndarray,
+                 doutputs: np.ndarray, chunk: int | None = None, tanh_grad: Any = None) -> Any:
     """TF's ``(dinputs, dh0, dkernel, dbias)`` for a real ``BasicRNNCell`` run over ``inputs``
     (B, T, D) from ``h0``, for the loss ``sum(outputs * doutputs)``. With ``chunk``, the state
     entering each chunk after the first is passed through ``tf.stop_gradient`` (truncated BPTT:
@@ -108,7 +113,8 @@ def tf_rnn_grads(inputs, h0, kernel, bias, doutputs, chunk=None, tanh_grad=None)
 
 
 @contextlib.contextmanager
-def _changed_tf(clip_grad=None, f_grad=None, forget_bias=None):
+def _changed_tf(clip_grad: Any = None, f_grad: Any = None,
+                forget_bias: float | None = None) -> Iterator[Any]:
     """TF's own ops changed for one cell call (a mistake's changed cell, on TF's side):
     ``clip_grad="pass"`` makes ``tf.clip_by_value`` (LSTMCell's cell_clip) pass the gradient
     where it clips; ``f_grad="without forget_bias"`` takes the gradient of BasicLSTMCell's
@@ -132,16 +138,16 @@ def _changed_tf(clip_grad=None, f_grad=None, forget_bias=None):
 
     try:
         if clip_grad == "pass":
-            tf2.clip_by_value = passing_clip
+            tf2.clip_by_value = passing_clip  # type: ignore[attr-defined]
         if f_grad == "without forget_bias":
-            tf2.sigmoid = f_sigmoid
+            tf2.sigmoid = f_sigmoid  # type: ignore[attr-defined]
         yield
     finally:
         for name, value in saved.items():
             setattr(tf2, name, value)
 
 
-def tf_lstm_grads(case, basic=False):
+def tf_lstm_grads(case: Case, basic: bool = False) -> Any:
     """TF's gradients of one step of a real ``LSTMCell`` (peepholes, ``cell_clip`` and
     projection as the case has them) or ``BasicLSTMCell``, for the loss
     ``sum(c' * dc_new) + sum(m' * dm_new)`` (a mistake's changed cell where the case says
@@ -182,13 +188,13 @@ CLIP_DESIGNS = (
 )
 
 
-def _clip_case(rng, norms):
+def _clip_case(rng: np.random.Generator, norms: Any) -> Case:
     """Three gradient tensors (a kernel's, a bias', a projection's) with designed norms, as
     multiples of ``clip_norm``."""
     D, H, P = (int(rng.integers(1, 4)) for _ in range(3))
     clip_norm = round(float(rng.uniform(1.5, 4.0)), 2)
     shapes = {"dkernel": (D + H, 4 * H), "dbias": (4 * H,), "dprojection": (H, P)}
-    case = {"clip_norm": clip_norm}
+    case: Case = {"clip_norm": clip_norm}
     for (name, shape), share in zip(shapes.items(), norms, strict=True):
         g = normal(rng, *shape)
         case[name] = _f32(g * share * clip_norm / np.sqrt((g.astype(np.float64) ** 2).sum()))
@@ -198,13 +204,13 @@ def _clip_case(rng, norms):
 GRAD_NAMES = ("dkernel", "dbias", "dprojection")
 
 
-def _clip_oracle(case):
+def _clip_oracle(case: Case) -> Any:
     tf = tensorflow()
     clipped, norm = tf.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"])
     return [[g.numpy() for g in clipped], float(norm)]
 
 
-def _clip_ref(case):
+def _clip_ref(case: Case) -> Any:
     clipped, norm = bwd.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"])
     return [clipped, norm]
 
@@ -213,7 +219,7 @@ def _clip_ref(case):
 # after=), so the learner release (TensorFlow's oracle, no rnnbook.backward) names them too.
 
 
-def _right(name, **change):
+def _right(name: str, **change: Any) -> Callable[..., Any]:
     """Exercise ``name``'s right answer on a case with ``change`` made: rnnbook.backward where
     it is installed, TensorFlow's oracle in the learner release (exercise.right_answer)."""
     def model(case):
@@ -221,17 +227,17 @@ def _right(name, **change):
     return model
 
 
-def _right_on_changed(name, perturb):
+def _right_on_changed(name: str, perturb: Callable[..., Any]) -> Any:
     """Exercise ``name``'s right answer on ``perturb(case)`` (for a Mistake's ``variants``,
     which are functions of the case)."""
     return lambda case: right_answer(CHAPTER[name])(perturb(case))
 
 
-def _norm(a):
+def _norm(a: np.ndarray) -> float:
     return float(np.sqrt((np.asarray(a, np.float64) ** 2).sum()))
 
 
-def _clip_with_norm(norm_of):
+def _clip_with_norm(norm_of: Callable[..., Any]) -> Callable[..., Any]:
     """The right answer scaled as if the global norm were ``norm_of(case, right_norm)``: the
     right one with clip_norm * N / M for a norm N taken as M (both below clip_norm: nothing
     changes; else the tensors are scaled by clip_norm / M), and M returned as the norm."""
@@ -243,7 +249,7 @@ def _clip_with_norm(norm_of):
     return model
 
 
-def _clip_each(case):
+def _clip_each(case: Case) -> Any:
     """Each tensor clipped by its own norm: the right answer on the case with the other
     tensors zero (then the global norm is that tensor's), the global norm kept."""
     zero = {k: np.zeros_like(case[k]) for k in GRAD_NAMES}
@@ -252,7 +258,7 @@ def _clip_each(case):
     return [own, _right("clip_global_norm")(case)[1]]
 
 
-def _clip_always(case, right):
+def _clip_always(case: Case, right: Any) -> Any:
     """Scaled by clip_norm / global_norm whatever the norm: right's tensors times
     max(norm, clip_norm) / norm."""
     clipped, norm = right
@@ -300,7 +306,7 @@ clip_global_norm = Exercise(
 STEP_DESIGNS = (dict(B=3, D=2, H=4), dict(B=1, D=4, H=3))  # D != H; B > 1 and B = 1
 
 
-def _rnn_step_case(rng, B, D, H):
+def _rnn_step_case(rng: np.random.Generator, B: int, D: int, H: int) -> Case:
     return {"B": B, "D": D, "H": H,
             "x": normal(rng, B, D),  # (B, D)
             "h": normal(rng, B, H),  # (B, H)
@@ -309,7 +315,7 @@ def _rnn_step_case(rng, B, D, H):
             "dh_new": normal(rng, B, H)}  # (B, H): dL/dh'
 
 
-def _rnn_step_oracle(case):
+def _rnn_step_oracle(case: Case) -> Any:
     dinputs, dh, dkernel, dbias = tf_rnn_grads(case["x"][:, None], case["h"], case["kernel"],
                                                case["bias"], case["dh_new"][:, None],
                                                tanh_grad=case.get("tanh_grad"))
@@ -320,7 +326,7 @@ def _rnn_step_oracle(case):
 TANH_SLIPS = {None: None, "z": "tanh' of z", "none": "no tanh'"}
 
 
-def _rnn_step_ref(c):
+def _rnn_step_ref(c: Case) -> Any:
     return bwd.basic_rnn_step_backward(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"],
                                        slip=TANH_SLIPS[c.get("tanh_grad")])
 
@@ -333,7 +339,8 @@ BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds ev
                  "term, so dbias is the SUM of the rows' gradients, not their mean.")
 
 
-def _rows(name, part, batched=("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")):
+def _rows(name: str, part: int,
+          batched: Any = ("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")) -> Callable[..., Any]:
     """Part ``part`` of exercise ``name``'s right answer on each row of the batch alone,
     stacked: with ``part`` the bias gradient, the (B, G * H) gradient of the pre-activations
     dz, row by row."""
@@ -344,20 +351,20 @@ def _rows(name, part, batched=("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")
     return model
 
 
-def _dh_through_u_as_is(c):
+def _dh_through_u_as_is(c: Case) -> Any:
     """dh = dz @ U, U not transposed (dz row by row, _rows): U is (H, H), so the shape cannot
     tell."""
     dx, _, dkernel, dbias = _right("rnn_step_backward")(c)
     return dx, _rows("rnn_step_backward", 3)(c) @ c["kernel"][c["D"]:], dkernel, dbias
 
 
-def _dbias_per_row(c):
+def _dbias_per_row(c: Case) -> Any:
     """dbias not summed over the batch: dz itself (B, H), row by row (_rows)."""
     dx, dh, dkernel, _ = _right("rnn_step_backward")(c)
     return dx, dh, dkernel, _rows("rnn_step_backward", 3)(c)
 
 
-def _averaged(part):
+def _averaged(part: int) -> Callable[..., Any]:
     """``after``: the right answer with part ``part`` (a bias gradient) divided by B."""
     def after(case, right):
         right = list(right)
@@ -370,7 +377,7 @@ SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D col
               "first, then H for h, so split it at D = x.shape[1] (D == H would hide this).")
 
 
-def _split_at_h(dx, dh):
+def _split_at_h(dx: Any, dh: Any) -> Callable[..., Any]:
     """``after``: the right answer with parts ``dx`` and ``dh`` joined and split at column H
     instead of D (a kernel split at row H gives the same)."""
     def after(case, right):
@@ -385,7 +392,7 @@ SIDE_BY_SIDE = ("dW and dU are joined side by side: the kernel stacks W (D rows)
                 "(H rows), so its gradient stacks dW on top of dU (axis 0).")
 
 
-def _side_by_side(part):
+def _side_by_side(part: int) -> Callable[..., Any]:
     """``after``: the kernel's gradient with dW (its first D rows) and dU joined along axis 1;
     NumPy raises where D != H (``raises=_joins_unequal_rows``)."""
     def after(case, right):
@@ -396,13 +403,13 @@ def _side_by_side(part):
     return after
 
 
-def _joins_unequal_rows(case, got):
+def _joins_unequal_rows(case: Case, got: Any) -> bool:
     """Whether ``got`` is NumPy's error for joining arrays of D and H rows along axis 1."""
     return case["D"] != case["H"] and got.kind == "ValueError" and (
         "concatenation axis must match" in got.message)
 
 
-def _transposed(part):
+def _transposed(part: int) -> Callable[..., Any]:
     """``after``: the right answer with part ``part`` transposed."""
     def after(case, right):
         right = list(right)
@@ -454,7 +461,8 @@ rnn_step_backward = Exercise(
 SEQ_DESIGNS = (dict(B=2, T=4, D=3, H=5), dict(B=1, T=5, D=2, H=3))
 
 
-def _rnn_case(rng, B, T, D, H, chunk=None):
+def _rnn_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+              chunk: int | None = None) -> Case:
     case = {"B": B, "T": T, "D": D, "H": H,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "h0": normal(rng, B, H),  # (B, H)
@@ -466,20 +474,20 @@ def _rnn_case(rng, B, T, D, H, chunk=None):
     return case
 
 
-def _rnn_oracle(case):
+def _rnn_oracle(case: Case) -> Any:
     return tf_rnn_grads(case["inputs"], case["h0"], case["kernel"], case["bias"],
                         case["doutputs"], chunk=case.get("chunk"),
                         tanh_grad=case.get("tanh_grad"))
 
 
-def _rnn_ref(c):
+def _rnn_ref(c: Case) -> Any:
     """rnnbook.backward's BPTT, truncated where the case has a ``chunk`` and with a changed
     tanh' where it has a ``tanh_grad`` (the mistakes' changed cases)."""
     return bwd.basic_rnn_backward(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"],
                                   chunk=c.get("chunk"), step_slip=TANH_SLIPS[c.get("tanh_grad")])
 
 
-def _first_state(c):
+def _first_state(c: Case) -> Any:
     """h_1, the state after step 0: rnnbook.reference where installed, the real
     BasicRNNCell's step (TensorFlow) in the learner release."""
     x, weights = c["inputs"][:, 0], {"kernel": c["kernel"], "bias": c["bias"]}
@@ -490,20 +498,20 @@ def _first_state(c):
         return run_tf1(lambda: rnn_cell.BasicRNNCell(c["H"]), x, c["h0"], weights)[0]
 
 
-def _from_step_1(c):
+def _from_step_1(c: Case) -> Any:
     """The right answer of the sequence from step 1 on, from h_1: its dh0 is what step 1
     sends back to h_1, its dkernel and dbias the steps' 1 to T - 1."""
     return _right("rnn_backward", inputs=c["inputs"][:, 1:], doutputs=c["doutputs"][:, 1:],
                   h0=_first_state(c), T=c["T"] - 1)(c)
 
 
-def _skips_step_0(c):
+def _skips_step_0(c: Case) -> Any:
     dinputs, dh1, dkernel, dbias = _from_step_1(c)
     return np.concatenate([np.zeros_like(c["inputs"][:, :1]), dinputs], axis=1), dh1, dkernel, \
         dbias
 
 
-def _step_0_only(c):
+def _step_0_only(c: Case) -> Any:
     """The kernel's gradient overwritten at every step: step 0's is left (the whole minus the
     steps' from 1 on)."""
     dinputs, dh0, dkernel, dbias = _right("rnn_backward")(c)
@@ -553,22 +561,22 @@ rnn_backward = Exercise(
 TRUNC_DESIGNS = (dict(B=2, T=7, D=4, H=3, chunk=3), dict(B=1, T=6, D=3, H=2, chunk=3))
 
 
-def _trunc_oracle(case):
+def _trunc_oracle(case: Case) -> Any:
     return tf_rnn_grads(case["inputs"], case["h0"], case["kernel"], case["bias"],
                         case["doutputs"], chunk=case["chunk"])[2:]
 
 
-def _trunc_ref(case):
+def _trunc_ref(case: Case) -> Any:
     return bwd.basic_rnn_backward(case["inputs"], case["h0"], case["kernel"], case["bias"],
                                   case["doutputs"], chunk=case["chunk"])[2:]
 
 
-def _chunk_bounds(case):
+def _chunk_bounds(case: Case) -> Any:
     T, size = case["T"], case["chunk"]
     return [(a, min(a + size, T)) for a in range(0, T, size)]
 
 
-def _only_chunks(keep):
+def _only_chunks(keep: Callable[..., Any]) -> Callable[..., Any]:
     """The right answer with the upstream gradient of every chunk but those ``keep(bounds)``
     picks set to 0: the gradient does not cross a chunk's start, so that is the sum of the kept
     chunks' gradients (raises when it keeps none)."""
@@ -583,20 +591,20 @@ def _only_chunks(keep):
     return perturb
 
 
-def _whole_chunks(bounds):
+def _whole_chunks(bounds: Sequence[tuple[int, int]]) -> Any:
     """The chunks but a last, shorter one (none when T is a multiple of chunk)."""
     (a, b), (y, z) = bounds[0], bounds[-1]
     return bounds[:-1] if z - y < b - a else []
 
 
-def _assumed_whole_chunks(case, got):
+def _assumed_whole_chunks(case: Case, got: Any) -> bool:
     """Whether ``got`` is NumPy's error for cutting T steps into T // chunk equal pieces (a
     split or reshape) where T is not a multiple of chunk."""
     return bool(case["T"] % case["chunk"]) and got.kind == "ValueError" and (
         "equal division" in got.message or "reshape" in got.message)
 
 
-def _each_chunk_from(start):
+def _each_chunk_from(start: Any) -> Callable[..., Any]:
     """Every chunk run from ``start`` (``"h0"`` or ``"zeros"``) instead of the carried state:
     the sum of the right answers of the chunks alone."""
     def model(case):
@@ -657,7 +665,7 @@ LSTM_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget
 # forget_bias never 1.0 (a hard-coded 1.0 must fail) nor 0 (sigmoid' of f without it must fail)
 
 
-def _lstm_case(rng, B, D, H, forget_bias):
+def _lstm_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Case:
     return {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H, scale=1.5),  # (B, H)
@@ -668,7 +676,7 @@ def _lstm_case(rng, B, D, H, forget_bias):
             "dh_new": normal(rng, B, H)}  # (B, H): dL/dh'
 
 
-def _lstm_oracle(case):
+def _lstm_oracle(case: Case) -> Any:
     g = tf_lstm_grads({**case, "m": case["h"], "dm_new": case["dh_new"]}, basic=True)
     return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
 
@@ -677,18 +685,18 @@ def _lstm_oracle(case):
 F_SLIPS = {None: None, "without forget_bias": "sigmoid' of f without forget_bias"}
 
 
-def _lstm_ref(c):
+def _lstm_ref(c: Case) -> Any:
     return bwd.basic_lstm_step_backward(c["x"], c["c"], c["h"], c["kernel"], c["bias"],
                                         c["dc_new"], c["dh_new"], c["forget_bias"],
                                         slip=F_SLIPS[c.get("f_grad")])
 
 
-def _lstm_with(case, **change):
+def _lstm_with(case: Case, **change: Any) -> Any:
     """The knob model of 5.5: the right answer on ``case`` with one argument changed."""
     return _right("lstm_step_backward", **change)(case)
 
 
-def _blocks_read_as_keras(name, parts):
+def _blocks_read_as_keras(name: str, parts: Sequence[int]) -> Callable[..., Any]:
     """Exercise ``name``'s answer by a learner who reads the kernel's gate blocks in Keras'
     order throughout: the right answer of the cell with the kernel's and the bias' 2nd and 3rd
     blocks swapped, its gradients' blocks (``parts``) swapped back."""
@@ -698,7 +706,7 @@ def _blocks_read_as_keras(name, parts):
     return model
 
 
-def _blocks_swapped(parts):
+def _blocks_swapped(parts: Sequence[int]) -> Callable[..., Any]:
     """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
     def after(case, right):
         right = list(right)
@@ -708,14 +716,14 @@ def _blocks_swapped(parts):
     return after
 
 
-def _with_forget_gradient(case, right):
+def _with_forget_gradient(case: Case, right: Any) -> Any:
     """The right answer and a sixth part: the gradient a variable forget_bias would get (the
     f block of dbias, (H,))."""
     H = case["H"]
     return [*right, np.asarray(right[4])[2 * H: 3 * H]]
 
 
-def _no_c_from_h(c):
+def _no_c_from_h(c: Case) -> Any:
     """dc' without the path from h': the right answer with dc' lowered by that path's share,
     dh' * sigmoid(o) * tanh'(c'), found from the right answers (its dc is dc' * f: with
     dc' = 1 and dh' = 0 it is f; with dc' = 0 it is the path's share times f)."""
@@ -792,7 +800,7 @@ SPLIT_0 = ("step 0 has no suffix: static_rnn names step 0's Split `split` (its g
            "`split_grad`) and step t's `split_t` for t > 0; there is no `split_0`.")
 
 
-def _split_0(case, right):
+def _split_0(case: Case, right: Any) -> Any:
     """``after``: ``split_{t}_grad`` for every t: right for t > 0, no such tensor at t = 0 (the
     error the session raises, which ``names_split_0`` recognises)."""
     if case["t"] == 0:
@@ -801,7 +809,7 @@ def _split_0(case, right):
     return right
 
 
-def _step(shift):
+def _step(shift: int) -> Callable[..., Any]:
     """``perturb``: step t + ``shift`` (raises where there is no such step)."""
     def perturb(case):
         t = case["t"] + shift
@@ -811,7 +819,7 @@ def _step(shift):
     return perturb
 
 
-def _by_name_case(rng, B, T, D, H, t):
+def _by_name_case(rng: np.random.Generator, B: int, T: int, D: int, H: int, t: int) -> Case:
     return {"B": B, "T": T, "D": D, "H": H, "t": t,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H)
@@ -820,7 +828,7 @@ def _by_name_case(rng, B, T, D, H, t):
 
 
 @functools.cache
-def _lstm_graph(B, T, D, H):
+def _lstm_graph(B: int, T: int, D: int, H: int) -> Any:
     """A ``static_rnn`` BasicLSTMCell graph with a loss and ``tf.compat.v1.gradients`` of it,
     built once per shape; returns ``(session, variables, x, doutputs, split_ops, loss)``."""
     tf = tensorflow()
@@ -838,7 +846,7 @@ def _lstm_graph(B, T, D, H):
 
 
 @functools.cache
-def _split_grads(B, T, D, H):
+def _split_grads(B: int, T: int, D: int, H: int) -> Any:
     """The oracle's own: the gradient of the loss with respect to each Split output, added to
     the graph (scope ``gradients_1``) the first time the oracle asks, so a grading child, which
     never runs the oracle, does not build them."""
@@ -848,19 +856,19 @@ def _split_grads(B, T, D, H):
             loss, [out for op in splits for out in op.outputs]))
 
 
-def _by_name_session(case):
+def _by_name_session(case: Case) -> Any:
     session, variables, x, upstream, _, _ = _lstm_graph(case["B"], case["T"], case["D"],
                                                         case["H"])
     load_weights(session, variables, {"kernel": case["kernel"], "bias": case["bias"]})
     return session, {x: case["inputs"], upstream: case["doutputs"]}
 
 
-def _by_name_call(fn, case):
+def _by_name_call(fn: Callable[..., Any], case: Case) -> Any:
     session, feed = _by_name_session(case)
     return fn(session, feed, case["t"])
 
 
-def _by_name_oracle(case):
+def _by_name_oracle(case: Case) -> Any:
     """The gradient of the loss with respect to step t's four Split outputs, taken by
     ``tf.compat.v1.gradients`` on the Split op itself (found by type, not by name)."""
     by_step = _split_grads(case["B"], case["T"], case["D"], case["H"])
@@ -869,14 +877,14 @@ def _by_name_oracle(case):
     return tuple(session.run(list(by_step[4 * t: 4 * t + 4]), feed))
 
 
-def _by_name_ref(c):
+def _by_name_ref(c: Case) -> Any:
     B, H = c["B"], c["H"]
     dz = bwd.basic_lstm_backward(c["inputs"], np.zeros((B, H)), np.zeros((B, H)), c["kernel"],
                                  c["bias"], c["doutputs"])["dz"][:, c["t"]]
     return tuple(np.split(dz, 4, axis=1))
 
 
-def _forward_split(case):
+def _forward_split(case: Case) -> Any:
     """Step t's Split op's outputs (the forward pre-activations), from the real graph."""
     *_, splits, _ = _lstm_graph(case["B"], case["T"], case["D"], case["H"])
     session, feed = _by_name_session(case)
@@ -927,10 +935,10 @@ split_grad_by_name = Exercise(
 KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
 
 
-def _keras_case(rng, B, D, H, forget_bias):
+def _keras_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Case:
     """A TF1 BasicLSTMCell's weights, and the same cell as Keras 3 weights (blocks i, f, g, o,
     forget_bias folded into the f block of the bias): the data the check loads."""
-    case = {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
+    case: Case = {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
             "x": normal(rng, B, D), "c": normal(rng, B, H, scale=1.5),
             "h": normal(rng, B, H, scale=0.7),
             "tf1_kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H), i, j, f, o
@@ -943,14 +951,14 @@ def _keras_case(rng, B, D, H, forget_bias):
 
 
 @functools.cache
-def _keras_cell(D, H):
+def _keras_cell(D: int, H: int) -> Any:
     keras = keras3()
     cell = keras.layers.LSTMCell(H)
     cell.build((None, D))
     return cell
 
 
-def _keras_call(fn, case):
+def _keras_call(fn: Callable[..., Any], case: Case) -> Any:
     tf = tensorflow()
     cell = _keras_cell(case["D"], case["H"])
     cell.set_weights([case["kernel"], case["recurrent_kernel"], case["bias"]])
@@ -958,7 +966,7 @@ def _keras_call(fn, case):
     return fn(cell, case["x"], state, case["dh_new"])
 
 
-def _keras_oracle(case):
+def _keras_oracle(case: Case) -> Any:
     g = tf_lstm_grads({"x": case["x"], "c": case["c"], "m": case["h"], "kernel":
                        case["tf1_kernel"], "bias": case["tf1_bias"],
                        "forget_bias": case["forget_bias"], "dc_new": np.zeros_like(case["c"]),
@@ -966,13 +974,13 @@ def _keras_oracle(case):
     return g["dkernel"], g["dbias"]
 
 
-def _keras_ref(c):
+def _keras_ref(c: Case) -> Any:
     g = bwd.basic_lstm_step_backward(c["x"], c["c"], c["h"], c["tf1_kernel"], c["tf1_bias"],
                                      np.zeros_like(c["c"]), c["dh_new"], c["forget_bias"])
     return g[3], g[4]
 
 
-def _recurrent_on_top(case, right):
+def _recurrent_on_top(case: Case, right: Any) -> Any:
     """``after``: the kernel's gradient with the rows of U (the last H) on top of W's."""
     dkernel = np.asarray(right[0])
     return [np.concatenate([dkernel[case["D"]:], dkernel[:case["D"]]]), right[1]]
@@ -1022,7 +1030,8 @@ CELL_PARTS = ("dx", "dc", "dm", "dkernel", "dbias", "dw_i_diag", "dw_f_diag", "d
               "dprojection")
 
 
-def _cell_case(rng, B, D, H, P, forget_bias, cell_clip, between=False):
+def _cell_case(rng: np.random.Generator, B: int, D: int, H: int, P: int, forget_bias: float,
+               cell_clip: float | None, between: bool = False) -> Case:
     case = {"B": B, "D": D, "H": H, "P": P, "forget_bias": forget_bias, "cell_clip": cell_clip,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H, scale=2.5),  # (B, H): large, so that cell_clip bites
@@ -1039,7 +1048,7 @@ def _cell_case(rng, B, D, H, P, forget_bias, cell_clip, between=False):
     return case
 
 
-def _clip_between(case):
+def _clip_between(case: Case) -> None:
     """Make c'[0, 0] = 0.9 before the clip, between cell_clip (< 0.9) and 1.0, on every seed:
     x and m of row 0 are 0 (the gates there are their biases), c[0, 0] = 0.6 and the biases
     of unit 0 give f = sigmoid(0) = 0.5 and i = sigmoid(1), so c' = 0.5 * 0.6 + i * tanh(j) =
@@ -1062,13 +1071,13 @@ WEIGHTS = {"kernel": "kernel", "bias": "bias", "w_i_diag": "w_i_diag", "w_f_diag
            "w_o_diag": "w_o_diag", "projection/kernel": "projection"}
 
 
-def _cell_call(fn, case):
+def _cell_call(fn: Callable[..., Any], case: Case) -> Any:
     weights = {k: case[v] for k, v in WEIGHTS.items()}
     return fn(case["x"], case["c"], case["m"], weights, case["forget_bias"], case["cell_clip"],
               case["dc_new"], case["dm_new"])
 
 
-def _cell_oracle(case):
+def _cell_oracle(case: Case) -> Any:
     g = tf_lstm_grads(case)
     return tuple(g[k] for k in CELL_PARTS)
 
@@ -1077,7 +1086,7 @@ def _cell_oracle(case):
 CLIP_SLIPS = {None: None, "pass": "clip not zeroed"}
 
 
-def _cell_ref(c):
+def _cell_ref(c: Case) -> Any:
     g = bwd.lstm_cell_step_backward(
         c["x"], c["c"], c["m"], c["kernel"], c["bias"], c["dc_new"], c["dm_new"],
         c["forget_bias"], c["w_i_diag"], c["w_f_diag"], c["w_o_diag"], c["cell_clip"],
@@ -1085,18 +1094,18 @@ def _cell_ref(c):
     return tuple(g[k] for k in CELL_PARTS)
 
 
-def _cell_with(case, **change):
+def _cell_with(case: Case, **change: Any) -> Any:
     """The knob model of 5.8: the right answer on ``case`` with one argument changed."""
     return _right("lstm_cell_backward", **change)(case)
 
 
-def _plus(*terms):
+def _plus(*terms: Any) -> Any:
     """The sum of right answers (lists of parts) with signs: ``(sign, answer), ...``."""
     return [sum(sign * np.asarray(a[k], np.float64) for sign, a in terms)
             for k in range(len(CELL_PARTS))]
 
 
-def _clip_zeroes_upstream_only(c):
+def _clip_zeroes_upstream_only(c: Case) -> Any:
     """Only dc' zeroed where the clip bites, the m' path passed: with R the right answer and
     R0 that of the cell whose clip passes the gradient (both linear in the upstream dc', dm'),
     R0 - R0(dm' = 0) + R(dm' = 0)."""
@@ -1105,19 +1114,19 @@ def _clip_zeroes_upstream_only(c):
                  (-1, _cell_with(c, clip_grad="pass", **no_m)), (1, _cell_with(c, **no_m)))
 
 
-def _gate_rows(c):
+def _gate_rows(c: Case) -> list[np.ndarray]:
     """dz (B, 4H), row by row (_rows), as the gate blocks di, dj, df, do."""
     return np.split(_rows("lstm_cell_backward", 4)(c), 4, axis=1)
 
 
-def _no_o_peephole(c):
+def _no_o_peephole(c: Case) -> Any:
     """dc' without do * w_o_diag: the right answer with dc' lowered by it (do, the o block of
     dz, does not depend on dc')."""
     do = _gate_rows(c)[3]
     return _cell_with(c, dc_new=c["dc_new"] - do * c["w_o_diag"])
 
 
-def _no_peephole_terms_in_dc(c):
+def _no_peephole_terms_in_dc(c: Case) -> Any:
     """dc without the peepholes' terms di * w_i_diag + df * w_f_diag."""
     di, _, df, _ = _gate_rows(c)
     right = list(_right("lstm_cell_backward")(c))
@@ -1190,7 +1199,8 @@ GRAD_CHECK_DESIGNS = (dict(B=2, D=3, H=2, eps=1e-3, scale=1.0),
                       dict(B=1, D=2, H=3, eps=2e-3, scale=0.05))
 
 
-def _grad_check_case(rng, B, D, H, eps, scale):
+def _grad_check_case(rng: np.random.Generator, B: int, D: int, H: int, eps: float,
+                     scale: float) -> Case:
     """One BasicRNNCell step (float64: a centred difference in float32 is mostly rounding) and
     ``dkernel``, the gradient some backward pass returned, to be checked."""
     case = _rnn_step_case(rng, B, D, H)
@@ -1201,19 +1211,19 @@ def _grad_check_case(rng, B, D, H, eps, scale):
     return case
 
 
-def _grad_check_oracle(case):
+def _grad_check_oracle(case: Case) -> Any:
     """TensorFlow's gradient of sum(h' * dh_new) with respect to the kernel (what centred
     differences approach), and its relative error against the given dkernel."""
     true = _rnn_step_oracle(case)[2].astype(np.float64)  # (D + H, H)
     return true, relative_error(true, case["dkernel"])
 
 
-def _grad_check_ref(case):
+def _grad_check_ref(case: Case) -> Any:
     true = np.asarray(_rnn_step_ref(case)[2], np.float64)
     return true, relative_error(true, case["dkernel"])
 
 
-def _kernel_hessian_diagonal(case):
+def _kernel_hessian_diagonal(case: Case) -> Any:
     """d^2 L / d kernel[k]^2 for every entry k, shaped as the kernel (D + H, H): TensorFlow's
     (a Jacobian of the real cell's gradient)."""
     tf = tensorflow()
@@ -1231,7 +1241,7 @@ def _kernel_hessian_diagonal(case):
     return np.diagonal(jacobian).reshape(case["kernel"].shape)
 
 
-def _forward_difference(case):
+def _forward_difference(case: Case) -> Any:
     """(L(w + eps) - L(w)) / eps: the gradient plus eps / 2 times the second derivative (up to
     eps^2 / 6 times the third, below the tolerance)."""
     numeric = (np.asarray(_right("gradient_check")(case)[0])
@@ -1239,7 +1249,7 @@ def _forward_difference(case):
     return numeric, relative_error(numeric, case["dkernel"])
 
 
-def _numeric_doubled(case, right):
+def _numeric_doubled(case: Case, right: Any) -> Any:
     numeric = 2 * np.asarray(right[0], np.float64)
     return [numeric, relative_error(numeric, case["dkernel"])]
 

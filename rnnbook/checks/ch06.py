@@ -528,7 +528,7 @@ torch_from_keras_gru = Exercise(
 
 # --- Live sessions for the API exercises ------------------------------------------------------
 
-_SESSIONS = {}  # (mode, D, H, T) -> (session, variables, graph version), per process
+_SESSIONS: dict[tuple, tuple] = {}  # (mode, D, H, T) -> (session, variables, graph version), per process
 
 
 def _gru_graph(mode, D, H, T):

@@ -27,6 +27,8 @@ and ``rnnbook/plaindata.py`` (NumPy), which the zygote loads by path before it a
 ``rnnbook_plaindata`` (the NumPy-only child cannot import rnnbook; the TensorFlow child's
 ``rnnbook_plaindata`` is the package's ``rnnbook.plaindata`` itself).
 """
+from __future__ import annotations
+
 import builtins
 import errno
 import importlib.abc
@@ -35,6 +37,7 @@ import linecache
 import os
 import sys
 import traceback
+from typing import Any
 
 from rnnbook_plaindata import Raised, Watch, to_plain, where  # set by the zygote
 
@@ -44,7 +47,7 @@ BLOCKED = ("tensorflow", "keras", "tf_keras", "tensorboard", "torch", "jax")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def said(error, scratch_mb=None):
+def said(error: BaseException, scratch_mb: int | None = None) -> str:
     """``error``'s message; a full scratch pool (behind the walls) says which limit it hit."""
     text = str(error)
     if scratch_mb and isinstance(error, OSError) and error.errno == errno.ENOSPC:
@@ -53,7 +56,7 @@ def said(error, scratch_mb=None):
     return text
 
 
-def raised(error, scratch_mb=None):
+def raised(error: BaseException, scratch_mb: int | None = None) -> dict[str, Any]:
     """What the learner's code raised, pointing at the learner's line (not the grader's), in
     the function that raised (:func:`rnnbook.plaindata.where`, as the notebook's check says)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
@@ -62,7 +65,7 @@ def raised(error, scratch_mb=None):
                            where(frames)[:2000]]}
 
 
-def compiled(code, number):
+def compiled(code: str, number: int) -> Any:
     """Cell ``number`` (the learner's count: every cell) compiled, its lines known to
     ``linecache``, so that an error's line is quoted as the notebook's check quotes it."""
     name = f"<cell {number}>"
@@ -70,7 +73,7 @@ def compiled(code, number):
     return plain_python(code, name)
 
 
-def _as_event(got):
+def _as_event(got: Any) -> dict[str, Any] | None:
     """A :class:`Raised` as the wire carries it (None stays None)."""
     return None if got is None else {"__raised__": [got.kind, got.message[:2000],
                                                     got.where[:2000]]}
@@ -79,14 +82,14 @@ def _as_event(got):
 class _NoTensorFlow:
     """What ``rnnbook.setup()`` returns in the NumPy-only child: every use raises."""
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         raise RuntimeError(NUMPY_ONLY)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError(NUMPY_ONLY)
 
 
-def _no_check(*args, **kwargs):
+def _no_check(*args: Any, **kwargs: Any) -> None:
     """The notebook's ``check``: the grader checks in its own process."""
     return None
 
@@ -95,7 +98,8 @@ class _NumPyOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``tensorflow``, ``keras``, ...: ImportError; ``rnnbook`` and ``rnnbook.checks.*``: stubs.
     (Taking this finder away gains nothing: the real packages are not on the path.)"""
 
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: Any = None,
+                  target: Any = None) -> importlib.machinery.ModuleSpec | None:
         top = name.split(".")[0]
         if top in BLOCKED:
             raise ImportError(f"{name}: {NUMPY_ONLY}")
@@ -105,10 +109,10 @@ class _NumPyOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             raise ImportError(f"{name}: {NUMPY_ONLY}")
         return None
 
-    def create_module(self, spec):
+    def create_module(self, spec: Any) -> None:
         return None
 
-    def exec_module(self, module):
+    def exec_module(self, module: Any) -> None:
         if module.__name__ == "rnnbook":
             module.setup = lambda *a, **k: _NoTensorFlow()
             module.progress = lambda *a, **k: None  # a notebook's last cell
@@ -119,11 +123,11 @@ class _NumPyOnlyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 class _NoIPython:
     """``get_ipython()`` for cells with magics (the grader turned them into calls): no-ops."""
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return lambda *args, **kwargs: None
 
 
-def plain_python(code, name):
+def plain_python(code: str, name: str) -> Any:
     """A cell compiled; one that is not Python (IPython's magics, ``!ls``, ``x?``) is made so by
     IPython's transformer first, here under the child's limits (the magics do nothing)."""
     try:
@@ -139,14 +143,14 @@ def plain_python(code, name):
     return compile(plain, name, "exec")
 
 
-def _stub_modules():
+def _stub_modules() -> None:
     sys.meta_path.insert(0, _NumPyOnlyFinder())
     for name in list(sys.modules):
         if name.split(".")[0] in BLOCKED + ("rnnbook",):
             del sys.modules[name]
 
 
-def main(job, events_fd, chapters=None):
+def main(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None = None) -> None:
     """Run ``job`` (decoded); report on ``events_fd``. ``chapters``: stem -> Chapter (the TF
     child, for the exercises' ``call``); None in the NumPy-only child."""
     from rnnbook_wire import encode
@@ -177,7 +181,7 @@ def main(job, events_fd, chapters=None):
         name = exercise["name"]
         emit(exercise=name, status="start")
         fn = namespace.get(name)
-        answers = []
+        answers: list[Any] = []
         for trial in exercise["trials"]:
             if not callable(fn):
                 answers.append(None)

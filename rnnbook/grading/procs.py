@@ -4,6 +4,8 @@ A :class:`Zygote` is a process that imported what its children need once (NumPy 
 TensorFlow with rnnbook's learner side) and forks a child per job (:mod:`.zygote`). The grader
 talks to it on a SEQPACKET socket; each job gets its own events pipe and job pipe.
 """
+from __future__ import annotations
+
 import contextlib
 import ctypes
 import importlib.util
@@ -15,6 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
+from typing import Any, Sequence
 
 HERE = pathlib.Path(__file__).resolve().parent
 ZYGOTE = HERE / "zygote.py"
@@ -28,7 +31,7 @@ class ZygoteError(RuntimeError):
 class Zygote:
     """One zygote process of ``kind`` ("numpy" or "tf")."""
 
-    def __init__(self, kind, args, env, log):
+    def __init__(self, kind: str, args: list[str], env: dict[str, str], log: Any) -> None:
         self.kind = kind
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         flags = ["-I", "-S"] if kind == "numpy" else ["-I"]
@@ -40,8 +43,9 @@ class Zygote:
         self.sock = ours
         self.lock = threading.Lock()
         self.changed = threading.Condition()
-        self.forked, self.exited = {}, {}
-        self.ready = None  # True, or why it failed
+        self.forked: dict[int, int] = {}  # token -> pid
+        self.exited: dict[int, int] = {}  # token -> status
+        self.ready: bool | str | None = None  # True, or why it failed
         self.tokens = 0
         self.reader = threading.Thread(target=self._read_events, daemon=True)
         self.reader.start()
@@ -72,13 +76,14 @@ class Zygote:
 
     gone = False
 
-    def wait_ready(self):
+    def wait_ready(self) -> None:
         with self.changed:
             self.changed.wait_for(lambda: self.ready is not None)
         if self.ready is not True:
             raise ZygoteError(f"the {self.kind} zygote failed: {self.ready}")
 
-    def spawn(self, payload, events_w, meter=None, group=None):
+    def spawn(self, payload: bytes, events_w: int, meter: int | None = None,
+              group: Group | None = None) -> tuple[int, int]:
         """Fork a child for ``payload`` (bytes: the job); returns ``(token, keeper pid)``.
         ``meter``: a :class:`Meter`'s descriptor, where the keeper writes the child's scratch use;
         ``group``: a :class:`Group` the keeper joins before it gets its job (and so before it
@@ -110,13 +115,13 @@ class Zygote:
         threading.Thread(target=_write_all, args=(job_w, payload), daemon=True).start()
         return token, self.forked.pop(token)
 
-    def wait(self, token, timeout=None):
+    def wait(self, token: int, timeout: float | None = None) -> int | None:
         """The exit status of job ``token`` (negative: killed by that signal), or None."""
         with self.changed:
             self.changed.wait_for(lambda: token in self.exited or self.gone, timeout)
             return self.exited.pop(token, None)
 
-    def close(self):
+    def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
         with contextlib.suppress(OSError):
@@ -124,7 +129,7 @@ class Zygote:
         self.proc.wait()
 
 
-def ipython_folder():
+def ipython_folder() -> str:
     """IPython's package folder ("" without it): a zygote loads its cell transformer from it."""
     spec = importlib.util.find_spec("IPython")
     return os.path.dirname(spec.origin) if spec and spec.origin else ""
@@ -134,18 +139,18 @@ class Meter:
     """Eight bytes of shared memory (a memfd): the bytes in a child's scratch pool, written by
     its keeper (behind the walls; the child itself cannot reach it), read by the grader."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.fd = os.memfd_create("rnnbook-scratch", os.MFD_CLOEXEC)
         os.ftruncate(self.fd, 8)
 
-    def mb(self):
+    def mb(self) -> float:
         return int.from_bytes(os.pread(self.fd, 8, 0), "little", signed=True) / 2**20
 
-    def close(self):
+    def close(self) -> None:
         os.close(self.fd)
 
 
-def _write_all(fd, payload):
+def _write_all(fd: int, payload: bytes) -> None:
     try:
         view = memoryview(payload)
         while view:
@@ -156,7 +161,7 @@ def _write_all(fd, payload):
         os.close(fd)
 
 
-def descendants(pid):
+def descendants(pid: int) -> list[int]:
     """The processes below ``pid`` (as far as /proc shows them), children first."""
     found, stack = [], [pid]
     while stack:
@@ -172,7 +177,7 @@ def descendants(pid):
     return found
 
 
-def rss_mb(pids):
+def rss_mb(pids: Sequence[int]) -> float:
     """Resident memory of ``pids`` together, in MB."""
     total = 0
     for p in pids:
@@ -187,30 +192,30 @@ def rss_mb(pids):
     return total / 1024
 
 
-def tree_rss_mb(pid):
+def tree_rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and everything below it, in MB (bench, tests)."""
     return rss_mb([pid, *descendants(pid)])
 
 
-def kill_below(pid):
+def kill_below(pid: int) -> None:
     """SIGKILL everything below ``pid`` (a keeper: it then cleans up and ends)."""
     for p in reversed(descendants(pid)):
         with contextlib.suppress(OSError):
             os.kill(p, signal.SIGKILL)
 
 
-def kill(pid):
+def kill(pid: int) -> None:
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)
 
 
-def guard_this_process():
+def guard_this_process() -> None:
     """No child may read this process's memory (the expected answers live here)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
 
 
-def ended(code):
+def ended(code: int) -> str:
     """How a child ended, in words."""
     if code is not None and code < 0:
         try:
@@ -225,7 +230,7 @@ def ended(code):
 # Accounting: each child's memory and processes, counted and bounded by the kernel where it can
 
 
-def memfd_mb(pids):
+def memfd_mb(pids: Sequence[int]) -> float:
     """MB in the memfd files that ``pids`` hold open (each file once): memory no resident size
     shows until it is mapped. A process whose descriptors cannot be listed adds nothing."""
     seen, total = set(), 0
@@ -247,7 +252,7 @@ def memfd_mb(pids):
     return total / 2**20
 
 
-def _mounts():
+def _mounts() -> list[tuple[str, str, list[str]]]:
     """``[(mount point, file system type, super options)]`` of this process."""
     found = []
     with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:
@@ -258,7 +263,7 @@ def _mounts():
     return found
 
 
-def _own_cgroups():
+def _own_cgroups() -> dict[str, str]:
     """``{controller or "": path}`` from /proc/self/cgroup ("": the version 2 hierarchy)."""
     found = {}
     with contextlib.suppress(OSError), open("/proc/self/cgroup") as f:
@@ -269,17 +274,17 @@ def _own_cgroups():
     return found
 
 
-def _write(path, text):
+def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
 
 
-def _read(path):
+def _read(path: str) -> str:
     with open(path) as f:
         return f.read()
 
 
-def ceiling(memory_mb):
+def ceiling(memory_mb: int) -> int:
     """The kernel's bound for a limit of ``memory_mb`` MB: a quarter more, at least 256 MB.
     The grader's own count (resident, scratch, memfd files) stops a child at the limit with
     its sentence; the kernel, near the limit, would first stall the child reclaiming the page
@@ -293,12 +298,12 @@ class Cgroups:
     slice with ``Delegate=yes``, a container) or one per controller (version 1, as root).
     :meth:`find` makes them for this run, or returns None where neither can be made."""
 
-    def __init__(self, version, tops):
+    def __init__(self, version: int, tops: dict[str, str]) -> None:
         self.version, self.tops = version, tops  # {"memory": folder, "pids": folder}
         self.made = 0
 
     @classmethod
-    def find(cls):
+    def find(cls) -> Cgroups | None:
         for version in (2, 1):
             tops = {}
             try:
@@ -345,17 +350,17 @@ class Cgroups:
             tops[controller] = top
         return tops
 
-    def describe(self):
+    def describe(self) -> str:
         return f"cgroup v{self.version}"
 
-    def group(self, memory_mb, processes):
+    def group(self, memory_mb: int, processes: int) -> Group:
         """A new cgroup for one child: at most ``processes`` processes and threads, and
         ``memory_mb`` MB and a margin (:func:`ceiling`) by the kernel's count (resident, page
         tables, tmpfs, memfd and shared memory, the kernel's own)."""
         self.made += 1
         return Group(self, f"child-{self.made}", ceiling(memory_mb), processes)
 
-    def close(self):
+    def close(self) -> None:
         for top in dict.fromkeys(self.tops.values()):
             with contextlib.suppress(OSError):
                 os.rmdir(top)
@@ -365,7 +370,7 @@ class Group:
     """One child's cgroup (:meth:`Cgroups.group`): its keeper joins it before reading its job,
     so the child and everything it starts are in it."""
 
-    def __init__(self, cgroups, name, memory_mb, processes):
+    def __init__(self, cgroups: Cgroups, name: str, memory_mb: int, processes: int) -> None:
         self.version = cgroups.version
         self.dirs = {c: os.path.join(top, name) for c, top in cgroups.tops.items()}
         for folder in dict.fromkeys(self.dirs.values()):
@@ -380,11 +385,11 @@ class Group:
             _write(os.path.join(memory, "memory.limit_in_bytes"), limit)
         _write(os.path.join(pids, "pids.max"), str(processes))
 
-    def add(self, pid):
+    def add(self, pid: int) -> None:
         for folder in dict.fromkeys(self.dirs.values()):
             _write(os.path.join(folder, "cgroup.procs"), str(pid))
 
-    def oom_killed(self):
+    def oom_killed(self) -> bool:
         """Whether the kernel killed a process of the group for going over its memory."""
         name = "memory.events" if self.version == 2 else "memory.oom_control"
         try:
@@ -396,7 +401,7 @@ class Group:
             pass
         return False
 
-    def close(self):
+    def close(self) -> None:
         """Kill whatever is left in the group and remove it."""
         folders = list(dict.fromkeys(self.dirs.values()))
         for _ in range(500):

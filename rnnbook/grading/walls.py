@@ -31,6 +31,8 @@ the grader refuses to grade unless told ``--no-walls``.
 
 This module needs only the standard library: the zygotes load it by path.
 """
+from __future__ import annotations
+
 import ctypes
 import errno
 import json
@@ -40,7 +42,7 @@ import socket
 import struct
 import sys
 import sysconfig
-from typing import Any
+from typing import Any, Sequence
 
 FAILED = 125  # exit status when the walls could not be built (the grader reports it)
 
@@ -62,22 +64,23 @@ class WallError(Exception):
     pass
 
 
-def _check(result, what):
+def _check(result: int, what: str) -> None:
     if result != 0:
         code = ctypes.get_errno()
         raise WallError(f"{what}: {os.strerror(code)}")
 
 
-def mount(source, target, fstype, flags, data=None):
+def mount(source: str | None, target: str, fstype: str | None, flags: int,
+          data: str | None = None) -> None:
     _check(_libc.mount(_b(source), _b(target), _b(fstype), ctypes.c_ulong(flags), _b(data)),
            f"mount {target}")
 
 
-def _b(text):
+def _b(text: str | None) -> bytes | None:
     return None if text is None else os.fsencode(text)
 
 
-def _kept_flags(path):
+def _kept_flags(path: str) -> int:
     """The per-mount flags a remount must keep (a user namespace may not drop them)."""
     got = os.statvfs(path).f_flag
     flags = 0
@@ -89,12 +92,12 @@ def _kept_flags(path):
     return flags
 
 
-def remount(path, readonly):
+def remount(path: str, readonly: bool) -> None:
     flags = MS_REMOUNT | MS_BIND | _kept_flags(path) | (MS_RDONLY if readonly else 0)
     mount(None, path, None, flags)
 
 
-def readonly_everything():
+def readonly_everything() -> None:
     """Every mount read-only, recursively (mount_setattr; per mount on kernels before 5.12)."""
     class MountAttr(ctypes.Structure):
         _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
@@ -115,14 +118,14 @@ def readonly_everything():
                 raise
 
 
-def under(path, folder):
+def under(path: str, folder: str) -> bool:
     """Whether ``path`` is ``folder`` or inside it (both absolute, as strings)."""
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 
 
-def _makedirs(path, file=False):
+def _makedirs(path: str, file: bool = False) -> None:
     if os.path.lexists(path):
         return
     os.makedirs(os.path.dirname(path) if file else path, exist_ok=True)
@@ -164,7 +167,7 @@ def mount_plan(spec: dict[str, Any]) -> list[tuple[str, str, Any]]:
     return ops
 
 
-def _covers_inside_scratch(ops):
+def _covers_inside_scratch(ops: list[tuple[str, str, Any]]) -> set[str]:
     """For what is brought back from inside a scratch folder (a Python installed under /tmp,
     the scratch /tmp's own place): hide its top folder below the scratch, so that the folders
     made to reach it are a read-only tmpfs, not writable scratch."""
@@ -179,7 +182,7 @@ def _covers_inside_scratch(ops):
     return covers
 
 
-def unshare():
+def unshare() -> None:
     """Enter new user, mount, pid, network and IPC namespaces, as root inside (our own uid
     outside). Only a single-threaded process may: a process forked from a zygote is one."""
     uid, gid = os.getuid(), os.getgid()
@@ -205,7 +208,8 @@ def raise_walls(spec: dict[str, Any]) -> int | None:
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the host
     readonly_everything()
     pool, scratch = _scratch_pool(spec, [path for path, kind, _ in ops if kind == "scratch"])
-    hidden, fresh = [], []  # tmpfs mounted here: hidden folders, and all (scratch too)
+    hidden: list[str] = []
+    fresh: list[str] = []  # tmpfs mounted here: hidden folders, and all (scratch too)
     for path, kind, arg in ops:
         if kind == "hide":
             if not os.path.isdir(path):
@@ -236,7 +240,7 @@ def raise_walls(spec: dict[str, Any]) -> int | None:
     return pool
 
 
-def _scratch_pool(spec, paths):
+def _scratch_pool(spec: dict[str, Any], paths: list[str]) -> tuple[int | None, dict[str, int]]:
     """One tmpfs of ``spec["scratch_mb"]`` MB with a folder for each scratch path: ``(fd of its
     top, {path: fd of its folder})``, bind-mounted to their paths later. It is mounted on
     ``/dev``, which is hidden under a tmpfs of its own right after: nothing shows the pool
@@ -253,13 +257,13 @@ def _scratch_pool(spec, paths):
     return os.open(POOL, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), folders
 
 
-def scratch_used(fd):
+def scratch_used(fd: int) -> int:
     """Bytes in the scratch pool (``fd`` from :func:`raise_walls`)."""
     info = os.fstatvfs(fd)
     return (info.f_blocks - info.f_bfree) * info.f_frsize
 
 
-def verify(spec):
+def verify(spec: dict[str, Any]) -> None:
     """The probe: hidden folders are empty (but for what was brought back), what must be
     absent is, nothing outside scratch is writable, the overlays are in place."""
     back = (spec["readonly"] + spec.get("writable", []) + list(spec.get("overlay", {}))
@@ -295,7 +299,7 @@ def verify(spec):
         os.unlink(probe)
 
 
-def enter():
+def enter() -> None:
     """In the first process of the new pid namespace: its own /proc, loopback, locked mounts."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the process that forked it
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this pid namespace only
@@ -305,7 +309,7 @@ def enter():
     remount("/proc", readonly=True)  # no sysctl or /proc file can be written from here on
 
 
-def _cap_shared_memory():
+def _cap_shared_memory() -> None:
     """SysV shared memory (this IPC namespace's own; no resident size shows it) capped at
     :data:`SHM_SEGMENTS` segments of :data:`SHM_MB` MB together. Before :func:`_lock`: the
     namespace belongs to the keeper's user namespace."""
@@ -318,7 +322,7 @@ def _cap_shared_memory():
             pass  # a kernel that keeps them to the host's root: not capped
 
 
-def _loopback_up():
+def _loopback_up() -> None:
     """Bring ``lo`` up in the new network namespace (it starts down): local servers still work."""
     siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
     try:
@@ -330,13 +334,13 @@ def _loopback_up():
         pass  # not fatal: the submission only loses local networking
 
 
-def _ioctl(sock, request, arg):
+def _ioctl(sock: socket.socket, request: int, arg: bytes) -> bytes:
     import fcntl
 
     return fcntl.ioctl(sock.fileno(), request, arg)
 
 
-def _lock():
+def _lock() -> None:
     """Enter a new user + mount namespace: the mounts above become locked (cannot be undone)."""
     _check(_libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNS)), "unshare")
     for name, text in (("setgroups", "deny"), ("uid_map", "0 0 1"), ("gid_map", "0 0 1")):
@@ -373,12 +377,12 @@ INSTRUCTOR = ("grading", "generate.py", "source.py")
 STUBBED = ("reference.py", "backward.py")
 
 
-def scratch_mb(memory):
+def scratch_mb(memory: int) -> int:
     """The scratch pool's size in MB for a memory limit of ``memory`` MB."""
     return max(8, min(SCRATCH_MAX, memory // 4))
 
 
-def learner_files(package):
+def learner_files(package: str) -> list[str]:
     """The ``.py`` files of rnnbook's learner side that a TensorFlow child sees (one level: not
     ``checks/``, whose modules the zygote imported, nor ``grading/``; no ``__pycache__``)."""
     found = []
@@ -389,7 +393,7 @@ def learner_files(package):
     return found
 
 
-def outside_system(top="/"):
+def outside_system(top: str = "/") -> list[str]:
     """The folders a child does not see: every folder of ``top`` but :data:`SYSTEM` (a link
     there leads to a folder that is hidden or system), and :data:`SYSTEM_HIDDEN`."""
     found = []
@@ -400,11 +404,11 @@ def outside_system(top="/"):
     return found + [p for p in SYSTEM_HIDDEN if os.path.isdir(p) and not os.path.islink(p)]
 
 
-def real(path):
+def real(path: str) -> str:
     return os.path.realpath(str(path))
 
 
-def site_folders():
+def site_folders() -> list[str]:
     """Every folder Python installs packages into, here (venv, base, user, distribution)."""
     found = set()
     for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
@@ -420,8 +424,10 @@ def site_folders():
     return sorted(real(p) for p in found if p and os.path.isdir(p))
 
 
-def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(), absent=(),
-         stub=None, scratch=SCRATCH_MAX):
+def spec(kind: str, root: str, work: str, out: str, subs: Sequence[str], workdir: str,
+         extra_readonly: Sequence[str] = (), numpy_dirs: Sequence[str] = (),
+         absent: Sequence[str] = (), stub: str | None = None,
+         scratch: int = SCRATCH_MAX) -> dict[str, Any]:
     """The walls for one child of ``kind`` ("numpy" or "tf"): see the module's docstring."""
     hide = {real(p) for p in [root, work, out, os.path.expanduser("~"), "/run",
                               *outside_system()]}
@@ -443,12 +449,12 @@ def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(),
         for name in STUBBED:
             overlay[os.path.join(package, name)] = stub
     needed |= {real(p) for p in extra_readonly}
-    hide = sorted(hide - {"/"})
-    covered = hide + SCRATCH
+    hidden = sorted(hide - {"/"})
+    covered = hidden + SCRATCH
     readonly = sorted(p for p in needed
                       if os.path.exists(p) and any(under(p, h) for h in covered))
     return {
-        "hide": hide + ["/dev"],
+        "hide": hidden + ["/dev"],
         "scratch": {p: scratch for p in [*SCRATCH, str(workdir)]},
         "scratch_mb": scratch,
         "readonly": readonly + DEVICES,
@@ -462,7 +468,7 @@ def spec(kind, root, work, out, subs, workdir, extra_readonly=(), numpy_dirs=(),
     }
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     """``python walls.py --plan SPEC.json``: print the mounts a spec makes (for debugging)."""
     with open(argv[-1]) as f:
         for op in mount_plan(json.load(f)):

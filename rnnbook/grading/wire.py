@@ -16,9 +16,12 @@ strings, lists).
 
 This module needs only the standard library and NumPy: the NumPy-only child loads it by path.
 """
+from __future__ import annotations
+
 import base64
 import collections
 import json
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,7 +36,7 @@ class WireError(ValueError):
     """A message that is not plain data of the expected shape."""
 
 
-def encode(value):
+def encode(value: Any) -> Any:
     """``value`` (arrays, numbers, strings, lists, tuples, dicts with string keys, None) as
     JSON-ready data. Raises TypeError for anything else."""
     if isinstance(value, np.ndarray):
@@ -43,7 +46,7 @@ def encode(value):
         return {"__array__": [data.dtype.name, list(data.shape),
                               base64.b64encode(data.tobytes()).decode("ascii")]}
     if isinstance(value, tuple) and isinstance(getattr(value, "_fields", None), tuple):
-        return {"__named__": [type(value).__name__, list(value._fields),
+        return {"__named__": [type(value).__name__, list(value._fields),  # type: ignore[attr-defined]
                               [encode(v) for v in value]]}
     if isinstance(value, tuple):
         return {"__tuple__": [encode(v) for v in value]}
@@ -60,7 +63,8 @@ def encode(value):
     raise TypeError(f"a {type(value).__name__}, which is not plain data")
 
 
-def decode(obj, budget, raised=None, dicts=False):
+def decode(obj: Any, budget: int, raised: Callable[..., Any] | None = None,
+           dicts: bool = False) -> Any:
     """Inverse of :func:`encode`. ``budget`` is the most array bytes it may create; ``raised``
     builds the value for a ``__raised__`` entry (None: refused); ``dicts`` allows what only a
     job holds: mappings, tuples, named tuples and NumPy scalars."""
@@ -95,10 +99,11 @@ def decode(obj, budget, raised=None, dicts=False):
     return walk(obj, 0)
 
 
-_NAMED = {}  # (name, fields) -> the named tuple class made for it (one per process)
+# (name, fields) -> the named tuple class made for it (one per process)
+_NAMED: dict[tuple[str, tuple[str, ...]], type] = {}
 
 
-def _named(parts, walk):
+def _named(parts: list[Any], walk: Callable[..., Any]) -> Any:
     """A named tuple of the class ``name(fields)`` holding ``values``."""
     if not (isinstance(parts, list) and len(parts) == 3 and isinstance(parts[1], list)
             and isinstance(parts[2], list) and len(parts[1]) == len(parts[2])):
@@ -112,14 +117,14 @@ def _named(parts, walk):
     return _NAMED[name, fields](*map(walk, parts[2]))
 
 
-def _scalar(parts):
+def _scalar(parts: list[Any]) -> Any:
     if not (isinstance(parts, list) and len(parts) == 2 and parts[0] in DTYPES
             and isinstance(parts[1], (bool, int, float))):
         raise WireError("a malformed NumPy scalar")
     return np.dtype(parts[0]).type(parts[1])
 
 
-def _array(parts, left):
+def _array(parts: list[Any], left: list[int]) -> np.ndarray:
     if not (isinstance(parts, list) and len(parts) == 3):
         raise WireError("a malformed array")
     dtype, shape, data = parts
@@ -138,7 +143,7 @@ def _array(parts, left):
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 
-def answer_bound(cases):
+def answer_bound(cases: Any) -> int:
     """The most array bytes a plausible answer to ``cases`` may hold: 16 times the trials'
     own arrays, and at least 1 MB (an answer is never much larger than its inputs)."""
     total, stack = 0, list(cases)
@@ -153,12 +158,12 @@ def answer_bound(cases):
     return 2**20 + 16 * total
 
 
-def line_bound(bound):
+def line_bound(bound: int) -> int:
     """The longest answer line for an answer of at most ``bound`` array bytes (base64 + JSON)."""
     return EVENT_BYTES + 2 * bound
 
 
-def dumps(obj):
+def dumps(obj: Any) -> bytes:
     """One line of the protocol (bytes, newline-terminated)."""
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
@@ -167,14 +172,14 @@ class LineReader:
     """Splits what a pipe delivers into lines of at most ``limit`` bytes; a longer line is
     dropped whole (it is never an event), without buffering it."""
 
-    def __init__(self, limit):
+    def __init__(self, limit: int) -> None:
         self.limit = limit
         self.buffer = bytearray()
         self.dropping = False  # inside a line that is too long: skip to its end
         self.dropped = False  # whether any line was too long (the caller resets it)
 
-    def feed(self, chunk):
-        lines = []
+    def feed(self, chunk: bytes) -> list[bytes]:
+        lines: list[bytes] = []
         start = 0
         while True:
             end = chunk.find(b"\n", start)

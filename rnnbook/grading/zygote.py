@@ -30,6 +30,8 @@ every 20 ms and writes the bytes used into a third descriptor sent with the comm
 the grader reads: it counts them towards ``--memory``). The zygote is a subreaper too and kills
 any process that reaches it that is not a keeper.
 """
+from __future__ import annotations
+
 import ctypes
 import functools
 import gc
@@ -45,6 +47,7 @@ import sys
 import time
 import types
 import weakref
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
@@ -55,15 +58,16 @@ IPYTHON = "RNNBOOK_IPYTHON"  # in the environment: IPython's folder, for its cel
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _load(name, filename):
+def _load(name: str, filename: str) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
+    assert spec is not None and spec.loader is not None  # a .py file's spec has a loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def _stub_module(name, text):
+def _stub_module(name: str, text: str) -> types.ModuleType:
     import types
 
     module = types.ModuleType(name)
@@ -72,7 +76,7 @@ def _stub_module(name, text):
     return module
 
 
-def prepare(kind, args):
+def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
     """Import what the children need; returns the chapters (tf) or None (numpy)."""
     sys.path[:] = [args[0]] + [p for p in sys.path if p != HERE]  # NumPy only, or the root
     _plaindata(kind)  # before the child, which uses it
@@ -108,7 +112,7 @@ def prepare(kind, args):
     return callers
 
 
-def _prebuild(module):
+def _prebuild(module: types.ModuleType) -> None:
     """Fill ``module.PREBUILT`` with ``module.prebuild()``'s result, computed in a throwaway
     child: what every grading child would otherwise build again (Chapter 4's TF1 graphs, as
     bytes). Building starts TensorFlow's threads, so it happens in that child; the zygote
@@ -138,7 +142,7 @@ def _prebuild(module):
         module.PREBUILT.update(pickle.loads(blob))  # noqa: S301 - written by our own child
 
 
-def _ipython_transformer(folder):
+def _ipython_transformer(folder: str) -> None:
     """IPython's cell transformer (magics become ``get_ipython()`` calls), loaded by path from
     IPython's ``folder`` as ``rnnbook_ipython``: the child turns a cell into plain Python itself,
     under its own limits (9,000 ``%time`` lines took seconds, in the grader once). It needs only
@@ -148,10 +152,11 @@ def _ipython_transformer(folder):
     fakes = {name: types.ModuleType(name) for name in ("IPython", "IPython.utils")}
     for module in fakes.values():
         module.__path__ = []
-    saved = {name: sys.modules.get(name) for name in [*fakes, "IPython.utils.tokenutil"]}
+    saved: dict[str, Any] = {name: sys.modules.get(name)
+                             for name in [*fakes, "IPython.utils.tokenutil"]}
     try:
         sys.modules.update(fakes)
-        fakes["IPython.utils"].tokenutil = _load(
+        fakes["IPython.utils"].tokenutil = _load(  # type: ignore[attr-defined]
             "IPython.utils.tokenutil", os.path.join(folder, "utils", "tokenutil.py"))
         _load("rnnbook_ipython", os.path.join(folder, "core", "inputtransformer2.py"))
     except (OSError, SyntaxError, ImportError):
@@ -164,7 +169,7 @@ def _ipython_transformer(folder):
                 sys.modules[name] = module
 
 
-def _plaindata(kind):
+def _plaindata(kind: str) -> types.ModuleType:
     """``rnnbook/plaindata.py`` as ``rnnbook_plaindata``, the name the child imports it by. The
     NumPy zygote cannot import rnnbook: it loads the file by path. The TensorFlow zygote imports
     the package's ``rnnbook.plaindata`` and gives it both names: one module, so one
@@ -178,7 +183,7 @@ def _plaindata(kind):
     return rnnbook.plaindata
 
 
-def callers_only(chapters):
+def callers_only(chapters: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """``({stem: {name: caller}}, weak references to what no child may reach)``.
 
     A caller has the exercise's ``name``, ``by_hand`` and ``call`` (all that
@@ -219,11 +224,13 @@ def callers_only(chapters):
     return callers, refs
 
 
-def _reachable(roots):
+def _reachable(roots: list[Any]) -> dict[int, set[str]]:
     """``{id(globals): names}``: the module-level names that the functions ``roots`` reach,
     through their code (nested code too), defaults, closures, ``functools`` wrappers and
     partials, the classes and containers they refer to, and so on from each name found."""
-    keep, seen, stack = {}, set(), list(roots)
+    keep: dict[int, set[str]] = {}
+    seen: set[int] = set()
+    stack = list(roots)
 
     def code_names(code, namespace):
         names = keep.setdefault(id(namespace), set())
@@ -267,12 +274,13 @@ def _reachable(roots):
     return keep
 
 
-def describe(obj):
+def describe(obj: Any) -> str:
     name = getattr(obj, "__qualname__", None) or getattr(obj, "name", None)
     return f"{type(obj).__name__} {name or ''}".strip()
 
 
-def keeper(token, events_fd, job_fd, meter_fd, sock, chapters):
+def keeper(token: int, events_fd: int, job_fd: int, meter_fd: int | None, sock: socket.socket,
+           chapters: dict[str, Any] | None) -> None:
     """The forked keeper of one job (never returns)."""
     pool = None
     try:
@@ -311,11 +319,11 @@ def keeper(token, events_fd, job_fd, meter_fd, sock, chapters):
     _end_as(status)
 
 
-def walls_failed():
+def walls_failed() -> int:
     return sys.modules["rnnbook_walls"].FAILED
 
 
-def worker(job, events_fd, chapters):
+def worker(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None) -> None:
     """The child proper: behind the walls, limited, in its working folder (never returns)."""
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -353,20 +361,20 @@ def worker(job, events_fd, chapters):
     os._exit(0)
 
 
-def _cap(limit, value):
+def _cap(limit: int, value: int) -> None:
     soft, hard = resource.getrlimit(limit)
     value = value if hard == resource.RLIM_INFINITY else min(value, hard)
     resource.setrlimit(limit, (value, value))
 
 
-def _fatal(fd, message):
+def _fatal(fd: int, message: str) -> None:
     try:
         os.write(fd, json.dumps({"walls": "failed", "why": message[:500]}).encode() + b"\n")
     except OSError:
         pass
 
 
-def _wait_for(pid, pool=None, meter=None):
+def _wait_for(pid: int, pool: int | None = None, meter: int | None = None) -> int:
     """Wait for ``pid``, reaping any orphan that reaches this subreaper meanwhile; with a
     scratch ``pool``, write the bytes it holds into ``meter`` every 20 ms."""
     measure = pool is not None and meter is not None
@@ -382,16 +390,16 @@ def _wait_for(pid, pool=None, meter=None):
         if done == 0:
             try:
                 used = sys.modules["rnnbook_walls"].scratch_used(pool)
-                os.pwrite(meter, struct.pack("<q", used), 0)
+                os.pwrite(meter, struct.pack("<q", used), 0)  # type: ignore[arg-type]  # measure: set
             except OSError:
                 pass
             time.sleep(0.02)
 
 
-def _children():
+def _children() -> list[int]:
     """This process's children. (Behind the walls /proc is the child's pid namespace's: there
     the keeper has no other child, and the kernel kills the namespace with its first process.)"""
-    found = []
+    found: list[int] = []
     try:
         tasks = os.listdir("/proc/self/task")
     except OSError:
@@ -405,7 +413,7 @@ def _children():
     return found
 
 
-def _kill_children():
+def _kill_children() -> None:
     """Kill every process still below this one, until none is left (orphans keep arriving
     here while their parents die: this process is their subreaper)."""
     while True:
@@ -422,7 +430,7 @@ def _kill_children():
         time.sleep(0.002)
 
 
-def _end_as(status):
+def _end_as(status: int) -> None:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)
@@ -431,7 +439,7 @@ def _end_as(status):
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def serve(sock, chapters):
+def serve(sock: socket.socket, chapters: dict[str, Any] | None) -> None:
     """Fork a keeper per command; report forks and exits; kill strays."""
     keepers = {}  # pid -> token
 
@@ -480,7 +488,7 @@ def serve(sock, chapters):
             pass
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     kind, fd = argv[0], int(argv[1])
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
