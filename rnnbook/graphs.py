@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 import urllib.request
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 #: the run (sub-folder of the chapter's log folder) that holds the question's graph
 STATIC_RUN = "static_rnn"
@@ -65,7 +65,8 @@ def lstm_graph(T: int = 7, D: int = 3, H: int = 4, forget_bias: float = 1.0,
     return _unrolled(make_cell, T, D, batch, split_inputs, scope)
 
 
-def gru_graph(T=7, D=3, H=4, batch=None):
+def gru_graph(T: int = 7, D: int = 3, H: int = 4,
+              batch: int | None = None) -> tuple[Any, Any, Any, Any]:
     """:func:`lstm_graph` for TF1's ``GRUCell(H)`` (Chapter 6): ops ``rnn/gru_cell/split``
     (outputs r, z), ``split_1``, ... one per step; variables ``rnn/gru_cell/gates/kernel``,
     ``gates/bias``, ``candidate/kernel``, ``candidate/bias``. Returns ``(graph, x, outputs,
@@ -73,7 +74,9 @@ def gru_graph(T=7, D=3, H=4, batch=None):
     return _unrolled(lambda v1: v1.nn.rnn_cell.GRUCell(H), T, D, batch)
 
 
-def _unrolled(make_cell, T, D, batch=None, split_inputs=False, scope=None):
+def _unrolled(make_cell: Callable[[Any], Any], T: int, D: int, batch: int | None = None,
+              split_inputs: bool = False,
+              scope: Any = None) -> tuple[Any, Any, Any, Any]:
     """``make_cell(tf.compat.v1)``'s cell unrolled by ``static_rnn`` over a placeholder ``x``
     (batch, T, D) in a new ``tf.Graph``: ``(graph, x, outputs, state)``."""
     from rnnbook.environment import import_tensorflow

@@ -150,7 +150,8 @@ def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray] | Sequence[np.nda
     return results if isinstance(inputs, (list, tuple)) else results[0]
 
 
-def run_keras_gru(inputs, weights, initial_state=None, reset_after=True):
+def run_keras_gru(inputs: Any, weights: Sequence[np.ndarray], initial_state: Any = None,
+                  reset_after: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Run a real Keras 3 ``GRU`` layer with the given weights; return ``(outputs, h)``.
 
     ``inputs`` (B, T, D); ``weights`` Keras' list ``[kernel (D, 3H), recurrent_kernel (H, 3H),
@@ -160,22 +161,24 @@ def run_keras_gru(inputs, weights, initial_state=None, reset_after=True):
     """
     keras = keras3()
     x = _f32(inputs)
-    weights = [_f32(w) for w in weights]
-    layer = keras.layers.GRU(weights[1].shape[0], return_sequences=True, return_state=True,
+    arrays = [_f32(w) for w in weights]
+    layer = keras.layers.GRU(arrays[1].shape[0], return_sequences=True, return_state=True,
                              reset_after=reset_after)
     layer.build(x.shape)
-    layer.set_weights(weights)
+    layer.set_weights(arrays)
     state = None if initial_state is None else [_f32(initial_state)]
     outputs, h = layer(x, initial_state=state)
     return np.asarray(outputs), np.asarray(h)
 
 
-def gru_cell():
+def gru_cell() -> Any:
     """TF1's ``GRUCell`` class (``tf.compat.v1.nn.rnn_cell.GRUCell``, from tf-keras)."""
     return tensorflow().compat.v1.nn.rnn_cell.GRUCell
 
 
-def run_tf1_gru(inputs, h0, gates_kernel, gates_bias, cand_kernel, cand_bias, mode="dynamic"):
+def run_tf1_gru(inputs: Any, h0: Any, gates_kernel: np.ndarray, gates_bias: np.ndarray,
+                cand_kernel: np.ndarray, cand_bias: np.ndarray,
+                mode: str = "dynamic") -> tuple[Any, ...]:
     """Run TF1's real ``GRUCell`` with these weights over ``inputs`` (B, T, D) from ``h0``
     (B, H) (``mode="step"``: one step on ``inputs`` (B, D)); return ``(output, final h)``."""
     weights = {"gates/kernel": gates_kernel, "gates/bias": gates_bias,

@@ -159,7 +159,8 @@ class _Diagram:
 
     GREY, BLACK = "0.65", "black"
 
-    def __init__(self, groups, highlight, ylim, height):
+    def __init__(self, groups: dict[str, tuple[str, str, str]], highlight: str | None,
+                 ylim: tuple[float, float], height: float) -> None:
         if highlight not in (None, *groups):
             allowed = ", ".join(map(str, (None, *groups)))
             raise ValueError(f"highlight one of {allowed}, not {highlight!r}")
@@ -168,17 +169,18 @@ class _Diagram:
         self.ax.set(xlim=(0, 13), ylim=ylim, aspect="equal")
         self.ax.axis("off")
 
-    def shown(self, group):
+    def shown(self, group: str | None) -> str:
         """The colour of a part of ``group`` (a gate, a line or None for wiring)."""
         if self.highlight is None or group == self.highlight:
             return self.groups[group][0] if group in self.groups else self.BLACK
         return self.GREY
 
-    def line(self, group, colour):
+    def line(self, group: str, colour: str) -> str:
         """A state line's colour: its own unless another group is highlighted."""
         return colour if self.highlight in (None, group) else self.GREY
 
-    def node(self, x0, y0, text, group=None, w=0.9, dashed=False):
+    def node(self, x0: float, y0: float, text: str, group: str | None = None, w: float = 0.9,
+             dashed: bool = False) -> None:
         colour = self.shown(group)
         on = self.highlight is not None and group == self.highlight
         self.ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6,
@@ -189,16 +191,17 @@ class _Diagram:
         self.ax.text(x0, y0, text, ha="center", va="center", fontsize=10,
                      color=self.BLACK if colour != self.GREY else self.GREY)
 
-    def arrow(self, x0, y0, x1, y1, colour=BLACK, dashed=False, width=1.2, style="->"):
+    def arrow(self, x0: float, y0: float, x1: float, y1: float, colour: str = BLACK,
+              dashed: bool = False, width: float = 1.2, style: str = "->") -> None:
         self.ax.annotate("", (x1, y1), (x0, y0),
                          arrowprops=dict(arrowstyle=style, color=colour, lw=width,
                                          linestyle="--" if dashed else "-"))
 
-    def labels(self, labels):
+    def labels(self, labels: Sequence[tuple[float, float, str, str, float]]) -> None:
         for x0, y0, text, colour, size in labels:
             self.ax.text(x0, y0, text, color=colour, fontsize=size)
 
-    def finish(self, title, top=-1.15):
+    def finish(self, title: str, top: float = -1.15) -> Figure:
         """The equations below the picture (the highlighted one in colour and bold), the
         title; returns the figure."""
         for row, (group, (colour, _, equation)) in enumerate(self.groups.items()):
@@ -309,7 +312,7 @@ RESET_AFTER = (r"candidate: $\tilde{h} = \tanh(x_t W_h + b_h"
                r" + r \odot (h_{t-1} U_h + b'_h))$")
 
 
-def gru_cell_diagram(highlight=None, reset_after=False):
+def gru_cell_diagram(highlight: str | None = None, reset_after: bool = False) -> Figure:
     """The GRU form of :func:`lstm_cell_diagram`: one state line h (blue) along the top, the
     gates r and z and the candidate below it, each equation beside the diagram in the book's
     notation (:data:`GRU_GATES`).

@@ -241,7 +241,8 @@ GRU_KERAS = ("z", "r", "h")  # Keras 3's kernel, recurrent_kernel and each row o
 GRU_TORCH = ("r", "z", "h")  # PyTorch's rows of weight_ih, weight_hh, bias_ih, bias_hh (r, z, n)
 
 
-def tf1_gru_step(x, h, gates_kernel, gates_bias, cand_kernel, cand_bias):
+def tf1_gru_step(x: np.ndarray, h: np.ndarray, gates_kernel: np.ndarray, gates_bias: np.ndarray,
+                 cand_kernel: np.ndarray, cand_bias: np.ndarray) -> np.ndarray:
     """One step of TF1's ``GRUCell``: h' (B, H), its output and new state.
 
     ``r, z = sigmoid([x, h] @ gates_kernel + gates_bias)`` (kernel (D + H, 2H), blocks r, z),
@@ -254,7 +255,9 @@ def tf1_gru_step(x, h, gates_kernel, gates_bias, cand_kernel, cand_bias):
     return g["z"] * h + (1 - g["z"]) * cand
 
 
-def keras_gru_step(x, h, kernel, recurrent_kernel, bias, reset_after=True):
+def keras_gru_step(x: np.ndarray, h: np.ndarray, kernel: np.ndarray,
+                   recurrent_kernel: np.ndarray, bias: np.ndarray,
+                   reset_after: bool = True) -> np.ndarray:
     """One step of Keras 3's ``GRU``/``GRUCell``: h' (B, H). Blocks z, r, h~ in every weight.
 
     ``kernel`` (D, 3H), ``recurrent_kernel`` (H, 3H). ``reset_after=True`` (the default, what
@@ -275,7 +278,8 @@ def keras_gru_step(x, h, kernel, recurrent_kernel, bias, reset_after=True):
     return z * h + (1 - z) * cand
 
 
-def torch_gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
+def torch_gru_step(x: np.ndarray, h: np.ndarray, weight_ih: np.ndarray, weight_hh: np.ndarray,
+                   bias_ih: np.ndarray, bias_hh: np.ndarray) -> np.ndarray:
     """One step of PyTorch's ``nn.GRU`` as its documentation writes it: h' (B, H).
 
     ``weight_ih`` (3H, D), ``weight_hh`` (3H, H), rows r, z, n, applied as ``W x``; r after the
@@ -288,7 +292,9 @@ def torch_gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
     return (1 - z) * n + z * h
 
 
-def keras_gru_from_tf1(gates_kernel, gates_bias, cand_kernel, cand_bias, depth):
+def keras_gru_from_tf1(gates_kernel: np.ndarray, gates_bias: np.ndarray,
+                       cand_kernel: np.ndarray, cand_bias: np.ndarray,
+                       depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras 3 ``GRU(reset_after=False)`` weights ``(kernel (D, 3H), recurrent_kernel (H, 3H),
     bias (3H,))`` that compute exactly what TF1's ``GRUCell`` computes: blocks r, z (and the
     separate candidate) laid out z, r, h~, the rows split at ``depth`` (D). Exact only for
@@ -300,7 +306,8 @@ def keras_gru_from_tf1(gates_kernel, gates_bias, cand_kernel, cand_bias, depth):
     return kernel[:depth], kernel[depth:], bias
 
 
-def keras_gru_from_torch(weight_ih, weight_hh, bias_ih, bias_hh):
+def keras_gru_from_torch(weight_ih: np.ndarray, weight_hh: np.ndarray, bias_ih: np.ndarray,
+                         bias_hh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras 3 ``GRU`` (``reset_after=True``) weights from PyTorch's ``nn.GRU``: transposed,
     rows r, z, n moved to columns z, r, h~, the two biases kept as the two rows of ``bias``."""
     def move(a):
@@ -308,7 +315,8 @@ def keras_gru_from_torch(weight_ih, weight_hh, bias_ih, bias_hh):
     return move(weight_ih.T), move(weight_hh.T), np.stack([move(bias_ih), move(bias_hh)])
 
 
-def torch_gru_from_keras(kernel, recurrent_kernel, bias):
+def torch_gru_from_keras(kernel: np.ndarray, recurrent_kernel: np.ndarray,
+                         bias: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The inverse of :func:`keras_gru_from_torch`: ``(weight_ih, weight_hh, bias_ih,
     bias_hh)`` from a ``reset_after=True`` Keras GRU (``reset_after=False`` has no PyTorch
     equivalent)."""
@@ -317,7 +325,8 @@ def torch_gru_from_keras(kernel, recurrent_kernel, bias):
     return move(kernel).T, move(recurrent_kernel).T, move(bias[0]), move(bias[1])
 
 
-def gru_cell(step, *weights, **options):
+def gru_cell(step: Callable[..., np.ndarray], *weights: np.ndarray,
+             **options: Any) -> Callable[..., Any]:
     """A GRU step function (:func:`tf1_gru_step`, ...) with its weights as a ``step`` for
     :func:`unroll`: the state is h."""
     def run(x, h):
