@@ -162,8 +162,8 @@ def run_keras_gru(inputs: Any, weights: Sequence[np.ndarray], initial_state: Any
     keras = keras3()
     x = _f32(inputs)
     arrays = [_f32(w) for w in weights]
-    layer = keras.layers.GRU(arrays[1].shape[0], return_sequences=True, return_state=True,
-                             reset_after=reset_after)
+    layer = keras.layers.GRU(arrays[1].shape[0], return_sequences=True,
+                             return_state=True, reset_after=reset_after)
     layer.build(x.shape)
     layer.set_weights(arrays)
     state = None if initial_state is None else [_f32(initial_state)]

@@ -179,8 +179,8 @@ class _Diagram:
         """A state line's colour: its own unless another group is highlighted."""
         return colour if self.highlight in (None, group) else self.GREY
 
-    def node(self, x0: float, y0: float, text: str, group: str | None = None, w: float = 0.9,
-             dashed: bool = False) -> None:
+    def node(self, x0: float, y0: float, text: str, group: str | None = None,
+             w: float = 0.9, dashed: bool = False) -> None:
         colour = self.shown(group)
         on = self.highlight is not None and group == self.highlight
         self.ax.add_patch(FancyBboxPatch((x0 - w / 2, y0 - 0.3), w, 0.6,

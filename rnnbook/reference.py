@@ -239,10 +239,15 @@ def keras_from_pytorch(weight_ih: np.ndarray, weight_hh: np.ndarray, bias_ih: np
 GRU_TF1 = ("r", "z")  # TF1 GRUCell's gates/kernel and gates/bias; candidate/kernel apart
 GRU_KERAS = ("z", "r", "h")  # Keras 3's kernel, recurrent_kernel and each row of bias
 GRU_TORCH = ("r", "z", "h")  # PyTorch's rows of weight_ih, weight_hh, bias_ih, bias_hh (r, z, n)
+#: Keras 3 GRU weights: ``(kernel, recurrent_kernel, bias)``
+KerasGRU = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: PyTorch GRU weights: ``(weight_ih, weight_hh, bias_ih, bias_hh)``
+TorchGRU = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def tf1_gru_step(x: np.ndarray, h: np.ndarray, gates_kernel: np.ndarray, gates_bias: np.ndarray,
-                 cand_kernel: np.ndarray, cand_bias: np.ndarray) -> np.ndarray:
+def tf1_gru_step(x: np.ndarray, h: np.ndarray, gates_kernel: np.ndarray,
+                 gates_bias: np.ndarray, cand_kernel: np.ndarray,
+                 cand_bias: np.ndarray) -> np.ndarray:
     """One step of TF1's ``GRUCell``: h' (B, H), its output and new state.
 
     ``r, z = sigmoid([x, h] @ gates_kernel + gates_bias)`` (kernel (D + H, 2H), blocks r, z),
@@ -278,8 +283,9 @@ def keras_gru_step(x: np.ndarray, h: np.ndarray, kernel: np.ndarray,
     return z * h + (1 - z) * cand
 
 
-def torch_gru_step(x: np.ndarray, h: np.ndarray, weight_ih: np.ndarray, weight_hh: np.ndarray,
-                   bias_ih: np.ndarray, bias_hh: np.ndarray) -> np.ndarray:
+def torch_gru_step(x: np.ndarray, h: np.ndarray, weight_ih: np.ndarray,
+                   weight_hh: np.ndarray, bias_ih: np.ndarray,
+                   bias_hh: np.ndarray) -> np.ndarray:
     """One step of PyTorch's ``nn.GRU`` as its documentation writes it: h' (B, H).
 
     ``weight_ih`` (3H, D), ``weight_hh`` (3H, H), rows r, z, n, applied as ``W x``; r after the
@@ -294,7 +300,7 @@ def torch_gru_step(x: np.ndarray, h: np.ndarray, weight_ih: np.ndarray, weight_h
 
 def keras_gru_from_tf1(gates_kernel: np.ndarray, gates_bias: np.ndarray,
                        cand_kernel: np.ndarray, cand_bias: np.ndarray,
-                       depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       depth: int) -> KerasGRU:
     """Keras 3 ``GRU(reset_after=False)`` weights ``(kernel (D, 3H), recurrent_kernel (H, 3H),
     bias (3H,))`` that compute exactly what TF1's ``GRUCell`` computes: blocks r, z (and the
     separate candidate) laid out z, r, h~, the rows split at ``depth`` (D). Exact only for
@@ -306,8 +312,8 @@ def keras_gru_from_tf1(gates_kernel: np.ndarray, gates_bias: np.ndarray,
     return kernel[:depth], kernel[depth:], bias
 
 
-def keras_gru_from_torch(weight_ih: np.ndarray, weight_hh: np.ndarray, bias_ih: np.ndarray,
-                         bias_hh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def keras_gru_from_torch(weight_ih: np.ndarray, weight_hh: np.ndarray,
+                         bias_ih: np.ndarray, bias_hh: np.ndarray) -> KerasGRU:
     """Keras 3 ``GRU`` (``reset_after=True``) weights from PyTorch's ``nn.GRU``: transposed,
     rows r, z, n moved to columns z, r, h~, the two biases kept as the two rows of ``bias``."""
     def move(a):
@@ -316,7 +322,7 @@ def keras_gru_from_torch(weight_ih: np.ndarray, weight_hh: np.ndarray, bias_ih: 
 
 
 def torch_gru_from_keras(kernel: np.ndarray, recurrent_kernel: np.ndarray,
-                         bias: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                         bias: np.ndarray) -> TorchGRU:
     """The inverse of :func:`keras_gru_from_torch`: ``(weight_ih, weight_hh, bias_ih,
     bias_hh)`` from a ``reset_after=True`` Keras GRU (``reset_after=False`` has no PyTorch
     equivalent)."""

@@ -182,18 +182,18 @@ class ReportError(Exception):
     """Bad input to the report (one line, names the file)."""
 
 
-def _number(exercise):
+def _number(exercise: str) -> tuple[int, int]:
     match = re.search(r"(\d+)\.(\d+)", exercise)
     return (int(match[1]), int(match[2])) if match else (999, 999)
 
 
-def point_biserial(scores, rest):
+def point_biserial(scores: Sequence[float], rest: Sequence[float]) -> float:
     """Correlation of an exercise's scores with the rest of each student's score (nan when
     either does not vary: every student scored the same)."""
-    scores, rest = np.asarray(scores, float), np.asarray(rest, float)
-    if len(scores) < 2 or scores.std() == 0 or rest.std() == 0:
+    mine, others = np.asarray(scores, float), np.asarray(rest, float)  # (n,), (n,)
+    if len(mine) < 2 or mine.std() == 0 or others.std() == 0:
         return math.nan
-    return float(np.corrcoef(scores, rest)[0, 1])
+    return float(np.corrcoef(mine, others)[0, 1])
 
 
 def exercise_stats(subs: list[StudentReport]) -> list[dict[str, Any]]:
@@ -245,7 +245,7 @@ def exercise_stats(subs: list[StudentReport]) -> list[dict[str, Any]]:
     return rows
 
 
-def chapter_figure(rows, chapter):
+def chapter_figure(rows: list[dict[str, Any]], chapter: str) -> bytes:
     """A PNG (bytes): full / partial / zero / not attempted per exercise, beside the chapter's
     commonest named mistakes (sure, and likely hatched). Errors and limits are not mistakes
     and stay out of it. Labels at 10 pt: it is meant to be projected."""
@@ -293,10 +293,10 @@ def chapter_figure(rows, chapter):
     return out.getvalue()
 
 
-def commonest(rows, count=6):
+def commonest(rows: list[dict[str, Any]], count: int = 6) -> list[tuple[str, int, int]]:
     """The chart's bars: ``[(label, sure, likely)]`` of the ``count`` named mistakes of
     ``rows`` seen most often (sure and likely together), labelled "N.K: the mistake"."""
-    found = collections.Counter()
+    found: collections.Counter[tuple[str, str]] = collections.Counter()
     for r in rows:
         number = ".".join(map(str, _number(r["exercise"])))
         for sentence, sure, likely, _ in r["mistakes"]:
@@ -308,17 +308,17 @@ def commonest(rows, count=6):
     return [(m, found[(m, "sure")], found[(m, "likely")]) for m in ranked[:count]]
 
 
-def _short(sentence, width=60):
+def _short(sentence: str, width: int = 60) -> str:
     first = sentence.split(":")[0]
     return first if len(first) <= width else first[: width - 1] + "…"
 
 
-def _fmt(value, digits=2):
+def _fmt(value: float | None, digits: int = 2) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else (
         f"{value:.{digits}f}" if isinstance(value, float) else str(value))
 
 
-def _num(value, digits=2):
+def _num(value: float | None, digits: int = 2) -> int | float | str:
     """A number for a CSV cell (``""`` when there is none): a number, never text, so that a
     negative one stays a number when :func:`csv_cell` neutralises text starting with ``-``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -326,7 +326,8 @@ def _num(value, digits=2):
     return int(round(value)) if digits == 0 else round(float(value), digits)
 
 
-def headline(subs, missing=()):
+def headline(subs: list[StudentReport],
+             missing: Sequence[tuple[str, str, str]] = ()) -> list[str]:
     """The report's first lines, per chapter: "mean 8.42 of 13 over 17 graded; 1 could not be
     graded (carol)"; a submission that could not be graded counts in no mean. Then those not
     graded whose chapter is unknown, and the roster's students without a submission."""
@@ -352,7 +353,7 @@ def headline(subs, missing=()):
     return lines
 
 
-def _not_graded(subs, start, unknown=""):
+def _not_graded(subs: list[StudentReport], start: str, unknown: str = "") -> str:
     if not subs:
         return ""
     return (f"{start}{len(subs)} could not be graded{unknown} ("
@@ -384,10 +385,11 @@ def write_report_csv(rows: list[dict[str, Any]], subs: list[StudentReport], path
     ``left out`` (why in column ``mistake``), a row per roster student ``missing``; the first
     column says which. Every cell goes through :func:`~rnnbook.grading.roster.csv_cell` (a
     student's id or file name may start with ``=``)."""
-    lines = [["row", "chapter", "exercise", "max_score", "submissions", "mean", "difficulty",
-              "full", "partial", "zero", "discrimination", "mistake", "count", "example",
-              "student", "score", "seconds", "peak_mb", "not_attempted", "likely", "failure",
-              "name"]]
+    lines: list[list[str | float]] = [[
+        "row", "chapter", "exercise", "max_score", "submissions", "mean", "difficulty",
+        "full", "partial", "zero", "discrimination", "mistake", "count", "example",
+        "student", "score", "seconds", "peak_mb", "not_attempted", "likely", "failure",
+        "name"]]
     blank = [""] * 4
     for r in rows:
         lines.append(["exercise", r["chapter"], r["exercise"], _num(r["max_score"]),

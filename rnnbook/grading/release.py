@@ -44,7 +44,7 @@ PYPROJECT_SECTIONS = ("[build-system]", "[project]", "[project.optional-dependen
 LEARNER_EXTRAS = ("jupyter",)
 
 
-def _pyproject(learner):
+def _pyproject(learner: bool) -> str:
     """pyproject.toml cut to what ``pip install -e .`` needs (no tests; learners: no grading)."""
     kept, keep = [], False
     for line in (ROOT / "pyproject.toml").read_text().splitlines():
@@ -57,12 +57,12 @@ def _pyproject(learner):
     return "\n".join(kept).strip() + "\n"
 
 
-def _name(requirement):
+def _name(requirement: str) -> str:
     """The normalised distribution name of a requirement line (``tf_keras>=2`` -> tf-keras)."""
     return re.split(r"[<>=!~;\[ ]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
 
 
-def learner_requirements():
+def learner_requirements() -> str:
     """requirements.txt's pins of what a student needs: the package's dependencies and its
     :data:`LEARNER_EXTRAS` (no book builder, test runner or linter)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -79,7 +79,7 @@ def learner_requirements():
             + "\n".join(pins) + "\n")
 
 
-def package_files(learner):
+def package_files(learner: bool) -> list[tuple[pathlib.Path, pathlib.Path]]:
     """``[(path in the release, file)]`` of the rnnbook package (no caches)."""
     files = []
     for path in sorted((ROOT / "rnnbook").rglob("*")):
@@ -97,7 +97,7 @@ def package_files(learner):
     return files
 
 
-def _source_notebooks():
+def _source_notebooks() -> list[pathlib.Path]:
     paths = sorted(SOLUTIONS.glob("*.ipynb"))
     if not paths:
         raise source.SourceError(f"{SOLUTIONS}: no exercise notebooks")
@@ -114,7 +114,8 @@ def bundled_exercise_cells() -> dict[str, list[dict[str, object]]]:
     return table
 
 
-def _add(bundle, name, data, executable=False):
+def _add(bundle: zipfile.ZipFile, name: str, data: bytes | str,
+         executable: bool = False) -> None:
     """One file in the zip, with fixed date and mode: the same sources give the same bytes."""
     info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
     info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
@@ -158,7 +159,7 @@ def autograder(out: str | pathlib.Path, chapter: str | None,
     return out
 
 
-def learners(out, repository=None):
+def learners(out: str | pathlib.Path, repository: str | None = None) -> pathlib.Path:
     """Write the learner release into the folder ``out`` (replaced if it exists); its
     notebooks' Colab cells install from ``repository`` (default: the book's)."""
     out = pathlib.Path(out)
