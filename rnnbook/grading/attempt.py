@@ -22,13 +22,24 @@ each testable on its own (tests/test_attempt.py):
 :func:`watch` is the loop that ties 2, 3 and 4 together. Every sentence here ends up in a
 student's feedback: change one and the reports change.
 """
+from __future__ import annotations
+
 import json
 import os
+import pathlib
 import select
 import time
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from rnnbook.grading import procs, walls, wire
 from rnnbook.plaindata import Raised
+
+if TYPE_CHECKING:
+    from rnnbook.grading.config import Config
+    from rnnbook.grading.results import Submission
+
+#: a stage of an attempt: a cell (its index) or an exercise (its name)
+Stage = tuple[Literal["cell"], int] | tuple[Literal["exercise"], str]
 
 BUDGET = "budget"  # the breach that stops the whole submission, not one stage
 NO_SANDBOX = "was not run: the grader could not build its sandbox"
@@ -39,8 +50,10 @@ NO_ANSWER = "sent back no answer (the notebook's code got in the way of the grad
 # --- 1. the job ----------------------------------------------------------------------------
 
 
-def job(sub, pending, skip, trials, env, workdir, drop=None, scratch_mb=None, walls_spec=None,
-        processes=None):
+def job(sub: Submission, pending: list[str], skip: set[int], trials: dict[str, list[Any]],
+        env: dict[str, str], workdir: pathlib.Path, drop: int | None = None,
+        scratch_mb: int | None = None, walls_spec: dict[str, Any] | None = None,
+        processes: int | None = None) -> dict[str, Any]:
     """What the child is sent: ``sub``'s cells (but ``skip``), each exercise of ``pending``
     with its ``trials`` (``{name: [trial]}``), ``env``, its working folder, the uid to drop
     to (no walls, as root), the scratch pool's size, the walls (None: none) and the number of
@@ -51,19 +64,19 @@ def job(sub, pending, skip, trials, env, workdir, drop=None, scratch_mb=None, wa
             "scratch_mb": scratch_mb, "walls": walls_spec, "processes": processes}
 
 
-def stages(cells: int, skip: set[int], pending: list[str]) -> list[tuple[str, int | str]]:
+def stages(cells: int, skip: set[int], pending: list[str]) -> list[Stage]:
     """The stages the child announces, in order: ``("cell", index)`` for each of ``cells``
     cells not in ``skip``, then ``("exercise", name)`` for each of ``pending``."""
-    return ([("cell", i) for i in range(cells) if i not in skip]
-            + [("exercise", n) for n in pending])
+    cell: list[Stage] = [("cell", i) for i in range(cells) if i not in skip]
+    return cell + [("exercise", n) for n in pending]
 
 
-def time_limit(limits, stage):
+def time_limit(limits: Config, stage: Stage | None) -> float:
     """The seconds ``stage`` may take (before the first cell starts: a cell's)."""
     return limits.timeout if stage and stage[0] == "exercise" else limits.cell_timeout
 
 
-def make_workdir(workdir, drop=None):
+def make_workdir(workdir: pathlib.Path, drop: int | None = None) -> None:
     """Without walls: the child's working folder, its own (``drop``'s, as root)."""
     workdir.mkdir()
     os.chmod(workdir, 0o700)
@@ -80,14 +93,16 @@ class Child:
     where the machine has one, its cgroup (``group``, :class:`~.procs.Group`: the kernel's
     bound on its memory and processes)."""
 
-    def __init__(self, zygote, job, walled, group=None):
+    def __init__(self, zygote: procs.Zygote, job: dict[str, Any], walled: bool,
+                 group: procs.Group | None = None) -> None:
         payload = json.dumps(wire.encode(job)).encode()
         self.zygote, self.group = zygote, group
         self.scratch, self.oom = 0.0, False  # the last scratch reading; killed by the kernel
         self.meter = procs.Meter() if walled else None
         self.pipe, w = os.pipe()
         try:
-            self.token, self.keeper = zygote.spawn(payload, w, self.meter and self.meter.fd,
+            self.token, self.keeper = zygote.spawn(payload, w,
+                                                   self.meter.fd if self.meter else None,
                                                    group)
         except BaseException:
             os.close(self.pipe)
@@ -97,12 +112,12 @@ class Child:
         finally:
             os.close(w)
 
-    def read(self, timeout=0.05):
+    def read(self, timeout: float = 0.05) -> bytes | None:
         """What the child wrote since (b"" once it closed the pipe), or None: nothing yet."""
         ready, _, _ = select.select([self.pipe], [], [], timeout)
         return os.read(self.pipe, 1 << 16) if ready else None
 
-    def memory(self):
+    def memory(self) -> tuple[float, float]:
         """``(resident, scratch)``: MB below the keeper, resident or in the memfd files it
         holds (memory no resident size shows); MB in the scratch pool."""
         below = procs.descendants(self.keeper)
@@ -110,7 +125,7 @@ class Child:
         self.scratch = self.meter.mb() if self.meter else 0.0
         return resident, self.scratch
 
-    def end(self):
+    def end(self) -> int | None:
         """Kill whatever is left of the child; its exit status (None: it never ended)."""
         try:
             procs.kill_below(self.keeper)
@@ -127,7 +142,7 @@ class Child:
                 self.oom = self.group.oom_killed()
                 self.group.close()
 
-    def killed_for_memory(self, limits):
+    def killed_for_memory(self, limits: Config) -> str | None:
         """After :meth:`end`: the breach when the kernel killed the child at its cgroup's
         memory limit (before the grader's reading saw it), or None."""
         return memory_breach(limits, self.scratch) if self.oom else None
@@ -143,30 +158,34 @@ class Events:
     ``walls_failed`` why the child could not build its walls (its first event said so).
     A stage's end is finished by :func:`finish_stage`, into ``sub`` and ``pending``."""
 
-    def __init__(self, sub, plan, pending, bounds, counts, limits, clock=time.monotonic):
+    def __init__(self, sub: Submission, plan: list[Stage], pending: list[str],
+                 bounds: dict[str, int], counts: dict[str, int], limits: Config,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.sub, self.plan, self.pending = sub, plan, pending
         self.bounds, self.counts, self.limits, self.clock = bounds, counts, limits, clock
         self.position = {stage: k for k, stage in enumerate(plan)}
         self.reader = wire.LineReader(max(wire.line_bound(b) for b in bounds.values()))
         self.at, self.open, self.first = -1, False, True
         self.deadline = clock() + limits.cell_timeout  # until the first cell starts
-        self.flooded, self.walls_failed = set(), ""
+        self.flooded: set[str] = set()
+        self.walls_failed = ""
 
     @property
-    def stage(self):
+    def stage(self) -> Stage | None:
         return self.plan[self.at] if self.at >= 0 else None
 
-    def feed(self, chunk):
+    def feed(self, chunk: bytes) -> None:
         """Bytes from the pipe: whole lines are read as events; a line too long is dropped
         (and, while an exercise is open, that exercise flooded)."""
         lines = self.reader.feed(chunk)
-        if self.reader.dropped and self.open and self.stage[0] == "exercise":
-            self.flooded.add(self.stage[1])  # a line too long while it answered
+        stage = self.stage  # not None while open
+        if self.reader.dropped and self.open and stage and stage[0] == "exercise":
+            self.flooded.add(stage[1])  # a line too long while it answered
         self.reader.dropped = False
         for line in lines:
             self.line(line)
 
-    def line(self, line):
+    def line(self, line: bytes) -> None:
         """One line (bytes, no newline): a stage later in the plan starts, or the open stage
         ends; anything else (malformed, out of order, repeated) changes nothing."""
         event = parse_event(line)
@@ -176,6 +195,8 @@ class Events:
             self.walls_failed = str(event.get("why", ""))[:300]
         self.first = False
         stage = event_stage(event)
+        if stage is None:  # neither starts nor ends a stage
+            return
         if event.get("status") == "start" and self.position.get(stage, -1) > self.at:
             self.at, self.open = self.position[stage], True
             self.deadline = self.clock() + time_limit(self.limits, stage)
@@ -184,7 +205,7 @@ class Events:
             self.open = stage[0] == "exercise" and stage[1] in self.pending
 
 
-def event_stage(event):
+def event_stage(event: dict[str, Any]) -> Stage | None:
     """The stage an event is about: ``("cell", index)``, ``("exercise", name)`` or None."""
     if "cell" in event:
         return ("cell", event["cell"])
@@ -193,7 +214,7 @@ def event_stage(event):
     return None
 
 
-def parse_event(line):
+def parse_event(line: bytes) -> dict[str, Any] | None:
     """A well-formed event, or None."""
     try:
         event = json.loads(line)
@@ -217,7 +238,9 @@ def parse_event(line):
 # --- 4. the limits -------------------------------------------------------------------------
 
 
-def over_limits(limits, rss, scratch, now, budget_deadline, stage_deadline, stage):
+def over_limits(limits: Config, rss: float, scratch: float, now: float,
+                budget_deadline: float, stage_deadline: float,
+                stage: Stage | None) -> str | None:
     """Why the child must stop (memory first, then the submission's budget: :data:`BUDGET`,
     then ``stage``'s time limit), or None. MB and seconds of one clock."""
     if rss + scratch > limits.memory:
@@ -229,13 +252,14 @@ def over_limits(limits, rss, scratch, now, budget_deadline, stage_deadline, stag
     return None
 
 
-def memory_breach(limits, scratch):
+def memory_breach(limits: Config, scratch: float) -> str:
     """The sentence for a child over ``limits.memory`` MB, ``scratch`` MB of it in files."""
     return f"went over the memory limit of {limits.memory} MB" + (
         f" ({scratch:.0f} MB of it in scratch files)" if scratch >= 1 else "")
 
 
-def watch(child, events, limits, sub, clock=time.monotonic):
+def watch(child: Child, events: Events, limits: Config, sub: Submission,
+          clock: Callable[[], float] = time.monotonic) -> str | None:
     """Feed ``events`` what ``child`` writes until it closes its pipe (None) or breaks a limit
     (the breach, see :func:`over_limits`). Keeps ``sub.peak_mb``."""
     last_rss = 0.0
@@ -257,7 +281,8 @@ def watch(child, events, limits, sub, clock=time.monotonic):
 # --- 5. settling ---------------------------------------------------------------------------
 
 
-def settle(events, breach, status, skip, skipped, budget):
+def settle(events: Events, breach: str | None, status: int | None, skip: set[int],
+           skipped: set[str], budget: float) -> str:
     """What the attempt gave, once the child ended with ``status`` after ``breach``: answers
     into ``events.sub.answers`` (each one leaves ``events.pending``), the cell that killed the
     child into ``skip`` (its note into ``skipped``). Returns why the group must stop (walls,
@@ -297,7 +322,8 @@ def settle(events, breach, status, skip, skipped, budget):
 
 
 
-def finish_stage(sub, event, stage, pending, bounds, counts, line):
+def finish_stage(sub: Submission, event: dict[str, Any], stage: Stage, pending: list[str],
+                 bounds: dict[str, int], counts: dict[str, int], line: bytes) -> None:
     """The end of ``stage``: a cell's error becomes a note; an exercise's answers (``line``,
     parsed as ``event``) are checked against its bound (``bounds``: array bytes) and its
     number of trials (``counts``) and decoded into ``sub.answers``; it leaves ``pending``."""

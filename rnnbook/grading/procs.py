@@ -215,8 +215,8 @@ def guard_this_process() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
 
 
-def ended(code: int) -> str:
-    """How a child ended, in words."""
+def ended(code: int | None) -> str:
+    """How a child ended, in words (None: it never did)."""
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
