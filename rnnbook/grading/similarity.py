@@ -32,13 +32,17 @@ import json
 import os
 import pathlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rnnbook import source
 from rnnbook.grading import results
 from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import SOLUTIONS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CODE = "exercise-code.json"  # beside results.json: the submission's exercise cells
 TABLE = "similar-submissions.csv"
@@ -61,7 +65,8 @@ SHOWN = 10  # pairs shown side by side per exercise (the CSV has all)
 PARALLEL_FROM = 500  # answers (all exercises together) from which exercises run in parallel
 
 
-def exercise_code(cells, exercise_cells):
+def exercise_code(cells: list[str], exercise_cells: Sequence[source.ExerciseCell]
+                  ) -> dict[str, str]:
     """``{"Exercise N.K name": code}``: per exercise, the submission's cell whose header is
     ``# Exercise N.K`` (the last one that defines the function, if several), else the last
     cell that defines the function; exercises with neither are left out."""
@@ -72,13 +77,14 @@ def exercise_code(cells, exercise_cells):
         headed = [c for c in cells if header.match(c)]
         defining = [c for c in cells if defines.search(c)]
         both = [c for c in headed if defines.search(c)]
-        chosen = (both or defining or headed or [None])[-1]
-        if chosen is not None:
-            found[f"Exercise {ex.number} {ex.name}"] = chosen[:MAX_CODE]
+        chosen = both or defining or headed
+        if chosen:
+            found[f"Exercise {ex.number} {ex.name}"] = chosen[-1][:MAX_CODE]
     return found
 
 
-def save(out, subs, cells):
+def save(out: str | pathlib.Path, subs: Sequence[results.Submission],
+         cells: Mapping[str, Sequence[source.ExerciseCell]]) -> None:
     """The grader's hook: ``out/<name>/exercise-code.json`` for every graded submission (its
     chapter and :func:`exercise_code`); removed from a folder whose submission was not graded,
     so that a regrade with --overwrite leaves nothing stale."""
@@ -91,7 +97,7 @@ def save(out, subs, cells):
         results.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
-def baseline(stem):
+def baseline(stem: str) -> dict[str, list[str]]:
     """``{"Exercise N.K name": [stub, solution]}`` for a chapter, from ``solutions/`` (the stub is
     made from the solution cell as the learner's notebook is); ``{}`` without it."""
     path = SOLUTIONS / f"{stem}.ipynb"
@@ -114,7 +120,7 @@ FENCED = re.compile(r"^```(?:python|ipython3?|py)?[ \t]*\n(.*?)^```", re.DOTALL 
 INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 
 
-def pages(stem):
+def pages(stem: str) -> str:
     """The code of the chapter's own pages, which every learner read: the book's chapter
     (``book/NN-<stem>.ipynb``) and the learner's notebook made from ``solutions/`` (its
     statements, set-up and stubs; no solution), code cells and the code in markdown (fenced
@@ -173,6 +179,11 @@ def collect_code(paths: Sequence[str | pathlib.Path], roster: dict[str, str] | N
     return dict(found), missing
 
 
+#: one exercise's comparison:
+#: ``(chapter, exercise, {student: code}, stub, solution, pages)``
+Job = tuple[str, str, dict[str, str], str, str, str]
+
+
 @dataclass
 class Pair:
     chapter: str
@@ -187,14 +198,14 @@ class Pair:
     shown_b: str
 
 
-def _fingerprint(code, boilerplate=None):
+def _fingerprint(code: str, boilerplate: np.ndarray | None = None) -> Any:
     from copydetect import CodeFingerprint
 
     return CodeFingerprint("cell.py", K, WINDOW, boilerplate=boilerplate, fp=io.StringIO(code),
                            language="python")
 
 
-def _set_aside(fp, common):
+def _set_aside(fp: Any, common: set[int]) -> Any:
     """``fp`` without the hashes in ``common`` (copydetect's boilerplate, applied after the fact
     to a fingerprint already made, so that each cell is tokenized once). Its token coverage,
     the denominator of its share, stays that of its code beyond the stub and the solution:
@@ -206,7 +217,7 @@ def _set_aside(fp, common):
     return fp
 
 
-def _highlight(code, slices):
+def _highlight(code: str, slices: np.ndarray) -> str:
     from copydetect.utils import highlight_overlap
 
     if not len(slices) or not slices.shape[-1]:
@@ -215,7 +226,7 @@ def _highlight(code, slices):
     return shown
 
 
-def without_stub(code, stub):
+def without_stub(code: str, stub: str) -> str:
     """``code`` with the lines it kept from the stub (header, ``def`` line, docstring) blanked
     out, each by as many spaces, so that positions in it are positions in ``code``.
 
@@ -238,7 +249,7 @@ def without_stub(code, stub):
 class _Anonymous(ast.NodeTransformer):
     """Every name becomes ``V`` (attributes, constants and the shape of the code stay)."""
 
-    def visit_Name(self, node):
+    def visit_Name(self, node: ast.Name) -> ast.Name:
         return ast.copy_location(ast.Name("V", node.ctx), node)
 
 
@@ -246,18 +257,18 @@ IDIOMS = (ast.Call, ast.Attribute, ast.Subscript)  # the expressions that can be
 NUMPY = ("np", "numpy")  # the names NumPy goes by: its calls are never an idiom set aside
 
 
-def _idiom(node):
+def _idiom(node: ast.AST) -> str:
     return ast.unparse(_Anonymous().visit(copy.deepcopy(node)))
 
 
-def _root(node):
+def _root(node: ast.AST) -> str:
     """The name an expression starts from (``np`` of ``np.split(z, 4)[0]``), or ""."""
     while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def idioms(code):
+def idioms(code: str) -> set[str]:
     """The API idioms of ``code`` (a chapter's :func:`pages`): each call, attribute and
     subscript it writes that reads an attribute, names made anonymous
     (``keras_cell.build((None, D))`` is ``V.build((None, V))``), but not NumPy's
@@ -274,7 +285,7 @@ def idioms(code):
             and any(isinstance(n, ast.Attribute) for n in ast.walk(node))}
 
 
-def without_idioms(code, known):
+def without_idioms(code: str, known: set[str]) -> str:
     """``code`` with each expression that is one of the ``known`` idioms (the outermost one)
     blanked out in place, as :func:`without_stub` does: copydetect's k-grams (16 characters)
     are longer than an idiom such as ``V.V[0].V()``, so two answers that string the chapter's
@@ -291,11 +302,12 @@ def without_idioms(code, known):
     for line in lines:
         starts.append(starts[-1] + len(line.encode()))
     raw = bytearray(code.encode())
-    stack = [tree]
+    stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, IDIOMS) and getattr(node, "end_lineno", None) and \
-                _root(node) not in NUMPY and _idiom(node) in known:
+        if isinstance(node, IDIOMS) and node.end_lineno \
+                and node.end_col_offset is not None \
+                and _root(node) not in NUMPY and _idiom(node) in known:
             first = starts[node.lineno - 1] + node.col_offset
             last = starts[node.end_lineno - 1] + node.end_col_offset
             raw[first:last] = bytes(b if b in b"\r\n" else 32 for b in raw[first:last])
@@ -304,7 +316,8 @@ def without_idioms(code, known):
     return raw.decode()
 
 
-def pairs_of(chapter, exercise, codes, stub="", solution="", chapter_pages=""):
+def pairs_of(chapter: str, exercise: str, codes: dict[str, str], stub: str = "",
+             solution: str = "", chapter_pages: str = "") -> list[Pair]:
     """The pairs of ``codes`` (``{student: code}``) listed for one exercise, best first. The
     ``stub``, the ``solution`` and the code of the chapter's pages (:func:`pages`) are the
     baseline: what any answer may share."""
@@ -312,19 +325,20 @@ def pairs_of(chapter, exercise, codes, stub="", solution="", chapter_pages=""):
     from copydetect import compare_files
 
     known = idioms(chapter_pages)
-    base_hashes = set()
+    base_hashes: set[int] = set()
     for code in (stub, solution, chapter_pages):
-        for made in {code, without_idioms(code, known)} if code else ():  # as answers are
-            base_hashes |= set(_fingerprint(without_stub(made, stub)).hashes)  # every k-gram
+        for form in {code, without_idioms(code, known)} if code else ():  # as answers are
+            base_hashes |= set(_fingerprint(without_stub(form, stub)).hashes)  # every k-gram
     boilerplate = np.array(sorted(base_hashes))
-    made = {}  # the same code (an untouched stub, a shared answer) is tokenized once
-    prints = {}
+    # the same code (an untouched stub, a shared answer) is tokenized once
+    made: dict[str, Any] = {}
+    prints: dict[str, Any] = {}  # copydetect's CodeFingerprint of each student
     for who, code in sorted(codes.items()):
         if code not in made:
             made[code] = _fingerprint(without_stub(without_idioms(code, known), stub),
                                       boilerplate)
         prints[who] = made[code]
-    holders = collections.defaultdict(list)
+    holders: dict[int, list[str]] = collections.defaultdict(list)
     for who, fp in prints.items():
         for h in fp.hashes:
             holders[h].append(who)
@@ -332,10 +346,10 @@ def pairs_of(chapter, exercise, codes, stub="", solution="", chapter_pages=""):
     common = {h for h, who in holders.items() if len(who) > limit}
     if common:
         prints = {who: _set_aside(fp, common) for who, fp in prints.items()}  # (idempotent)
-    candidates = set()
-    for h, who in holders.items():
+    candidates: set[tuple[str, str]] = set()
+    for h, holding in holders.items():
         if h not in common:
-            candidates.update(itertools.combinations(who, 2))
+            candidates.update(itertools.combinations(holding, 2))
     found = []
     for a, b in sorted(candidates):
         shared, (share_a, share_b), (slices_a, slices_b) = compare_files(prints[a], prints[b])
@@ -347,7 +361,10 @@ def pairs_of(chapter, exercise, codes, stub="", solution="", chapter_pages=""):
     return sorted(found, key=lambda p: (-p.score, -p.shared, p.a, p.b))
 
 
-def find(codes_by_exercise, baselines=None, workers=None, chapter_pages=None):
+def find(codes_by_exercise: dict[tuple[str, str], dict[str, str]],
+         baselines: Mapping[str, dict[str, list[str]]] | None = None,
+         workers: int | None = None,
+         chapter_pages: Mapping[str, str] | None = None) -> list[Pair]:
     """Every listed pair, exercise by exercise in book order; ``baselines`` maps a chapter to
     :func:`baseline` (read from ``solutions/`` when not given), ``chapter_pages`` a chapter to
     its :func:`pages` (read from ``book/`` and ``solutions/`` when not given). Exercises are
@@ -357,7 +374,7 @@ def find(codes_by_exercise, baselines=None, workers=None, chapter_pages=None):
     between processes."""
     baselines = {} if baselines is None else dict(baselines)
     chapter_pages = {} if chapter_pages is None else dict(chapter_pages)
-    jobs = []
+    jobs: list[Job] = []
     for chapter, exercise in sorted(codes_by_exercise, key=_order):
         if chapter not in baselines:
             baselines[chapter] = baseline(chapter)
@@ -376,11 +393,11 @@ def find(codes_by_exercise, baselines=None, workers=None, chapter_pages=None):
         return [p for found in pool.map(_pairs_of, jobs) for p in found]
 
 
-def _pairs_of(job):
+def _pairs_of(job: Job) -> list[Pair]:
     return pairs_of(*job)
 
 
-def _order(key):
+def _order(key: tuple[str, str]) -> tuple[str, tuple[int, int], str]:
     match = re.search(r"(\d+)\.(\d+)", key[1])
     return (key[0], (int(match[1]), int(match[2])) if match else (999, 999), key[1])
 
@@ -413,7 +430,8 @@ MEANING = ("A pair is listed when one student's code for an exercise, once names
            "source. See the instructors' page, \"Similar submissions\".")
 
 
-def section(pairs, compared, missing):
+def section(pairs: list[Pair], compared: dict[tuple[str, str], int],
+            missing: int) -> str:
     """The report's "Similar submissions" section (HTML, everything from a student escaped)."""
     e = html.escape
     parts = [f"<style>{PAIRS_STYLE}</style><h2 id='similar'>Similar submissions</h2>"]
@@ -462,7 +480,9 @@ def section(pairs, compared, missing):
     return "\n".join(parts)
 
 
-def add_to_report(paths, out, page, roster=None):
+def add_to_report(paths: Sequence[str | pathlib.Path], out: str | pathlib.Path,
+                  page: str | pathlib.Path,
+                  roster: dict[str, str] | None = None) -> pathlib.Path | None:
     """The class report's hook: compare the code saved below ``paths``, add the section to
     ``page`` (before ``</body>``) and write ``out/similar-submissions.csv`` (only when there
     was code to compare). Returns the CSV's path or None."""
