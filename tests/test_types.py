@@ -7,9 +7,9 @@ import sys
 from conftest import ROOT
 
 PACKAGE = ROOT / "rnnbook"
-#: modules being rewritten, annotated by their authors: drop a name once its module is annotated
-NOT_YET = {"config.py", "cli.py", "gradescope.py", "release.py", "results.py", "classreport.py",
-           "similarity.py", "attempt.py", "run.py"}
+#: modules being rewritten, annotated by their authors (file names: matched by basename):
+#: drop a name once its module is annotated
+NOT_YET = {"ch06.py"}  # rnnbook/checks/ch06.py: annotated after the GRU merge
 
 
 def public_functions(tree):

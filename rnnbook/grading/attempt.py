@@ -36,7 +36,7 @@ from rnnbook.plaindata import Raised
 
 if TYPE_CHECKING:
     from rnnbook.grading.config import Config
-    from rnnbook.grading.results import Submission
+    from rnnbook.grading.results import Notes, Submission
 
 #: a stage of an attempt: a cell (its index) or an exercise (its name)
 Stage = tuple[Literal["cell"], int] | tuple[Literal["exercise"], str]
@@ -282,7 +282,7 @@ def watch(child: Child, events: Events, limits: Config, sub: Submission,
 
 
 def settle(events: Events, breach: str | None, status: int | None, skip: set[int],
-           skipped: set[str], budget: float) -> str:
+           skipped: Notes, budget: float) -> str:
     """What the attempt gave, once the child ended with ``status`` after ``breach``: answers
     into ``events.sub.answers`` (each one leaves ``events.pending``), the cell that killed the
     child into ``skip`` (its note into ``skipped``). Returns why the group must stop (walls,

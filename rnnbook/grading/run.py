@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
@@ -42,7 +42,9 @@ from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import ROOT, SOLUTIONS, Config
 
 if TYPE_CHECKING:
-    from rnnbook.exercise import Exercise
+    import nbformat
+
+    from rnnbook.exercise import Case, Exercise
 
 #: cells of a submission: reading and checking a notebook costs the grader's own process time
 #: in the number of its cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies
@@ -57,14 +59,14 @@ class GradeError(Exception):
     """A problem that stops the whole run (one line)."""
 
 
-def log(text):
+def log(text: str) -> None:
     print(f"grade: {text}", file=_stderr(), flush=True)
 
 
 _STDERR: list[TextIO] = []
 
 
-def _stderr():
+def _stderr() -> TextIO:
     """The grader's stderr, on a copy of fd 2: importing TensorFlow (in the oracle thread) points
     fd 2 at /dev/null for a while, and a progress line must not vanish into it."""
     if not _STDERR:
@@ -77,13 +79,14 @@ def _stderr():
 # What to grade against (trusted: solutions/ or the bundle's table, never the submission)
 
 
-def exercise_cells(table_file=None):
+def exercise_cells(table_file: str | os.PathLike[str] | None = None
+                   ) -> dict[str, list[source.ExerciseCell]]:
     """``{stem: [ExerciseCell]}`` for every chapter, from solutions/ or a table file."""
     if table_file:
         data = json.loads(pathlib.Path(table_file).read_text())
         return {stem: [source.ExerciseCell(**cell) for cell in cells]
                 for stem, cells in data.items() if stem in checks.CHAPTERS}
-    found = {}
+    found: dict[str, list[source.ExerciseCell]] = {}
     for stem in checks.CHAPTERS:
         path = SOLUTIONS / f"{stem}.ipynb"
         if path.exists():
@@ -109,12 +112,13 @@ def graded_exercises(stem: str, cells: dict[str, list[source.ExerciseCell]]
     return table
 
 
-def which_chapter(nb, forced, cells):
+def which_chapter(nb: nbformat.NotebookNode, forced: str | None,
+                  cells: dict[str, list[source.ExerciseCell]]) -> str:
     """The chapter to grade ``nb`` as: ``forced``; else the one chapter whose exercise
     functions the notebook defines most of; else its metadata. Never the file's name."""
     if forced:
         return forced
-    defined = set()
+    defined: set[str] = set()
     for cell in nb.cells:
         if cell.cell_type == "code":
             defined |= {m["name"] for m in source.DEF.finditer(cell.source)}
@@ -126,7 +130,7 @@ def which_chapter(nb, forced, cells):
     named = meta.get("chapter") if isinstance(meta, dict) else None
     if len(tied) == 1:
         return tied[0]
-    if named in (tied or cells):
+    if isinstance(named, str) and named in (tied or cells):  # (a list would not hash)
         return named
     raise GradeError("cannot tell which chapter this notebook is (its exercise functions and "
                      "metadata name none, or several); pass --chapter")
@@ -135,16 +139,16 @@ def which_chapter(nb, forced, cells):
 class _Recorder:
     """Stands in for the learner's function to see how ``Exercise.call`` calls it."""
 
-    def __init__(self):
-        self.calls = []
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         self.result = object()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> object:
         self.calls.append((args, kwargs))
         return self.result
 
 
-def plain_trials(ex, cases):
+def plain_trials(ex: Exercise, cases: list[Case]) -> list[dict[str, Any]] | None:
     """How to call a by-hand exercise's function on each case with plain arguments
     (``[{"args", "kwargs"}]``), or None when its ``call`` does more than one plain call."""
     trials = []
@@ -161,7 +165,9 @@ def plain_trials(ex, cases):
     return trials
 
 
-def load_submission(sub, forced, cells, max_mb=Config.max_notebook):
+def load_submission(sub: results.Submission, forced: str | None,
+                    cells: dict[str, list[source.ExerciseCell]],
+                    max_mb: int = Config.max_notebook) -> results.Submission:
     """Read ``sub.path`` (only read: never written), of at most ``max_mb`` MB;
     ``sub.error`` says why it cannot be graded."""
     sub.chapter = forced or ""  # a file that cannot be read still counts in its chapter
@@ -185,7 +191,7 @@ def load_submission(sub, forced, cells, max_mb=Config.max_notebook):
     return sub
 
 
-def _count_cells(path):
+def _count_cells(path: pathlib.Path) -> None:
     """Refuse a notebook of more than :data:`MAX_CELLS` cells before it is checked cell by
     cell (the count is one JSON parse: a file that is not JSON is left to the full read)."""
     try:
@@ -197,7 +203,7 @@ def _count_cells(path):
         raise GradeError(f"more than {MAX_CELLS:,} cells ({len(cells):,})")
 
 
-def find_notebooks(paths: list[str | pathlib.Path]) -> list[pathlib.Path]:
+def find_notebooks(paths: Sequence[str | pathlib.Path]) -> list[pathlib.Path]:
     """Expand folders into their notebooks (regular files); a missing path stops the run."""
     found = []
     for raw in paths:
@@ -211,12 +217,14 @@ def find_notebooks(paths: list[str | pathlib.Path]) -> list[pathlib.Path]:
     return found
 
 
-def numpy_only(work):
+def numpy_only(work: pathlib.Path) -> tuple[pathlib.Path, list[str]]:
     """A folder under ``work`` holding only NumPy (the NumPy-only zygote's import path), and
     the folders it links to (the walls let the child read them)."""
     prefix = work / "numpy-only"
     prefix.mkdir()
     spec = importlib.util.find_spec("numpy")
+    if spec is None or spec.origin is None:
+        raise GradeError("NumPy cannot be found, so the NumPy-only child cannot start")
     real = pathlib.Path(spec.origin).resolve().parent
     (prefix / "numpy").symlink_to(real)
     dirs = [str(prefix), str(real)]
@@ -232,7 +240,8 @@ def numpy_only(work):
 
 
 class Run:
-    def __init__(self, config, paths, out, table_file=None):
+    def __init__(self, config: Config, paths: list[pathlib.Path], out: pathlib.Path,
+                 table_file: str | os.PathLike[str] | None = None) -> None:
         self.config = config
         self.out = out
         self.cells = exercise_cells(table_file)
@@ -246,7 +255,12 @@ class Run:
         self.gradable = [s for s in self.subs if not s.error]
         self.chapters = sorted({s.chapter for s in self.gradable})
         self.tables = {stem: graded_exercises(stem, self.cells) for stem in self.chapters}
-        self.cases, self.trials, self.kind, self.bound = {}, {}, {}, {}
+        # (chapter, exercise) -> its cases, its trials (plain or the cases), its kind of
+        # child ("numpy" or "tf") and the bytes its answers may take
+        self.cases: dict[tuple[str, str], list[Case]] = {}
+        self.trials: dict[tuple[str, str], list[Any]] = {}
+        self.kind: dict[tuple[str, str], str] = {}
+        self.bound: dict[tuple[str, str], int] = {}
         for stem in self.chapters:
             chapter = checks.load(stem)
             for cell, ex in self.tables[stem]:
@@ -260,21 +274,27 @@ class Run:
                 self.kind[key] = "numpy" if plain is not None else "tf"
                 self.trials[key] = plain if plain is not None else cases
                 self.bound[key] = wire.answer_bound(cases)
-        self.oracle, self.oracle_ready = {}, {s: threading.Event() for s in self.chapters}
+        # chapter -> {exercise: (cases, expected answers)}, once TensorFlow has them
+        self.oracle: dict[str, dict[str, tuple[Any, Any]]] = {}
+        self.oracle_ready = {s: threading.Event() for s in self.chapters}
         self.oracle_error = ""
-        self.zygotes, self.specs = {}, {}
+        self.zygotes: dict[str, procs.Zygote] = {}
+        self.specs: dict[str, bool] = {}  # the kinds of child that run behind walls
+        self.zlog: pathlib.Path  # the zygotes' output, once start_zygotes made it
+        self.numpy_dirs: list[str] = []  # what the NumPy-only zygote reads (numpy_only)
         self.isolation = ""
-        self.drop = None  # without walls, as root: the uid the children run as
-        self.cgroups = None  # procs.Cgroups: each child's memory and processes, by the kernel
+        self.drop: int | None = None  # without walls, as root: the children's uid
+        #: each child's memory and processes, by the kernel (None: the grader counts)
+        self.cgroups: procs.Cgroups | None = None
 
     # --- set-up -----------------------------------------------------------------------------
 
-    def env(self, home):
+    def env(self, home: str | pathlib.Path) -> dict[str, str]:
         return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                 "TMPDIR": "/tmp", "RNNBOOK_GRADING": "1", "MPLBACKEND": "Agg",
                 "PYTHONDONTWRITEBYTECODE": "1", **TF_ENV, **ONE_CORE}
 
-    def start_zygotes(self, work):
+    def start_zygotes(self, work: pathlib.Path) -> None:
         kinds = sorted({self.kind[k] for k in self.kind if k[0] in self.chapters})
         self.zlog = work / "zygotes.log"
         zlog = open(self.zlog, "wb")  # noqa: SIM115 - open while they run
@@ -282,16 +302,17 @@ class Run:
         home.mkdir()
         for kind in kinds:
             if kind == "numpy":
-                args = [self._numpy_prefix(work)]
+                args = [str(self._numpy_prefix(work))]
             else:
                 args = [str(ROOT), *self.chapters]
             self.zygotes[kind] = procs.Zygote(kind, args, self.env(home), zlog)
 
-    def _numpy_prefix(self, work):
+    def _numpy_prefix(self, work: pathlib.Path) -> pathlib.Path:
         prefix, self.numpy_dirs = numpy_only(work)
         return prefix
 
-    def walls_spec(self, kind, work, workdir):
+    def walls_spec(self, kind: str, work: pathlib.Path,
+                   workdir: pathlib.Path) -> dict[str, Any]:
         paths = [str(s.path) for s in self.subs]
         absent = []
         if kind == "numpy":
@@ -304,13 +325,14 @@ class Run:
             absent += [str(ROOT / "rnnbook" / p) for p in ("grading/run.py", "__pycache__",
                                                            "checks/__init__.py")]
             extra = _case_paths([self.cases[k] for k in self.cases if self.kind[k] == "tf"])
-        spec = walls.spec(kind, ROOT, work, self.out, paths, workdir, extra_readonly=extra,
-                          numpy_dirs=getattr(self, "numpy_dirs", ()), absent=absent,
+        spec = walls.spec(kind, str(ROOT), str(work), str(self.out), paths,
+                          str(workdir), extra_readonly=extra,
+                          numpy_dirs=self.numpy_dirs, absent=absent,
                           stub=str(STUB), scratch=walls.scratch_mb(self.config.memory))
         spec["overlay_text"] = STUB.read_text()
         return spec
 
-    def build_walls(self, work):
+    def build_walls(self, work: pathlib.Path) -> None:
         """Probe the walls for each kind of child; refuse to grade without them unless told."""
         mode = self.config.walls
         if mode == "off":
@@ -342,7 +364,7 @@ class Run:
         self.isolation = f"none ({failed})" + self._as_nobody()
         log(f"note: submissions run without walls here ({failed})")
 
-    def count(self):
+    def count(self) -> None:
         """Find the cgroups each child will have (none: the grader counts), and say in the
         ``walls:`` line how memory and processes are counted and bounded."""
         self.cgroups = procs.Cgroups.find()
@@ -363,17 +385,17 @@ class Run:
                          "processes: not bounded (no walls, no pids cgroup)")
         self.isolation += f"; {memory}; {processes}"
 
-    def _as_nobody(self):
+    def _as_nobody(self) -> str:
         """Without walls, a grader running as root runs its children as nobody, where nobody
         can read Python and NumPy (so not the files made root-only: the bundle's setup.sh)."""
-        needed = [os.path.dirname(os.__file__), sys.prefix, *getattr(self, "numpy_dirs", [])]
+        needed = [os.path.dirname(os.__file__), sys.prefix, *self.numpy_dirs]
         if os.geteuid() != 0 or not all(_world_readable(p) for p in needed):
             return ""
         self.drop = NOBODY
         _lock_bytecode()
         return "; submissions run as nobody"
 
-    def _probe(self, zygote, job):
+    def _probe(self, zygote: procs.Zygote, job: dict[str, Any]) -> str:
         r, w = os.pipe()
         try:
             token, _ = zygote.spawn(json.dumps(wire.encode(job)).encode(), w)
@@ -394,11 +416,11 @@ class Run:
 
     # --- oracle -------------------------------------------------------------------------------
 
-    def compute_oracle(self):
+    def compute_oracle(self) -> None:
         """TensorFlow (and the instructor's reference) answer the trials, here."""
         try:
             for stem in self.chapters:
-                table = {}
+                table: dict[str, tuple[Any, Any]] = {}
                 for _, ex in self.tables[stem]:
                     cases = self.cases[(stem, ex.name)]
                     table[ex.name] = (cases, [ex.oracle(case) for case in cases])
@@ -437,7 +459,9 @@ class Run:
         finally:
             sub.seconds = time.monotonic() - started
 
-    def _grade_group(self, sub, kind, names, work, skip, skipped):
+    def _grade_group(self, sub: results.Submission, kind: str, names: list[str],
+                     work: pathlib.Path, skip: set[int],
+                     skipped: results.Notes) -> None:
         pending = list(names)
         for number in range(len(sub.cells) + len(names) + 2):
             if not pending:
@@ -454,7 +478,9 @@ class Run:
         for name in pending:
             sub.answers.setdefault(name, "was not run: the notebook's process kept failing")
 
-    def _attempt(self, sub, kind, pending, skip, skipped, workdir):
+    def _attempt(self, sub: results.Submission, kind: str, pending: list[str],
+                 skip: set[int], skipped: results.Notes,
+                 workdir: pathlib.Path) -> str:
         """One child (:mod:`.attempt`): runs the cells not in ``skip``, answers ``pending``.
         Returns a reason to stop grading this group (the walls, the budget), or ""."""
         walled = kind in self.specs
@@ -491,7 +517,7 @@ class Run:
 
     # --- the whole run ------------------------------------------------------------------------
 
-    def report(self, sub):
+    def report(self, sub: results.Submission) -> results.Report:
         if sub.error:
             return results.not_graded(sub, self.seed, self.cells.get(sub.chapter))
         self.oracle_ready[sub.chapter].wait()
@@ -504,7 +530,7 @@ class Run:
                                self.config.visibility)
 
 
-def _lock_bytecode():
+def _lock_bytecode() -> None:
     """Without walls, as root: every compiled module under rnnbook/ becomes root's only (the
     children run as nobody; a reference.pyc written before setup.sh made reference.py root's
     would solve the by-hand exercises). It is only a cache: Python still imports the sources."""
@@ -514,10 +540,9 @@ def _lock_bytecode():
                 os.chmod(path, os.stat(path).st_mode & ~0o077)
 
 
-def _world_readable(path):
+def _world_readable(path: str) -> bool:
     """Whether any user can reach and read ``path`` (every folder on the way searchable)."""
-    path = os.path.realpath(path)
-    parts = pathlib.Path(path).parts
+    parts = pathlib.Path(os.path.realpath(path)).parts
     for k in range(1, len(parts) + 1):
         try:
             mode = os.stat(os.path.join(*parts[:k])).st_mode
@@ -528,7 +553,7 @@ def _world_readable(path):
     return True
 
 
-def _last_line(path):
+def _last_line(path: str | pathlib.Path) -> str:
     try:
         lines = pathlib.Path(path).read_text(errors="replace").strip().splitlines()
     except OSError:
@@ -536,9 +561,10 @@ def _last_line(path):
     return lines[-1][:300] if lines else "(no output)"
 
 
-def _case_paths(cases):
+def _case_paths(cases: list[list[Case]]) -> list[str]:
     """Absolute paths of existing files named by the trials (e.g. an event file)."""
-    found, stack = [], [cases]
+    found: list[str] = []
+    stack: list[Any] = [cases]  # the trials' plain data, walked
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
@@ -554,10 +580,10 @@ class Outputs:
     """Writes each output in --out on its own: one that fails (a full disk, a folder in the
     way) is remembered with why, and the others are still written."""
 
-    def __init__(self):
-        self.failed = []  # "what (why)"
+    def __init__(self) -> None:
+        self.failed: list[str] = []  # "what (why)"
 
-    def write(self, what, action, *args):
+    def write(self, what: str, action: Callable[..., object], *args: Any) -> bool:
         try:
             action(*args)
         except Exception as error:  # noqa: BLE001 - one output never stops the others
@@ -567,7 +593,7 @@ class Outputs:
             return False
         return True
 
-    def said(self):
+    def said(self) -> bool:
         """One line on stderr naming every output that could not be written; True if any."""
         if self.failed:
             log(f"error: could not write {len(self.failed)} output"
@@ -575,15 +601,17 @@ class Outputs:
         return bool(self.failed)
 
 
-def _timings(out, ordered):
+def _timings(out: pathlib.Path,
+             ordered: list[tuple[results.Submission, results.Report]]) -> None:
     """``timings.csv``: each submission's seconds and peak memory (they vary run to run, so
     they stay out of the reports)."""
-    lines = [["report", "seconds", "peak_mb"]] + [
-        [sub.name, round(sub.seconds, 2), round(sub.peak_mb)] for sub, _ in ordered]
+    lines: list[list[str | float]] = [["report", "seconds", "peak_mb"]]
+    lines += [[sub.name, round(sub.seconds, 2), round(sub.peak_mb)]
+              for sub, _ in ordered]
     results.write_atomic(out / results.TIMINGS, rosters.csv_text(lines))
 
 
-def _class_report(out):
+def _class_report(out: pathlib.Path) -> None:
     """``class-report.html`` and ``.csv`` (and the similarity table) from the reports, in a
     process of its own (it draws; this one keeps matplotlib out). A failure costs no grade:
     the reports are written already."""
@@ -594,7 +622,8 @@ def _class_report(out):
         raise GradeError(reason)
 
 
-def progress(done, total, sub, seconds, width=20):
+def progress(done: int, total: int, sub: results.Submission, seconds: float,
+             width: int = 20) -> str:
     """One line per graded submission: a bar, the count, which one, its seconds and peak memory
     (see --timeout and --memory), seconds so far."""
     filled = round(width * done / total)
@@ -602,7 +631,8 @@ def progress(done, total, sub, seconds, width=20):
             f"{sub.seconds:.1f} s, peak {sub.peak_mb:.0f} MB ({seconds:.0f} s in all)")
 
 
-def grade(config, submissions, out, table_file=None):
+def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
+          table_file: str | os.PathLike[str] | None = None) -> int:
     """Grade ``submissions`` (paths) into ``out``; returns the exit status."""
     sys.dont_write_bytecode = True  # no .pyc of the reference (or any of ours) for a child to find
     paths = find_notebooks(submissions)
