@@ -442,6 +442,9 @@ def test_chapter_comes_from_the_exercises_never_the_file_name():
     nb.cells, nb.metadata = [], {}
     with pytest.raises(run.GradeError, match="cannot tell which chapter"):
         run.which_chapter(nb, None, cells)
+    nb.metadata = {"rnnbook": {"chapter": [STEM]}}  # the learner's metadata: not a name
+    with pytest.raises(run.GradeError, match="cannot tell which chapter"):
+        run.which_chapter(nb, None, cells)
 
 
 def test_by_hand_trials_are_plain_calls():
