@@ -696,7 +696,9 @@ keras_gru_from_session = Exercise(
     oracle=_sequence_oracle,
     reference=_sequence_reference,
     by_hand=False,
-    designs=(dict(GRAPH, B=5), dict(GRAPH, B=1)),  # B apart from D, H, T; a batch of one
+    # one trial: each builds and runs a Keras layer in the grading child (the chapter's cost),
+    # and one shows every mistake; B apart from D, H, T
+    designs=(dict(GRAPH, B=5),),
     mistakes=(
         Mistake(
             "the gate blocks are still in TF1's order (r, u, h~): Keras reads z, r, h~, so "
