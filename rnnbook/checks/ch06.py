@@ -14,8 +14,8 @@ PyTorch, and how do trained weights move from one to another? The exercises:
   ``nn.GRU`` layout (rows r, z, n, transposed, two biases);
 - 6.6 ``gru_gates`` (API): step t's r and z fetched by graph name from a live session over TF1's
   GRUCell unrolled by ``static_rnn``;
-- 6.7 ``keras_gru_from_session`` (API): a Keras GRU built from the TF1 variables read in a live
-  session (``dynamic_rnn``), run over the inputs: TF1's outputs.
+- 6.7 ``keras_gru_from_session`` (API): a Keras GRU built from the TF1 variables read in 6.6's
+  live session, run over the inputs: TF1's outputs (the oracle runs ``dynamic_rnn``).
 
 Every step exercise's case says its layout (``form``): ``"tf1"`` (``gates_kernel`` (D + H, 2H)
 blocks r, z, ``gates_bias``, ``cand_kernel`` (D + H, H), ``cand_bias``), ``"keras_after"`` and
@@ -35,7 +35,7 @@ import functools
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checks.ch02 import _with_session  # TF's errors without the graph's stack
+from rnnbook.checks.ch02 import _logit, _with_session  # (the latter: TF's errors, short)
 from rnnbook.checks.common import names_split_0
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
@@ -528,22 +528,22 @@ torch_from_keras_gru = Exercise(
 
 # --- Live sessions for the API exercises ------------------------------------------------------
 
-_SESSIONS: dict[tuple, tuple] = {}  # (mode, D, H, T) -> (session, variables, graph version), per process
+#: The one graph of the API exercises (6.6 and 6.7): built once per process (each grading
+#: child pays for it once, so one shape, not two); a trial only loads its weights. D, H, T
+#: all different; the batch is free (the placeholder's first dimension is None).
+GRAPH = dict(T=4, D=2, H=3)
+
+_SESSIONS: dict[tuple, tuple] = {}  # (D, H, T) -> (session, variables, graph version), per process
 
 
-def _gru_graph(mode, D, H, T):
-    """TF1's GRUCell(H) over a placeholder ``x`` (None, T, D): unrolled by ``static_rnn``
-    (``mode="static"``: ops ``rnn/gru_cell/split``, ``split_1``, ...) or ``dynamic_rnn``
-    (T None: any length). Returns the graph."""
+def _gru_graph(D, H, T):
+    """TF1's GRUCell(H) unrolled by ``static_rnn`` over the placeholder ``x`` (None, T, D) from
+    the zero state: ops ``rnn/gru_cell/split``, ``split_1``, ... Returns the graph."""
     tf = tensorflow()
     v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
         x = v1.placeholder(tf.float32, [None, T, D], name="x")  # (B, T, D)
-        cell = gru_cell()(H)
-        if mode == "static":
-            v1.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float32)
-        else:
-            v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+        v1.nn.static_rnn(gru_cell()(H), tf.unstack(x, axis=1), dtype=tf.float32)
     return graph
 
 
@@ -552,11 +552,11 @@ def _tf1_weights(case):
             "candidate/kernel": case["cand_kernel"], "candidate/bias": case["cand_bias"]}
 
 
-def live_session(case, mode):
-    """A ``tf.compat.v1.Session`` over TF1's GRUCell graph for the case (built once per shape
-    and process; a closed session or a graph the learner added ops to is replaced), with the
-    case's weights loaded into its variables."""
-    key = (mode, case["D"], case["H"], case["T"] if mode == "static" else None)
+def live_session(case):
+    """A ``tf.compat.v1.Session`` over TF1's GRUCell graph for the case's D, H, T (built once
+    per shape and process; a closed session or a graph the learner added ops to is replaced),
+    with the case's weights loaded into its variables."""
+    key = (case["D"], case["H"], case["T"])
     found = _SESSIONS.get(key)
     if found is None or found[0]._closed or found[0].graph.version != found[2]:
         graph = _gru_graph(*key)
@@ -582,7 +582,7 @@ def _session_case(rng, B, T, D, H, t=None):
 def gate_tensors(D, H, T):
     """For GRUCell unrolled by ``static_rnn``: per step, ``(r name, z name)``, found by their
     roles: z is the split output that ``1 - z`` (a Sub) reads; r the other."""
-    graph = _gru_graph("static", D, H, T)
+    graph = _gru_graph(D, H, T)
     splits = [op for op in graph.get_operations() if op.type == "Split"]
     assert len(splits) == T, [op.name for op in splits]
     found = []
@@ -622,25 +622,20 @@ def _at_step(t_of):
     return perturb
 
 
-def _logit(p):
-    p = np.float64(p)
-    return (np.log(p) - np.log1p(-p)).astype(np.float32)
-
-
-GRAPH_A = dict(B=1, T=4, D=2, H=3)  # B, D, H all different in each; T apart from B, D, H
-GRAPH_B = dict(B=4, T=5, D=3, H=2)  # in one of them at least
 
 gru_gates = Exercise(
     name="gru_gates",
     task="(r, z): two arrays (B, H), the reset and update gates' values at step t, fetched "
     "from the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
-    call=lambda fn, c: _with_session(fn, live_session(c, "static"), c["inputs"], c["t"]),
+    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"], c["t"]),
     oracle=_gates_oracle,
     reference=_gates_reference,
     parts=("r", "z"),
     by_hand=False,
-    designs=(dict(GRAPH_A, t=0), dict(GRAPH_B, t=1), dict(GRAPH_B, t=2), dict(GRAPH_A, t=2)),
+    # the first step (no suffix), middle ones, the last (no next step); B apart from D, H, T
+    designs=(dict(GRAPH, B=1, t=0), dict(GRAPH, B=5, t=1), dict(GRAPH, B=5, t=2),
+             dict(GRAPH, B=1, t=3)),
     mistakes=(
         Mistake(
             "r and z are swapped: GRUCell's split gives r as output :0 and u (z) as :1.",
@@ -697,11 +692,13 @@ keras_gru_from_session = Exercise(
     task="outputs (B, T, H) of a Keras 3 GRU holding the weights of the session's TF1 "
     "GRUCell (read by their names), run over `inputs`: equal to TF1's",
     make_case=_session_case,
-    call=lambda fn, c: _with_session(fn, live_session(c, "dynamic"), c["inputs"]),
+    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"]),
     oracle=_sequence_oracle,
     reference=_sequence_reference,
     by_hand=False,
-    designs=(dict(GRAPH_B), dict(GRAPH_A)),
+    # one trial: each builds and runs a Keras layer in the grading child (the chapter's cost),
+    # and one shows every mistake; B apart from D, H, T
+    designs=(dict(GRAPH, B=5),),
     mistakes=(
         Mistake(
             "the gate blocks are still in TF1's order (r, u, h~): Keras reads z, r, h~, so "
