@@ -35,7 +35,16 @@ import numpy as np
 from rnnbook import reference as ref
 from rnnbook.checks.common import TF1_TO_KERAS, LSTMStateTuple, reorder_blocks
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
-from rnnbook.oracles import keras3, load_weights, quick_session, run_keras_lstm, run_tf1, tensorflow
+from rnnbook.oracles import (
+    graph_bytes,
+    graph_from_bytes,
+    keras3,
+    load_weights,
+    quick_session,
+    run_keras_lstm,
+    run_tf1,
+    tensorflow,
+)
 from rnnbook.plaindata import Case, to_plain
 
 
@@ -547,7 +556,7 @@ class StateGraph:
     def __init__(self, L: int, D: int, H: int, meta: bytes | None = None) -> None:
         tf = tensorflow()
         v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
-        self.graph = tf.Graph()
+        self.graph = tf.Graph() if meta is None else graph_from_bytes(meta)
         with self.graph.as_default():
             if meta is None:
                 self.inputs = v1.placeholder(tf.float32, [None, None, D], name="inputs")
@@ -562,8 +571,6 @@ class StateGraph:
                                *(t for s in self.final for t in s)):
                     v1.add_to_collection(HANDLES, tensor)  # what an import finds them by
             else:
-                proto = tf.compat.v1.MetaGraphDef.FromString(meta)
-                v1.train.import_meta_graph(proto)
                 found = v1.get_collection(HANDLES)
                 self.inputs, self.state, self.outputs, self.packed = found[:4]
                 pairs = zip(found[4::2], found[5::2], strict=True)
@@ -573,10 +580,9 @@ class StateGraph:
         self.shape = (L, D, H)
 
     def meta_graph(self) -> bytes:
-        """The graph as a serialised ``MetaGraphDef`` (bytes), for ``StateGraph(meta=...)``."""
-        with self.graph.as_default():
-            meta = tensorflow().compat.v1.train.export_meta_graph(graph=self.graph)
-        return meta.SerializeToString()
+        """The graph serialised (:func:`~rnnbook.oracles.graph_bytes`), for
+        ``StateGraph(meta=...)``."""
+        return graph_bytes(self.graph)
 
     def load(self, case: Case) -> None:
         """Load the trial's kernels and biases into the graph's variables."""
