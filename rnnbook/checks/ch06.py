@@ -30,8 +30,10 @@ perturbations need are written here in NumPy (learner side), as Chapter 3's
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` units; r reset
 gate, z update gate (TF1's ``u``), candidate h~ (``cand``); new h = z * h + (1 - z) * h~.
 """
+from __future__ import annotations
+
 import functools
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -50,6 +52,7 @@ from rnnbook.oracles import (
     run_tf1_gru,
     tensorflow,
 )
+from rnnbook.plaindata import Case
 
 TF1_KEYS = ("gates_kernel", "gates_bias", "cand_kernel", "cand_bias")
 KERAS_KEYS = ("kernel", "recurrent_kernel", "bias")
@@ -60,12 +63,13 @@ OPEN = np.float32(40.0)
 # --- Layouts, learner side (NumPy only) -------------------------------------------------------
 
 
-def blocks(a, k, axis=-1):
+def blocks(a: Any, k: int, axis: int = -1) -> list[np.ndarray]:
     """The ``k`` equal column blocks of ``a`` (a list)."""
     return np.split(np.asarray(a), k, axis=axis)
 
 
-def tf1_to_keras(gates_kernel, gates_bias, cand_kernel, cand_bias, depth):
+def tf1_to_keras(gates_kernel: Any, gates_bias: Any, cand_kernel: Any, cand_bias: Any,
+                 depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras ``GRU(reset_after=False)`` weights for TF1 GRUCell's: blocks r, z + candidate laid
     out z, r, h~, rows split at ``depth``. The learner side's
     :func:`rnnbook.reference.keras_gru_from_tf1`."""
@@ -75,7 +79,8 @@ def tf1_to_keras(gates_kernel, gates_bias, cand_kernel, cand_bias, depth):
     return kernel[:depth], kernel[depth:], np.concatenate([b_z, b_r, cand_bias])
 
 
-def keras_to_torch(kernel, recurrent_kernel, bias):
+def keras_to_torch(kernel: Any, recurrent_kernel: Any,
+                   bias: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """PyTorch ``nn.GRU`` weights for Keras' ``reset_after=True`` ones: columns z, r, h~ to rows
     r, z, n, transposed, bias's two rows as ``bias_ih`` and ``bias_hh``. The learner side's
     :func:`rnnbook.reference.torch_gru_from_keras`."""
@@ -86,26 +91,38 @@ def keras_to_torch(kernel, recurrent_kernel, bias):
     return move(kernel).T, move(recurrent_kernel).T, move(bias[0]), move(bias[1])
 
 
-def _weights(case):
+def _weights(case: Case) -> list[np.ndarray]:
     keys = TF1_KEYS if case["form"] == "tf1" else KERAS_KEYS
     return [case[k] for k in keys]
 
 
-def _as_keras_after(case):
+def _tf1(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A ``"tf1"`` case's :data:`TF1_KEYS`, a tuple of four (mypy counts them)."""
+    return (case["gates_kernel"], case["gates_bias"],
+            case["cand_kernel"], case["cand_bias"])
+
+
+def _keras(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A Keras case's :data:`KERAS_KEYS`, a tuple of three (mypy counts them)."""
+    return case["kernel"], case["recurrent_kernel"], case["bias"]
+
+
+def _as_keras_after(case: Case) -> Case:
     """A TF1 case as the Keras ``reset_after=True`` case of the same weights (bias row 1 zero):
     what TF1's cell computes with r applied AFTER the candidate's matmul."""
-    kernel, recurrent, bias = tf1_to_keras(*_weights(case), case["D"])
+    kernel, recurrent, bias = tf1_to_keras(*_tf1(case), case["D"])
     return {**case, "form": "keras_after", "kernel": kernel, "recurrent_kernel": recurrent,
             "bias": np.stack([bias, np.zeros_like(bias)])}  # (2, 3H)
 
 
-def _as_keras_before(case):
+def _as_keras_before(case: Case) -> Case:
     """A Keras ``reset_after=True`` case as ``reset_after=False`` with the two bias rows summed:
     r applied to h BEFORE the candidate's matmul."""
     return {**case, "form": "keras_before", "bias": case["bias"][0] + case["bias"][1]}
 
 
-def _block_changed(case, key, k, n, change):
+def _block_changed(case: Case, key: str, k: int, n: int,
+                   change: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """``case[key]``'s block ``k`` of ``n`` (columns; a bias's last axis) set to
     ``change(block)``."""
     parts = blocks(case[key], n)
@@ -113,13 +130,13 @@ def _block_changed(case, key, k, n, change):
     return np.concatenate(parts, axis=-1)
 
 
-def _blocks_swapped(case, key, n, i, j):
+def _blocks_swapped(case: Case, key: str, n: int, i: int, j: int) -> np.ndarray:
     parts = blocks(case[key], n)
     parts[i], parts[j] = parts[j], parts[i]
     return np.concatenate(parts, axis=-1)
 
 
-def _gates_swapped(case):
+def _gates_swapped(case: Case) -> Case:
     """r and z swapped in the case's own layout (TF1's first two blocks, Keras' first two)."""
     if case["form"] == "tf1":
         return {**case, **{k: _blocks_swapped(case, k, 2, 0, 1)
@@ -127,7 +144,7 @@ def _gates_swapped(case):
     return {**case, **{k: _blocks_swapped(case, k, 3, 0, 1) for k in KERAS_KEYS}}
 
 
-def _z_flipped(case):
+def _z_flipped(case: Case) -> Case:
     """z's pre-activation negated: sigmoid(-a) = 1 - sigmoid(a), so z and 1 - z trade places."""
     if case["form"] == "tf1":
         return {**case, **{k: _block_changed(case, k, 1, 2, np.negative)
@@ -138,22 +155,23 @@ def _z_flipped(case):
 # --- The real cells: oracles for every form ---------------------------------------------------
 
 
-def _step_oracle(case):
+def _step_oracle(case: Case) -> Any:
     """h' (B, H) after one step of the real cell of ``case["form"]``."""
     if case["form"] == "tf1":
-        return run_tf1_gru(case["x"], case["h"], *_weights(case), mode="step")[1]
+        return run_tf1_gru(case["x"], case["h"], *_tf1(case), mode="step")[1]
     after = case["form"] == "keras_after"
     return run_keras_gru(case["x"][:, None], _weights(case), case["h"], reset_after=after)[1]
 
 
-def _step_reference(case):
+def _step_reference(case: Case) -> Any:
     if case["form"] == "tf1":
         return ref.tf1_gru_step(case["x"], case["h"], *_weights(case))
     after = case["form"] == "keras_after"
-    return ref.keras_gru_step(case["x"], case["h"], *_weights(case), reset_after=after)
+    return ref.keras_gru_step(case["x"], case["h"], *_keras(case), reset_after=after)
 
 
-def _step_case(rng, B, D, H, form, fresh=False):
+def _step_case(rng: np.random.Generator, B: int, D: int, H: int, form: str,
+               fresh: bool = False) -> Case:
     case = {"B": B, "D": D, "H": H, "form": form,
             "x": normal(rng, B, D),  # (B, D)
             "h": normal(rng, B, H)}  # (B, H)
@@ -179,17 +197,17 @@ STEP_SIZES = (dict(B=1, D=3, H=2), dict(B=3, D=2, H=4), dict(B=2, D=4, H=3))
 # --- Exercise 6.1: Keras' kernel, split into its gates ----------------------------------------
 
 
-def _blocks_case(rng, rows, H):
+def _blocks_case(rng: np.random.Generator, rows: int, H: int) -> Case:
     return {"rows": rows, "H": H,
             "kernel": normal(rng, rows, 3 * H)}  # (D or H, 3H): z, r, h~
 
 
-def _blocks_reference(case):
+def _blocks_reference(case: Case) -> Any:
     found = ref.split_gates(case["kernel"], ref.GRU_KERAS)
     return found["r"], found["z"], found["h"]
 
 
-def _blocks_oracle(case):
+def _blocks_oracle(case: Case) -> Any:
     """The blocks as the real Keras GRU reads them. With a zero recurrent kernel and bias, a
     state of ones and a kernel that keeps one block only, the layer's h' on input x = e_i / 8
     is sigmoid(a) for the z block (h~ = tanh(0) = 0, h' = z * 1), 0.5 + 0.5 * tanh(a) for the
@@ -214,7 +232,7 @@ def _blocks_oracle(case):
     return tuple(kernel[:, k * H:(k + 1) * H] for k in (r, z, cand))
 
 
-def _parts_swapped(i, j):
+def _parts_swapped(i: int, j: int) -> Callable[..., Any]:
     def after(case, right):
         right = list(right)
         right[i], right[j] = right[j], right[i]
@@ -222,11 +240,11 @@ def _parts_swapped(i, j):
     return after
 
 
-def _says(words):
+def _says(words: str) -> Callable[..., bool]:
     return lambda case, got: words in got.message
 
 
-def _raising(message):
+def _raising(message: str) -> Callable[..., Any]:
     """A mistake that shows only as an error: its model raises it (where the learner's code
     raises), and ``raises=`` names it."""
     def perturb(case):
@@ -275,7 +293,7 @@ keras_gru_blocks = Exercise(
 # --- Exercise 6.2: one step of a freshly built TF1 GRUCell ------------------------------------
 
 
-def _fresh_case(rng, **sizes):
+def _fresh_case(rng: np.random.Generator, **sizes: Any) -> Case:
     return _step_case(rng, form="tf1", fresh=True, **sizes)
 
 
@@ -328,11 +346,11 @@ fresh_gru_step = Exercise(
 # --- Exercise 6.3: one step of Keras 3's default GRU (reset_after=True) -----------------------
 
 
-def _keras_case(rng, **sizes):
+def _keras_case(rng: np.random.Generator, **sizes: Any) -> Case:
     return _step_case(rng, form="keras_after", **sizes)
 
 
-def _bias_changed(change):
+def _bias_changed(change: Callable[[np.ndarray, slice], None]) -> Callable[..., Any]:
     def perturb(case):
         bias = np.array(case["bias"], copy=True)  # (2, 3H)
         H = case["H"]
@@ -341,16 +359,16 @@ def _bias_changed(change):
     return perturb
 
 
-def _rows_summed(bias, cand):
+def _rows_summed(bias: np.ndarray, cand: slice) -> None:
     bias[0, cand] += bias[1, cand]
     bias[1, cand] = 0
 
 
-def _rows_swapped(bias, cand):
+def _rows_swapped(bias: np.ndarray, cand: slice) -> None:
     bias[0, cand], bias[1, cand] = bias[1, cand].copy(), bias[0, cand].copy()
 
 
-def _row_1_dropped(bias, cand):
+def _row_1_dropped(bias: np.ndarray, cand: slice) -> None:
     bias[1] = 0
 
 
@@ -401,7 +419,7 @@ keras_gru_step = Exercise(
 # --- Exercise 6.4: TF1 GRUCell weights to Keras (proven by running both) ----------------------
 
 
-def _port_case(rng, B, T, D, H):
+def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> Case:
     case = _step_case(rng, B, D, H, form="tf1")
     case.pop("x")
     case["T"] = T
@@ -409,11 +427,11 @@ def _port_case(rng, B, T, D, H):
     return case
 
 
-def _port_oracle(case):
+def _port_oracle(case: Case) -> Any:
     """The port, proven: the real TF1 GRUCell (dynamic_rnn) and the real Keras GRU
     (reset_after=False) with the ported weights, from the case's h, give the same outputs."""
-    port = tf1_to_keras(*_weights(case), case["D"])
-    tf1, _ = run_tf1_gru(case["inputs"], case["h"], *_weights(case))
+    port = tf1_to_keras(*_tf1(case), case["D"])
+    tf1, _ = run_tf1_gru(case["inputs"], case["h"], *_tf1(case))
     keras, _ = run_keras_gru(case["inputs"], port, case["h"], reset_after=False)
     if not np.allclose(tf1, keras, rtol=1e-4, atol=1e-5):
         raise AssertionError("keras_from_tf1_gru's oracle: the ported Keras GRU differs from "
@@ -421,11 +439,11 @@ def _port_oracle(case):
     return port
 
 
-def _port_reference(case):
-    return ref.keras_gru_from_tf1(*_weights(case), case["D"])
+def _port_reference(case: Case) -> Any:
+    return ref.keras_gru_from_tf1(*_tf1(case), case["D"])
 
 
-def _each_part(change):
+def _each_part(change: Callable[..., Any]) -> Callable[..., Any]:
     return lambda case, right: [change(case, np.asarray(v)) for v in right]
 
 
@@ -467,25 +485,25 @@ keras_from_tf1_gru = Exercise(
 # --- Exercise 6.5: Keras (reset_after=True) weights to PyTorch's nn.GRU ----------------------
 
 
-def _torch_case(rng, D, H):
+def _torch_case(rng: np.random.Generator, D: int, H: int) -> Case:
     return {"D": D, "H": H,
             "kernel": normal(rng, D, 3 * H),  # (D, 3H): z, r, h~
             "recurrent_kernel": normal(rng, H, 3 * H),  # (H, 3H)
             "bias": normal(rng, 2, 3 * H)}  # (2, 3H)
 
 
-def _torch_oracle(case):
+def _torch_oracle(case: Case) -> Any:
     """PyTorch's documented layout (PyTorch is not installed): rows r, z, n, ``W x``, two
     biases; Keras' reset_after=True is the same function (tests/test_reference.py runs the
     real Keras GRU against PyTorch's documented step on these weights)."""
     return keras_to_torch(case["kernel"], case["recurrent_kernel"], case["bias"])
 
 
-def _torch_reference(case):
+def _torch_reference(case: Case) -> Any:
     return ref.torch_gru_from_keras(case["kernel"], case["recurrent_kernel"], case["bias"])
 
 
-def _rows_order(order):
+def _rows_order(order: Sequence[int]) -> Callable[..., Any]:
     return lambda c, v: np.concatenate([blocks(v, 3, axis=0)[k] for k in order], axis=0)
 
 
@@ -566,12 +584,12 @@ def prebuild() -> dict[tuple[int, int, int], bytes]:
     return {key: graph_bytes(_gru_graph(*key))}
 
 
-def _tf1_weights(case):
+def _tf1_weights(case: Case) -> dict[str, Any]:
     return {"gates/kernel": case["gates_kernel"], "gates/bias": case["gates_bias"],
             "candidate/kernel": case["cand_kernel"], "candidate/bias": case["cand_bias"]}
 
 
-def live_session(case):
+def live_session(case: Case) -> Any:
     """A ``tf.compat.v1.Session`` over TF1's GRUCell graph for the case's D, H, T (built once
     per shape and process; a closed session or a graph the learner added ops to is replaced),
     with the case's weights loaded into its variables."""
@@ -586,7 +604,8 @@ def live_session(case):
     return session
 
 
-def _session_case(rng, B, T, D, H, t=None):
+def _session_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+                  t: int | None = None) -> Case:
     case = _port_case(rng, B, T, D, H)
     case["h"] = np.zeros((B, H), np.float32)  # the graphs start from the zero state
     if t is not None:  # 6.6's step
@@ -598,7 +617,7 @@ def _session_case(rng, B, T, D, H, t=None):
 
 
 @functools.lru_cache(maxsize=None)
-def gate_tensors(D, H, T):
+def gate_tensors(D: int, H: int, T: int) -> tuple[tuple[str, str], ...]:
     """For GRUCell unrolled by ``static_rnn``: per step, ``(r name, z name)``, found by their
     roles: z is the split output that ``1 - z`` (a Sub) reads; r the other."""
     graph = _gru_graph(D, H, T)
@@ -612,7 +631,7 @@ def gate_tensors(D, H, T):
     return tuple(found)
 
 
-def _gates_oracle(case):
+def _gates_oracle(case: Case) -> Any:
     """Fetch step t's r and z (found by their roles) from a FRESH real graph (static_rnn, zero
     state) with the case's weights, fed the case's inputs."""
     names = gate_tensors(case["D"], case["H"], case["T"])[case["t"]]
@@ -620,7 +639,7 @@ def _gates_oracle(case):
                          _tf1_weights(case), mode="static", fetch=names)[2:])
 
 
-def _gates_reference(case):
+def _gates_reference(case: Case) -> Any:
     """r and z at step t (instructor-side): the run up to t, then that step's gates."""
     weights, h = _weights(case), case["h"]
     if case["t"]:
@@ -632,7 +651,7 @@ def _gates_reference(case):
     return found["r"], found["z"]
 
 
-def _at_step(t_of):
+def _at_step(t_of: Callable[[Case], int]) -> Callable[..., Any]:
     def perturb(case):
         t = t_of(case)
         if not 0 <= t < case["T"]:
@@ -690,15 +709,15 @@ gru_gates = Exercise(
 # --- Exercise 6.7: a Keras GRU from a live TF1 session ----------------------------------------
 
 
-def _sequence_oracle(case):
+def _sequence_oracle(case: Case) -> Any:
     """TF1's real GRUCell over the inputs (dynamic_rnn, zero state); a case moved to Keras'
     reset_after=True form (a mistake's) runs the real Keras GRU instead."""
     if case.get("form") == "keras_after":
         return run_keras_gru(case["inputs"], _weights(case), None)[0]
-    return run_tf1_gru(case["inputs"], case["h"], *_weights(case))[0]
+    return run_tf1_gru(case["inputs"], case["h"], *_tf1(case))[0]
 
 
-def _sequence_reference(case):
+def _sequence_reference(case: Case) -> Any:
     if case.get("form") == "keras_after":
         step = ref.gru_cell(ref.keras_gru_step, *_weights(case))
     else:
