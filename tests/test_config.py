@@ -144,14 +144,14 @@ def test_gradescope_passes_the_whole_config_to_the_grader(tmp_path, monkeypatch)
     (tmp_path / "submission" / f"{STEM}.ipynb").write_text("{}")
     seen = []
     monkeypatch.setattr(cli, "grade_with", lambda config, *_: seen.append(config) or 2)
-    results = gradescope.run(tmp_path)
-    assert results["output"].startswith("Not graded: the autograder wrote no report")
+    report = gradescope.run(tmp_path)
+    assert report.output.startswith("Not graded: the autograder wrote no report")
     assert [(c.processes, c.memory, c.chapter, c.workers) for c in seen] == [
         (64, 900, STEM, 1)]
 
     write_settings(tmp_path, {"chapter": STEM, "processes": 8})
-    results = gradescope.run(tmp_path)
-    assert results["output"] == (
+    report = gradescope.run(tmp_path)
+    assert report.output == (
         "Not graded: the bundle's settings are wrong (--processes must be at least 16 "
         "(a TensorFlow child has a few threads of its own), not 8); tell your "
         "instructor")

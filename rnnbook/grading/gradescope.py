@@ -17,17 +17,18 @@ A results.json is always written, even when nothing could be graded (score 0 and
 because Gradescope shows the student nothing without one.
 """
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
 import shutil
 import sys
 import tempfile
-from typing import Any
 
 from rnnbook import checks
 from rnnbook.grading import cli
 from rnnbook.grading.config import EXERCISES, Config, from_settings
+from rnnbook.grading.results import Report
 from rnnbook.grading.walls import STUBBED
 
 SETTINGS = "autograder.json"
@@ -85,10 +86,9 @@ def pick(folder: str | pathlib.Path, chapter: str | None = None
     return best, f"Graded {best.relative_to(folder)}; also submitted, not graded: {rest}."
 
 
-def failed(reason: str, seed: int | None = None) -> dict[str, Any]:
-    """A results.json for a submission that could not be graded."""
-    return {"score": 0, "output": f"Not graded: {reason}", "tests": [],
-            "extra_data": {"seed": seed, "error": reason}}
+def failed(reason: str, seed: int | None = None, chapter: str | None = None) -> Report:
+    """The report of a submission that could not be graded: 0 points and why."""
+    return Report(0, f"Not graded: {reason}", seed, chapter or "", None, error=reason)
 
 
 def lock(source: str | pathlib.Path) -> list[pathlib.Path]:
@@ -112,8 +112,8 @@ def lock(source: str | pathlib.Path) -> list[pathlib.Path]:
     return changed
 
 
-def run(root: str | pathlib.Path) -> dict[str, Any]:
-    """Grade ``root/submission`` into ``root/results/results.json``; returns the results."""
+def run(root: str | pathlib.Path) -> Report:
+    """Grade ``root/submission`` into ``root/results/results.json``; returns its report."""
     root = pathlib.Path(root)
     if os.geteuid() == 0:
         lock(root / "source")
@@ -122,27 +122,25 @@ def run(root: str | pathlib.Path) -> dict[str, Any]:
     try:
         config = settings(root / "source")
     except ValueError as error:
-        results = failed(f"the bundle's settings are wrong ({error}); tell your "
-                         "instructor")
+        report = failed(f"the bundle's settings are wrong ({error}); tell your "
+                        "instructor")
     else:
-        results = _graded(root, config)
-    text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
-    (results_dir / "results.json").write_text(text)
-    return results
+        report = _graded(root, config)
+    (results_dir / "results.json").write_text(report.json_text())
+    return report
 
 
-def _graded(root: pathlib.Path, config: Config) -> dict[str, Any]:
+def _graded(root: pathlib.Path, config: Config) -> Report:
     notebook, note = pick(root / "submission", config.chapter)
     if notebook is None:
-        return failed(note, config.seed)
-    results = _grade(notebook, config, root / "source" / EXERCISES)
+        return failed(note, config.seed, config.chapter)
+    report = _grade(notebook, config, root / "source" / EXERCISES)
     if note:
-        results["output"] = f"{note}\n{results['output']}"
-    return results
+        report = dataclasses.replace(report, output=f"{note}\n{report.output}")
+    return report
 
 
-def _grade(notebook: pathlib.Path, config: Config,
-           table: pathlib.Path) -> dict[str, Any]:
+def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path) -> Report:
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
     try:
         try:
@@ -150,13 +148,13 @@ def _grade(notebook: pathlib.Path, config: Config,
                       table if table.exists() else None)
         except Exception as error:  # noqa: BLE001 - the student must still get a results.json
             return failed(f"the autograder failed ({type(error).__name__}: {error}); "
-                          "tell your instructor", config.seed)
+                          "tell your instructor", config.seed, config.chapter)
         found = sorted((work / "out").glob("*/results.json"))
         path = found[0] if len(found) == 1 else work / "missing"
         if not path.exists():
             return failed("the autograder wrote no report; tell your instructor",
-                          config.seed)
-        return json.loads(path.read_text())
+                          config.seed, config.chapter)
+        return Report.from_json(path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -174,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         lock(args.root / "source")
         print("instructor's side: root only", file=sys.stderr)
         return 0
-    results = run(args.root)
-    print(f"rnnbook.grading.gradescope: {results['score']:g} points; wrote "
+    report = run(args.root)
+    print(f"rnnbook.grading.gradescope: {report.score:g} points; wrote "
           f"{args.root / 'results' / 'results.json'}", file=sys.stderr)
     return 0
 
