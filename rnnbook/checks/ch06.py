@@ -38,7 +38,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checks.ch02 import _logit, _with_session  # (the latter: TF's errors, short)
+from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the same way
+    _at_step,
+    _logit,
+    _with_session,  # (TensorFlow's errors, short)
+)
 from rnnbook.checks.common import names_split_0
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
@@ -649,16 +653,6 @@ def _gates_reference(case: Case) -> Any:
     gates = ref.sigmoid(np.concatenate([x, h], axis=1) @ weights[0] + weights[1])
     found = ref.split_gates(gates, ref.GRU_TF1)
     return found["r"], found["z"]
-
-
-def _at_step(t_of: Callable[[Case], int]) -> Callable[..., Any]:
-    def perturb(case):
-        t = t_of(case)
-        if not 0 <= t < case["T"]:
-            raise ValueError(f"no step {t}")
-        return {**case, "t": t}
-    return perturb
-
 
 
 gru_gates = Exercise(
