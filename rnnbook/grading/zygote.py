@@ -10,7 +10,7 @@ plaindata, checks, oracles), with
 ``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first. Of the
 chapters it keeps only a *caller* per exercise (its name, its kind and its ``call``, which builds
 the real cell, session or layer from the trial's plain data and calls the learner's function):
-a chapter module with a ``prebuild()`` (Chapter 4's TF1 graphs) has it run once in a
+a chapter module with a ``prebuild()`` (Chapters 4 and 6: TF1 graphs) has it run once in a
 throwaway child, its result (bytes) put in the module's ``PREBUILT`` for every child to use;
 every checks module is swapped for one whose ``check`` does nothing, and the real modules'
 globals are cut down to what the ``call`` functions reach (:func:`callers_only`). No frame,
@@ -114,7 +114,7 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
 
 def _prebuild(module: types.ModuleType) -> None:
     """Fill ``module.PREBUILT`` with ``module.prebuild()``'s result, computed in a throwaway
-    child: what every grading child would otherwise build again (Chapter 4's TF1 graphs, as
+    child: what every grading child would otherwise build again (Chapters 4 and 6's graphs, as
     bytes). Building starts TensorFlow's threads, so it happens in that child; the zygote
     only receives bytes and stays fit to fork. A build that fails leaves the dict empty, and
     each child builds for itself (slower, the same graph)."""
