@@ -66,17 +66,39 @@ def done(name, answers, defined=True):
 def test_the_job_sends_the_cells_the_skips_and_only_the_pending_exercises_trials():
     sub = submission(3)
     trials = {"f": [{"args": [1], "kwargs": {}}], "g": [{"args": [2], "kwargs": {}}]}
-    job = attempt.job(sub, ["g"], {2, 0}, trials, {"HOME": "/w/j"}, pathlib.Path("/w/j"))
-    assert job == {"chapter": "ch", "cells": ["x = 0", "x = 1", "x = 2"], "skip": [0, 2],
-                   "exercises": [{"name": "g", "trials": [{"args": [2], "kwargs": {}}]}],
-                   "env": {"HOME": "/w/j"}, "workdir": "/w/j", "drop_to": None,
-                   "scratch_mb": None, "walls": None, "processes": None}
-    walled = attempt.job(sub, ["f", "g"], set(), trials, {}, "/w/j", 65534, 300, {"cwd": "/w"},
-                         64)
-    assert walled["processes"] == 64  # RLIMIT_NPROC in the child, where no cgroup bounds it
-    assert [e["name"] for e in walled["exercises"]] == ["f", "g"]
-    assert (walled["drop_to"], walled["scratch_mb"], walled["walls"]) == (65534, 300, {"cwd": "/w"})
-    json.dumps(wire.encode(walled))  # what the child is sent is plain data
+    job = attempt.job(sub, ["g"], {2, 0}, trials, {"HOME": "/w/j"}, pathlib.Path("/w/j"),
+                      LIMITS)
+    assert job.plain() == {
+        "chapter": "ch", "cells": ["x = 0", "x = 1", "x = 2"], "skip": [0, 2],
+        "exercises": [{"name": "g", "trials": [{"args": [2], "kwargs": {}}]}],
+        "env": {"HOME": "/w/j"}, "workdir": "/w/j", "drop_to": None, "scratch_mb": None,
+        "walls": None, "processes": None, "probe": False,
+        "limits": config.child_limits(LIMITS)}
+    walled = attempt.job(sub, ["f", "g"], set(), trials, {}, "/w/j", LIMITS, 65534,
+                         {"cwd": "/w"})
+    assert walled.processes == LIMITS.processes  # RLIMIT_NPROC, where no cgroup bounds it
+    assert [e["name"] for e in walled.exercises] == ["f", "g"]
+    assert (walled.drop_to, walled.scratch_mb, walled.walls) == (
+        65534, walls.scratch_mb(LIMITS.memory), {"cwd": "/w"})
+    assert attempt.job(sub, [], set(), trials, {}, "/w/j", LIMITS, None, {"cwd": "/w"},
+                       pids_cgroup=True).processes is None
+    plain = json.loads(json.dumps(wire.encode(walled.plain())))  # plain data on the wire
+    assert job_module().Job.read(wire.decode(plain, 2**20, dicts=True)).plain() == {
+        **walled.plain(), "walls": {"cwd": "/w"}}
+
+
+def job_module():
+    """rnnbook/grading/job.py loaded by path, as the zygote loads it (no package import)."""
+    import importlib.util
+
+    path = pathlib.Path(attempt.__file__).with_name("job.py")
+    spec = importlib.util.spec_from_file_location("rnnbook_job_test", path)
+    module = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_plan_is_the_cells_not_skipped_then_the_exercises():
@@ -323,7 +345,8 @@ def attempt_once(zygote, tmp_path, cells, trials, limits=LIMITS, folder="job"):
     workdir = tmp_path / (folder or "missing")
     if folder:
         attempt.make_workdir(workdir)
-    job = attempt.job(sub, pending, skip, {"f": trials}, {"HOME": str(workdir)}, workdir)
+    job = attempt.job(sub, pending, skip, {"f": trials}, {"HOME": str(workdir)}, workdir,
+                      limits)
     child = attempt.Child(zygote, job, walled=False)
     ev = attempt.Events(sub, attempt.stages(len(cells), skip, pending), pending, {"f": 2**20},
                         {"f": len(trials)}, limits)

@@ -168,7 +168,7 @@ def test_the_limits_text_names_every_limit_in_force():
 def test_the_instructors_limits_table_is_the_declaration():
     page = config.INSTRUCTORS.read_text()
     assert config.with_limits_table(page) == page, (
-        "book/instructors.md's options table differs from rnnbook/grading/config.py: "
+        "book/instructors.md's limits' tables differ from rnnbook/grading/config.py: "
         "run .venv/bin/python -m rnnbook.grading.config")
     table = page.split(config.MARKERS[0])[1].split(config.MARKERS[1])[0]
     for f in fields(config.Config):
@@ -233,3 +233,48 @@ def test_max_notebook_refuses_a_larger_file(tmp_path):
     kept = run.Run(parse(), [big], tmp_path / "out").subs[0]
     assert "larger than" not in (kept.error or "")
     assert config.bundle_defaults()["max_notebook"] == 32  # Gradescope's too
+
+
+def read_by(name: str, code: str, child: bool) -> bool:
+    """Whether ``code`` reads option ``name``: ``config.name`` (``limits.``,
+    ``self.config.``) or ``x["name"]``; a child-side option only as ``limits["name"]``."""
+    if child:
+        return f'limits["{name}"]' in code
+    return bool(re.search(rf"\b(?:config|limits)\.{name}\b|\[[\"']{name}[\"']\]", code))
+
+
+def test_every_option_is_read_by_the_code_it_sets():
+    """An option no code outside config.py reads does nothing (a child-side one must be read
+    from the job's ``limits`` in the zygote or the child, which get only the job)."""
+    package = ROOT / "rnnbook"
+    grader = "".join(p.read_text() for p in package.rglob("*.py") if p.name != "config.py")
+    child = "".join((package / "grading" / n).read_text() for n in ("zygote.py", "child.py"))
+    for f in fields(config.Config):
+        side = config.declared(f).child
+        assert read_by(f.name, child if side else grader, side), (
+            f"{config.flag(f)}: no code reads it"
+            + (' (the child: job.limits["' + f.name + '"] in zygote.py or child.py)'
+               if side else ""))
+    assert not read_by("max_output", "MAX_OUTPUT = 32", True)  # the test can fail
+    assert read_by("memory", "if rss > limits.memory:", False)
+
+
+def test_the_job_carries_exactly_the_child_side_options():
+    limits = config.child_limits(config.Config())
+    assert set(limits) == {f.name for f in fields(config.Config)
+                           if config.declared(f).child}
+    assert all(config.declared(f).bundle for f in fields(config.Config)
+               if config.declared(f).child), "a child-side limit belongs in the bundle too"
+
+
+def test_every_fixed_limit_names_the_constant_that_holds_it():
+    """A row of the fixed limits' table is a :data:`config.FIXED` entry, and its constant
+    is still in the code: a limit made an option leaves no stale row behind."""
+    flags = {config.flag(f) for f in fields(config.Config)}
+    for fixed in config.FIXED:
+        path, name = fixed.where.split()
+        assert re.search(rf"^(?:def |[\w ]*, *)?{name}\b[\w, ]*[=(]",
+                         (ROOT / path).read_text(), re.MULTILINE), (
+            f"the fixed limit '{fixed.limit}': {path} has no {name} (an option now? "
+            "remove its row from config.FIXED)")
+        assert not any(flag in fixed.default for flag in flags - {"--memory"}), fixed

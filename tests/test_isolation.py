@@ -161,7 +161,8 @@ print(json.dumps({
     'answer_returns_it': byhand is None or byhand.Raised is plaindata.Raised,
 }))
 if chapters is not None:  # an API exercise's function raises in a TensorFlow child
-    job = sys.modules['rnnbook_wire'].decode(json.load(sys.stdin), 2**24, dicts=True)
+    job = sys.modules['rnnbook_job'].Job.read(
+        sys.modules['rnnbook_wire'].decode(json.load(sys.stdin), 2**24, dicts=True))
     read, write = os.pipe()
     if os.fork() == 0:
         os.close(read)
@@ -201,7 +202,8 @@ def test_each_zygote_has_one_plain_data_module(tmp_path):
     assert not checks.load(stem)[name].by_hand  # run by its ``call`` in the TensorFlow child
     case = checks.load(stem).cases(name, 3)[0]
     job = {"cells": [f"def {name}(*args):\n    raise ValueError('no weights here')\n"],
-           "skip": [], "chapter": stem, "exercises": [{"name": name, "trials": [case]}]}
+           "skip": [], "chapter": stem, "exercises": [{"name": name, "trials": [case]}],
+           "workdir": "/tmp", "env": {}, "limits": {}}
     ran = subprocess.run([sys.executable, "-I", "-c", PLAINDATA_PROBE, str(ROOT), "tf",
                           str(ROOT), stem], input=json.dumps(wire.encode(job)),
                          capture_output=True, text=True, timeout=600, env={**env, **TF_ENV})

@@ -32,6 +32,8 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from rnnbook.grading import procs, walls, wire
+from rnnbook.grading.config import child_limits
+from rnnbook.grading.job import Job
 from rnnbook.plaindata import Raised
 
 if TYPE_CHECKING:
@@ -51,17 +53,20 @@ NO_ANSWER = "sent back no answer (the notebook's code got in the way of the grad
 
 
 def job(sub: Submission, pending: list[str], skip: set[int], trials: dict[str, list[Any]],
-        env: dict[str, str], workdir: pathlib.Path, drop: int | None = None,
-        scratch_mb: int | None = None, walls_spec: dict[str, Any] | None = None,
-        processes: int | None = None) -> dict[str, Any]:
+        env: dict[str, str], workdir: pathlib.Path, config: Config, drop: int | None = None,
+        walls_spec: dict[str, Any] | None = None, pids_cgroup: bool = False) -> Job:
     """What the child is sent: ``sub``'s cells (but ``skip``), each exercise of ``pending``
-    with its ``trials`` (``{name: [trial]}``), ``env``, its working folder, the uid to drop
-    to (no walls, as root), the scratch pool's size, the walls (None: none) and the number of
-    processes and threads it may have (RLIMIT_NPROC; None: a pids cgroup bounds them)."""
-    return {"chapter": sub.chapter, "cells": sub.cells, "skip": sorted(skip),
-            "exercises": [{"name": n, "trials": trials[n]} for n in pending],
-            "env": env, "workdir": str(workdir), "drop_to": drop,
-            "scratch_mb": scratch_mb, "walls": walls_spec, "processes": processes}
+    with its ``trials`` (``{name: [trial]}``), ``env``, its working folder, ``config``'s
+    child-side limits, the uid to drop to (no walls, as root) and the walls (None: none);
+    behind the walls, the scratch pool's size and, unless a ``pids_cgroup`` bounds them, the
+    number of processes and threads it may have (RLIMIT_NPROC)."""
+    walled = walls_spec is not None
+    return Job(str(workdir), env, child_limits(config), chapter=sub.chapter,
+               cells=sub.cells, skip=sorted(skip),
+               exercises=[{"name": n, "trials": trials[n]} for n in pending], drop_to=drop,
+               scratch_mb=walls.scratch_mb(config.memory) if walled else None,
+               walls=walls_spec,
+               processes=config.processes if walled and not pids_cgroup else None)
 
 
 def stages(cells: int, skip: set[int], pending: list[str]) -> list[Stage]:
@@ -93,9 +98,9 @@ class Child:
     where the machine has one, its cgroup (``group``, :class:`~.procs.Group`: the kernel's
     bound on its memory and processes)."""
 
-    def __init__(self, zygote: procs.Zygote, job: dict[str, Any], walled: bool,
+    def __init__(self, zygote: procs.Zygote, job: Job, walled: bool,
                  group: procs.Group | None = None) -> None:
-        payload = json.dumps(wire.encode(job)).encode()
+        payload = json.dumps(wire.encode(job.plain())).encode()
         self.zygote, self.group = zygote, group
         self.scratch, self.oom = 0.0, False  # the last scratch reading; killed by the kernel
         self.meter = procs.Meter() if walled else None

@@ -150,8 +150,9 @@ def _stub_modules() -> None:
             del sys.modules[name]
 
 
-def main(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None = None) -> None:
-    """Run ``job`` (decoded); report on ``events_fd``. ``chapters``: stem -> Chapter (the TF
+def main(job: Any, events_fd: int, chapters: dict[str, Any] | None = None) -> None:
+    """Run ``job`` (a :class:`rnnbook.grading.job.Job`, loaded as ``rnnbook_job``); report
+    on ``events_fd``. ``chapters``: stem -> Chapter (the TF
     child, for the exercises' ``call``); None in the NumPy-only child."""
     from rnnbook_wire import encode
 
@@ -166,18 +167,18 @@ def main(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None = 
         _stub_modules()
     namespace = {"__name__": "__main__", "__builtins__": builtins, "get_ipython": _NoIPython}
     sys.argv = ["notebook"]
-    for index, code in enumerate(job["cells"]):
-        if index in job["skip"]:
+    for index, code in enumerate(job.cells):
+        if index in job.skip:
             continue
         emit(cell=index, status="start")
         message = ""
         try:
             exec(compiled(code, index + 1), namespace)  # noqa: S102
         except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
-            message = f"{type(error).__name__}: {said(error, job.get('scratch_mb'))}"[:2000]
+            message = f"{type(error).__name__}: {said(error, job.scratch_mb)}"[:2000]
         emit(cell=index, status="error" if message else "ok", error=message)
 
-    for exercise in job["exercises"]:
+    for exercise in job.exercises:
         name = exercise["name"]
         emit(exercise=name, status="start")
         fn = namespace.get(name)
@@ -194,15 +195,15 @@ def main(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None = 
                 else:
                     from rnnbook.byhand import answer
 
-                    got = answer(chapters[job["chapter"]][name], fn, trial)
+                    got = answer(chapters[job.chapter][name], fn, trial)
                     if isinstance(got, Raised):
                         full = OSError(errno.ENOSPC, got.message)  # the message said again
-                        message = (said(full, job.get("scratch_mb"))[len(str(full)):]
+                        message = (said(full, job.scratch_mb)[len(str(full)):]
                                    if f"[Errno {errno.ENOSPC}]" in got.message else "")
                         got = _as_event(got._replace(message=got.message + message))
                 answers.append(got if isinstance(got, dict) else encode(got))
             except BaseException as error:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ...
-                answers.append(raised(error, job.get("scratch_mb")))
+                answers.append(raised(error, job.scratch_mb))
         emit(exercise=name, status="done", defined=callable(fn), answers=answers)
     emit(finished=True)
     events.close()

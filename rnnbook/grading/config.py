@@ -9,12 +9,16 @@ student's report says when it is hit. Everything else is derived from the fields
 - the bundle's settings: :func:`bundle_settings` (``autograder.json``) and
   :func:`from_settings` (``gradescope.py`` builds its :class:`Config` with it);
 - the limits in force, in the progress line: :meth:`Config.limits_text`;
-- the instructors' *Limits* table: :func:`limits_table`, between :data:`MARKERS` in
+- the child's limits, in each job it is sent (``child=True``): :func:`child_limits`
+  (:class:`rnnbook.grading.job.Job`'s ``limits``; the zygote or the child reads them);
+- the instructors' *Limits* tables: :func:`limits_table` (the options that are limits, then
+  :data:`FIXED`, the limits that are not options), between :data:`MARKERS` in
   ``book/instructors.md`` (``tests/test_config.py`` holds the two equal;
   ``python -m rnnbook.grading.config`` rewrites the page's copy).
 
-A new option is its declaration here and its test (CONTRIBUTING.md, *Adding a grader
-option*).
+A new option is its declaration here and the code that reads it, in the grader or (with
+``child=True``) in the child; ``tests/test_config.py`` fails for an option no code reads
+(CONTRIBUTING.md, *Adding a grader option*).
 """
 import argparse
 import os
@@ -36,9 +40,9 @@ WALLS = ("required", "auto", "off")
 #: Gradescope's visibility of each test's output (its trials): shown at once, never,
 #: after the due date, or once the grades are published
 VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
-#: the lines around the generated options table in book/instructors.md
-MARKERS = ("% BEGIN the options' table: python -m rnnbook.grading.config writes it",
-           "% END the options' table")
+#: the lines around the generated limits' tables in book/instructors.md
+MARKERS = ("% BEGIN the limits' tables: python -m rnnbook.grading.config writes them",
+           "% END the limits' tables")
 
 
 def _chapters() -> tuple[str, ...]:
@@ -54,6 +58,7 @@ class Option:
     help: str  # what it sets, for --help (the default is added)
     unit: str = ""  # argparse's metavar, and the table's: S (seconds), MB, N
     bundle: bool = False  # the Gradescope bundle's autograder.json carries it
+    child: bool = False  # the child enforces it: the job's ``limits`` carry it (job.py)
     limits: str = ""  # a limit: what it limits (its row of the Limits table)
     hit: str = ""  # a limit: what the student's report says when it is hit
     above: float | None = None  # the value must be greater than this ...
@@ -288,8 +293,46 @@ def from_settings(settings: Mapping[str, Any], **fixed: Any) -> Config:
 # --- derived: the instructors' Limits table ----------------------------------------
 
 
+@dataclass(frozen=True)
+class Fixed:
+    """A limit that is not an option: a row of the instructors' table of fixed limits."""
+
+    limit: str
+    default: str
+    limits: str  # what it limits
+    hit: str  # what the student's report says
+    where: str  # "rnnbook/...py NAME": the constant that holds it (tests/test_config.py)
+
+
+#: the limits that are fixed, in the instructors' table
+FIXED = (
+    Fixed("scratch files", "a quarter of `--memory`, at most 256 MB",
+          "`/tmp`, `/dev/shm` and the working folder together",
+          'the write fails: "it wrote more than N MB of scratch files"',
+          "rnnbook/grading/walls.py SCRATCH_MAX"),
+    Fixed("SysV shared memory", "16 segments, 32 MB together", "`shmget` (behind the walls)",
+          "what the code raises (`shmget` fails)", "rnnbook/grading/walls.py SHM_SEGMENTS"),
+    Fixed("open files", "1,024", "descriptors of one process",
+          "what the code raises (`OSError: [Errno 24] Too many open files`)",
+          "rnnbook/grading/zygote.py MAX_FILES"),
+    Fixed("output", "32 MB", "what a notebook prints, or writes into one file",
+          'the write fails: "File too large"', "rnnbook/grading/zygote.py MAX_OUTPUT"),
+    Fixed("an answer", "16 times its trials' inputs, at least 1 MB",
+          "what an exercise sends back, checked before it is decoded",
+          '"sent back more data than its trials allow"; 0',
+          "rnnbook/grading/wire.py answer_bound"),
+    Fixed("the notebook's cells", "5,000", "a submission, read before any of it runs",
+          '"Not graded: ... more than 5,000 cells"; 0', "rnnbook/grading/run.py MAX_CELLS"),
+    Fixed("notes", "20 notes of 500 characters",
+          "what the report says about cells that raised or were skipped (each test's "
+          "feedback: 4,000 characters)", '"... and N more characters"; "And N more notes."',
+          "rnnbook/grading/results.py MAX_NOTES"),
+)
+
+
 def limits_table() -> str:
-    """The *Limits* table: the options that are limits; those the bundle carries."""
+    """The *Limits* tables: the options that are limits (those the bundle carries said
+    after it), then :data:`FIXED`."""
     rows = ["| Option | Default | What it limits | The student's report says |",
             "|---|---|---|---|"]
     bundled = []
@@ -302,7 +345,16 @@ def limits_table() -> str:
     said = textwrap.fill(f"The Gradescope bundle carries {', '.join(bundled)} too: "
                          "`python -m rnnbook.grading.release autograder` takes the "
                          "same flags.", 88)
-    return "\n".join(rows) + f"\n\n{said}"
+    fixed = ["The limits that are fixed:", "",
+             "| Limit | Default | What it limits | The student's report says |",
+             "|---|---|---|---|"]
+    fixed += [f"| {x.limit} | {x.default} | {x.limits} | {x.hit} |" for x in FIXED]
+    return "\n".join(rows) + f"\n\n{said}\n\n" + "\n".join(fixed)
+
+
+def child_limits(config: Config) -> dict[str, int | float]:
+    """The options the child enforces (``child=True``), for the job: ``{name: value}``."""
+    return {f.name: getattr(config, f.name) for f in fields(config) if declared(f).child}
 
 
 def with_limits_table(page: str) -> str:
@@ -315,7 +367,7 @@ def with_limits_table(page: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the options' table into book/instructors.md (``--check``: only compare)."""
+    """Write the limits' tables into book/instructors.md (``--check``: only compare)."""
     parser = argparse.ArgumentParser(prog="python -m rnnbook.grading.config",
                                      description=main.__doc__)
     parser.add_argument("--check", action="store_true", help="write nothing")
@@ -327,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config: error: {error}", file=sys.stderr)
         return 2
     if wanted != page and args.check:
-        print(f"config: {INSTRUCTORS}'s options table differs from config.py's",
+        print(f"config: {INSTRUCTORS}'s limits' tables differ from config.py's",
               file=sys.stderr)
         return 1
     if wanted != page:

@@ -39,7 +39,8 @@ from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
 from rnnbook.grading import attempt, procs, results, similarity, walls, wire
 from rnnbook.grading import roster as rosters
-from rnnbook.grading.config import ROOT, SOLUTIONS, Config
+from rnnbook.grading.config import ROOT, SOLUTIONS, Config, child_limits
+from rnnbook.grading.job import Job
 
 if TYPE_CHECKING:
     import nbformat
@@ -341,8 +342,8 @@ class Run:
         failed = ""
         for kind, zygote in self.zygotes.items():
             spec = self.walls_spec(kind, work, work / f"probe-{kind}")
-            job = {"walls": spec, "probe": True, "env": self.env("/tmp"),
-                   "workdir": spec["cwd"]}
+            job = Job(spec["cwd"], self.env("/tmp"), child_limits(self.config), walls=spec,
+                      probe=True)
             why = self._probe(zygote, job)
             if why:
                 failed = why
@@ -395,10 +396,10 @@ class Run:
         _lock_bytecode()
         return "; submissions run as nobody"
 
-    def _probe(self, zygote: procs.Zygote, job: dict[str, Any]) -> str:
+    def _probe(self, zygote: procs.Zygote, job: Job) -> str:
         r, w = os.pipe()
         try:
-            token, _ = zygote.spawn(json.dumps(wire.encode(job)).encode(), w)
+            token, _ = zygote.spawn(json.dumps(wire.encode(job.plain())).encode(), w)
         except procs.ZygoteError as error:
             os.close(r)
             os.close(w)
@@ -488,10 +489,9 @@ class Run:
         if not walled:
             attempt.make_workdir(workdir, drop)
         job = attempt.job(sub, pending, skip, {n: self.trials[(sub.chapter, n)] for n in pending},
-                          self.env(workdir), workdir, drop,
-                          walls.scratch_mb(self.config.memory) if walled else None,
+                          self.env(workdir), workdir, self.config, drop,
                           self.walls_spec(kind, workdir.parent, workdir) if walled else None,
-                          self.config.processes if walled and not self.cgroups else None)
+                          pids_cgroup=bool(self.cgroups))
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
         group = (self.cgroups.group(self.config.memory, self.config.processes)

@@ -80,7 +80,7 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
     """Import what the children need; returns the chapters (tf) or None (numpy)."""
     sys.path[:] = [args[0]] + [p for p in sys.path if p != HERE]  # NumPy only, or the root
     _plaindata(kind)  # before the child, which uses it
-    for name in ("wire", "walls", "child"):
+    for name in ("wire", "walls", "job", "child"):
         _load(f"rnnbook_{name}", f"{name}.py")
     _ipython_transformer(os.environ.get(IPYTHON, ""))
     _load("rnnbook_environment", os.path.join("..", "environment.py"))
@@ -298,12 +298,12 @@ def keeper(token: int, events_fd: int, job_fd: int, meter_fd: int | None, sock: 
             data += chunk
         os.close(job_fd)
         wire, walls = sys.modules["rnnbook_wire"], sys.modules["rnnbook_walls"]
-        job = wire.decode(json.loads(bytes(data)), budget=MAX_JOB, dicts=True)
+        job = sys.modules["rnnbook_job"].Job.read(
+            wire.decode(json.loads(bytes(data)), budget=MAX_JOB, dicts=True))
         del data
-        spec = job.get("walls")
-        if spec:
+        if job.walls:
             walls.unshare()
-            pool = walls.raise_walls(spec)
+            pool = walls.raise_walls(job.walls)
     except Exception as error:  # noqa: BLE001 - the grader reads why
         _fatal(events_fd, f"could not build the sandbox's walls: {error}")
         os._exit(walls_failed())
@@ -323,17 +323,17 @@ def walls_failed() -> int:
     return sys.modules["rnnbook_walls"].FAILED
 
 
-def worker(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None) -> None:
+def worker(job: Any, events_fd: int, chapters: dict[str, Any] | None) -> None:
     """The child proper: behind the walls, limited, in its working folder (never returns)."""
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         walls = sys.modules["rnnbook_walls"]
-        if job.get("walls"):
+        if job.walls:
             walls.enter()
-            if job.get("probe"):
-                walls.verify(job["walls"])
+            if job.probe:
+                walls.verify(job.walls)
                 os._exit(0)
-        os.chdir(job["workdir"])
+        os.chdir(job.workdir)
         log = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         os.dup2(log, 1)
         os.dup2(log, 2)
@@ -343,16 +343,16 @@ def worker(job: dict[str, Any], events_fd: int, chapters: dict[str, Any] | None)
         os.close(null)
         resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
         _cap(resource.RLIMIT_NOFILE, MAX_FILES)  # memfds are counted one by one: not millions
-        if job.get("processes"):  # no pids cgroup: counted in the child's own user namespace
-            _cap(resource.RLIMIT_NPROC, job["processes"])
+        if job.processes:  # no pids cgroup: counted in the child's own user namespace
+            _cap(resource.RLIMIT_NPROC, job.processes)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-        if job.get("drop_to") is not None:  # root without walls: the submission runs as nobody
+        if job.drop_to is not None:  # root without walls: the submission runs as nobody
             os.setgroups([])
-            os.setgid(job["drop_to"])
-            os.setuid(job["drop_to"])
+            os.setgid(job.drop_to)
+            os.setuid(job.drop_to)
         os.environ.clear()
-        os.environ.update(job["env"])
+        os.environ.update(job.env)
     except Exception as error:  # noqa: BLE001
         _fatal(events_fd, f"could not build the sandbox's walls: {error}")
         os._exit(walls_failed())
