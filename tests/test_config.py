@@ -277,4 +277,6 @@ def test_every_fixed_limit_names_the_constant_that_holds_it():
                          (ROOT / path).read_text(), re.MULTILINE), (
             f"the fixed limit '{fixed.limit}': {path} has no {name} (an option now? "
             "remove its row from config.FIXED)")
+        uses = len(re.findall(rf"\b{name}\b", (ROOT / path).read_text()))
+        assert uses >= 2, f"{path}'s {name} is used nowhere: is '{fixed.limit}' an option?"
         assert not any(flag in fixed.default for flag in flags - {"--memory"}), fixed
