@@ -391,6 +391,17 @@ def test_a_real_child_over_its_cells_time_limit_or_memory(zygote, tmp_path):
     assert skipped == ["cell 2 went over the memory limit of 150 MB; it was skipped"]
 
 
+def test_a_real_child_keeps_the_output_limit_its_job_carries(zygote, tmp_path):
+    """--max-output reaches the child in its job: a file over it cannot be written."""
+    cells = ["open('big', 'wb').write(b'x' * (2 * 2**20))",
+             "def f(x):\n    return x\n"]
+    *_, notes = attempt_once(zygote, tmp_path, cells, TWO, config.Config(max_output=1))
+    assert notes == ["cell 1 raised OSError: [Errno 27] File too large"]
+    *_, notes = attempt_once(zygote, tmp_path, cells, TWO, config.Config(max_output=3),
+                             folder="again")
+    assert notes == []
+
+
 def test_a_real_child_whose_folder_cannot_be_entered_says_its_walls_failed(zygote, tmp_path):
     stop, answers, *_, status, _ = attempt_once(zygote, tmp_path, ["x = 1"], TWO,
                                                 folder=None)

@@ -120,6 +120,10 @@ class Config:
         32, "MB of a submission's file", unit="MB", bundle=True, above=0,
         limits="the notebook file, read before any of it runs",
         hit='"Not graded: ... larger than MB MB"; 0')
+    max_output: int = option(
+        32, "MB a submission may print, or write into one file", unit="MB", bundle=True,
+        above=0, child=True, limits="what a notebook prints, or writes into one file",
+        hit="the write fails: `OSError: [Errno 27] File too large`")
     workers: int = option(
         os.cpu_count() or 1, "submissions graded at once", unit="K", above=0,
         shown="the number of cores")
@@ -315,8 +319,6 @@ FIXED = (
     Fixed("open files", "1,024", "descriptors of one process",
           "what the code raises (`OSError: [Errno 24] Too many open files`)",
           "rnnbook/grading/zygote.py MAX_FILES"),
-    Fixed("output", "32 MB", "what a notebook prints, or writes into one file",
-          'the write fails: "File too large"', "rnnbook/grading/zygote.py MAX_OUTPUT"),
     Fixed("an answer", "16 times its trials' inputs, at least 1 MB",
           "what an exercise sends back, checked before it is decoded",
           '"sent back more data than its trials allow"; 0',

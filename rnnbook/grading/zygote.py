@@ -52,7 +52,6 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 MAX_JOB = 512 * 2**20
-MAX_OUTPUT = 32 * 2**20  # bytes the submission may print, or write into one file
 MAX_FILES = 1024  # descriptors a child may hold open
 IPYTHON = "RNNBOOK_IPYTHON"  # in the environment: IPython's folder, for its cell transformer
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -341,7 +340,8 @@ def worker(job: Any, events_fd: int, chapters: dict[str, Any] | None) -> None:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
+        output = job.limits["max_output"] * 2**20  # bytes it may print, or write into a file
+        resource.setrlimit(resource.RLIMIT_FSIZE, (output, output))
         _cap(resource.RLIMIT_NOFILE, MAX_FILES)  # memfds are counted one by one: not millions
         if job.processes:  # no pids cgroup: counted in the child's own user namespace
             _cap(resource.RLIMIT_NPROC, job.processes)
