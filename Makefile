@@ -13,9 +13,13 @@ OUT ?= _build/grades
 # is the repository the book points to; default _config.yml's repository.url.
 EDITION ?= self-study
 REPOSITORY ?=
-# `make autograder` settings: CHAPTER (required) is the assignment; SEED (optional) one seed for all.
+# `make autograder` settings: CHAPTER (required) is the assignment; SEED (optional) one seed
+# for all; VISIBILITY; OPTIONS: any other option the bundle carries, as its flags
+# (OPTIONS="--max-output 16 --timeout 20"; `python -m rnnbook.grading.release autograder -h`).
 CHAPTER ?=
 SEED ?=
+VISIBILITY ?=
+OPTIONS ?=
 # One exercise or one notebook (CONTRIBUTING.md): `make exercise-check EXERCISE=1.7` (or
 # STEM=01-basic-rnn-cell), `make execute STEM=01-basic-rnn-cell`; JOBS: pytest-xdist workers.
 EXERCISE ?=
@@ -40,6 +44,7 @@ help:
 	@echo "                 STEM=<stem>: only that chapter's book/ and solutions/ copies"
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
 	@echo "make autograder  Gradescope bundle _build/autograder.zip CHAPTER=<stem> [SEED=<n>] [VISIBILITY=<v>]"
+	@echo "                 [OPTIONS='--<option> <value> ...']: any other option the bundle carries"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "                 REPOSITORY=<url>: the course's repository its Colab cells install from"
 	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
@@ -91,7 +96,7 @@ autograder: $(STAMP)
 	@test -n "$(CHAPTER)" || { echo "make: give the assignment's chapter: make autograder CHAPTER=01-basic-rnn-cell" >&2; exit 2; }
 	$(BIN)/python -m rnnbook.grading.release autograder --out _build/autograder.zip \
 		--chapter $(CHAPTER) $(if $(SEED),--seed $(SEED)) \
-		$(if $(VISIBILITY),--visibility $(VISIBILITY))
+		$(if $(VISIBILITY),--visibility $(VISIBILITY)) $(OPTIONS)
 
 release: $(STAMP)
 	$(BIN)/python -m rnnbook.grading.release learners --out _build/release \

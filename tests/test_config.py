@@ -148,6 +148,7 @@ def test_gradescope_passes_the_whole_config_to_the_grader(tmp_path, monkeypatch)
     assert report.output.startswith("Not graded: the autograder wrote no report")
     assert [(c.processes, c.memory, c.chapter, c.workers) for c in seen] == [
         (64, 900, STEM, 1)]
+    assert seen == [gradescope.settings(tmp_path / "source")]  # every option, as it is
 
     write_settings(tmp_path, {"chapter": STEM, "processes": 8})
     report = gradescope.run(tmp_path)

@@ -120,6 +120,11 @@ class Config:
         32, "MB of a submission's file", unit="MB", bundle=True, above=0,
         limits="the notebook file, read before any of it runs",
         hit='"Not graded: ... larger than MB MB"; 0')
+    max_cells: int = option(
+        5000, "cells of a submission's notebook", unit="N", bundle=True, above=0,
+        limits="the notebook's cells, counted before any of it runs (reading a notebook "
+               "costs the grader's own time in its number of cells)",
+        hit='"Not graded: ... more than N cells (N)"; 0')
     max_output: int = option(
         32, "MB a submission may print, or write into one file", unit="MB", bundle=True,
         above=0, child=True, limits="what a notebook prints, or writes into one file",
@@ -323,8 +328,6 @@ FIXED = (
           "what an exercise sends back, checked before it is decoded",
           '"sent back more data than its trials allow"; 0',
           "rnnbook/grading/wire.py answer_bound"),
-    Fixed("the notebook's cells", "5,000", "a submission, read before any of it runs",
-          '"Not graded: ... more than 5,000 cells"; 0', "rnnbook/grading/run.py MAX_CELLS"),
     Fixed("notes", "20 notes of 500 characters",
           "what the report says about cells that raised or were skipped (each test's "
           "feedback: 4,000 characters)", '"... and N more characters"; "And N more notes."',

@@ -32,7 +32,7 @@ import zipfile
 from typing import Any
 
 from rnnbook import checks, generate, source
-from rnnbook.grading import config
+from rnnbook.grading import config, run
 from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS
 from rnnbook.grading.gradescope import SETTINGS
 from rnnbook.grading.walls import INSTRUCTOR, STUBBED
@@ -104,16 +104,6 @@ def _source_notebooks() -> list[pathlib.Path]:
     return paths
 
 
-def bundled_exercise_cells() -> dict[str, list[dict[str, object]]]:
-    """``{stem: [ExerciseCell as dict]}`` from solutions/ (a broken header fails here)."""
-    table = {}
-    for path in _source_notebooks():
-        cells = source.exercises(source.read(path), str(path))
-        if path.stem in checks.CHAPTERS:
-            table[path.stem] = [dataclasses.asdict(c) for c in cells]
-    return table
-
-
 def _add(bundle: zipfile.ZipFile, name: str, data: bytes | str,
          executable: bool = False) -> None:
     """One file in the zip, with fixed date and mode: the same sources give the same bytes."""
@@ -138,7 +128,13 @@ def autograder(out: str | pathlib.Path, chapter: str | None,
         bundled = config.from_settings({**settings, "chapter": chapter})
     except ValueError as error:
         raise source.SourceError(str(error)) from None
-    table = bundled_exercise_cells()
+    try:  # the grader's own table (run.exercise_cells), as exercises.json holds it
+        table = {stem: [dataclasses.asdict(c) for c in cells]
+                 for stem, cells in run.exercise_cells().items()}
+    except run.GradeError as error:
+        raise source.SourceError(str(error)) from None
+    if chapter not in table:
+        raise source.SourceError(f"{SOLUTIONS / chapter}.ipynb: no such notebook")
     out = pathlib.Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".part")

@@ -47,9 +47,6 @@ if TYPE_CHECKING:
 
     from rnnbook.exercise import Case, Exercise
 
-#: cells of a submission: reading and checking a notebook costs the grader's own process time
-#: in the number of its cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies
-MAX_CELLS = 5000
 #: a child's thread pools, one thread each: --workers children share the cores
 ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
 NOBODY = 65534
@@ -82,7 +79,9 @@ def _stderr() -> TextIO:
 
 def exercise_cells(table_file: str | os.PathLike[str] | None = None
                    ) -> dict[str, list[source.ExerciseCell]]:
-    """``{stem: [ExerciseCell]}`` for every chapter, from solutions/ or a table file."""
+    """``{stem: [ExerciseCell]}`` for every chapter, from solutions/ or a table file: the one
+    table of an exercise's cells, the grader's and the Gradescope bundle's (``release.py``
+    writes it as ``exercises.json``, each cell a dict of its fields)."""
     if table_file:
         data = json.loads(pathlib.Path(table_file).read_text())
         return {stem: [source.ExerciseCell(**cell) for cell in cells]
@@ -168,9 +167,10 @@ def plain_trials(ex: Exercise, cases: list[Case]) -> list[dict[str, Any]] | None
 
 def load_submission(sub: results.Submission, forced: str | None,
                     cells: dict[str, list[source.ExerciseCell]],
-                    max_mb: int = Config.max_notebook) -> results.Submission:
-    """Read ``sub.path`` (only read: never written), of at most ``max_mb`` MB;
-    ``sub.error`` says why it cannot be graded."""
+                    max_mb: int = Config.max_notebook,
+                    max_cells: int = Config.max_cells) -> results.Submission:
+    """Read ``sub.path`` (only read: never written), of at most ``max_mb`` MB and
+    ``max_cells`` cells; ``sub.error`` says why it cannot be graded."""
     sub.chapter = forced or ""  # a file that cannot be read still counts in its chapter
     try:
         info = os.stat(sub.path)
@@ -178,7 +178,7 @@ def load_submission(sub: results.Submission, forced: str | None,
             raise GradeError("not a regular file")
         if info.st_size > max_mb * 2**20:
             raise GradeError(f"larger than {max_mb} MB")
-        _count_cells(sub.path)
+        _count_cells(sub.path, max_cells)
         nb = source.read(sub.path)
         sub.chapter = which_chapter(nb, forced, cells)
     except source.SourceError as error:
@@ -192,16 +192,18 @@ def load_submission(sub: results.Submission, forced: str | None,
     return sub
 
 
-def _count_cells(path: pathlib.Path) -> None:
-    """Refuse a notebook of more than :data:`MAX_CELLS` cells before it is checked cell by
-    cell (the count is one JSON parse: a file that is not JSON is left to the full read)."""
+def _count_cells(path: pathlib.Path, max_cells: int) -> None:
+    """Refuse a notebook of more than ``max_cells`` cells before it is checked cell by cell:
+    reading and checking a notebook costs the grader's own process time in the number of its
+    cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies (the count is one
+    JSON parse: a file that is not JSON is left to the full read)."""
     try:
         with open(path, "rb") as f:
             cells = json.load(f).get("cells")
     except (ValueError, AttributeError, RecursionError):
         return
-    if isinstance(cells, list) and len(cells) > MAX_CELLS:
-        raise GradeError(f"more than {MAX_CELLS:,} cells ({len(cells):,})")
+    if isinstance(cells, list) and len(cells) > max_cells:
+        raise GradeError(f"more than {max_cells:,} cells ({len(cells):,})")
 
 
 def find_notebooks(paths: Sequence[str | pathlib.Path]) -> list[pathlib.Path]:
@@ -249,7 +251,8 @@ class Run:
         self.subs = [results.Submission(path=p, name=n)
                      for p, n in zip(paths, results.names(paths), strict=True)]
         for sub in self.subs:
-            load_submission(sub, config.chapter, self.cells, config.max_notebook)
+            load_submission(sub, config.chapter, self.cells, config.max_notebook,
+                            config.max_cells)
             if sub.chapter and sub.chapter not in self.cells and not sub.error:
                 sub.error = f"{sub.path}: chapter {sub.chapter} has no exercises here"
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
