@@ -20,8 +20,8 @@ CHAPTER ?=
 SEED ?=
 VISIBILITY ?=
 OPTIONS ?=
-# One exercise or one notebook (CONTRIBUTING.md): `make exercise-check EXERCISE=1.7` (or
-# STEM=01-basic-rnn-cell), `make execute STEM=01-basic-rnn-cell`; JOBS: pytest-xdist workers.
+# One exercise or one notebook (CONTRIBUTING.md): `make exercise-check EXERCISE=rnn_step`
+# (its function's name, or its number: EXERCISE=1.3; or STEM=01-basic-rnn-cell), `make execute STEM=01-basic-rnn-cell`; JOBS: pytest-xdist workers.
 EXERCISE ?=
 STEM ?=
 JOBS ?= auto
@@ -37,7 +37,8 @@ help:
 	@echo "                 EDITION=course REPOSITORY=<the course's>: no solutions, no page"
 	@echo "                 for instructors, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
-	@echo "make exercise-check EXERCISE=N.K  one exercise's tests, its 200-seed sweep, nbval of"
+	@echo "make exercise-check EXERCISE=N.K  one exercise's tests (EXERCISE=<function name> too),"
+	@echo "                 its 200-seed sweep, nbval of"
 	@echo "                 its notebook (STEM=<stem>: every exercise of one notebook; JOBS=0: one process)"
 	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import sys
 from typing import Any
 
@@ -120,13 +121,78 @@ def text(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
 
 
+#: an exercise cited by number in a notebook's prose: "Exercise 2.4", "Exercises 4.1 to 4.5",
+#: "Exercises 3.1 and 3.5", and a title "## Exercise 1.5:"
+CITED = re.compile(r"(Exercises? )(\d+\.\d+)((?: (?:to|and) )(\d+\.\d+))?")
+
+
+def numbering(nb: nbformat.NotebookNode, chapter: int, where: str) -> dict[str, str]:
+    """``{number in the headers: number by position}`` of ``nb``'s exercises (chapter
+    ``chapter``): the K-th header is N.K, whatever number it was written with. A new
+    exercise's header may say any number not used in the chapter (``# Exercise 1.99``)."""
+    said = [cell.number for cell in source.exercises(nb, where)]
+    twice = sorted({n for n in said if said.count(n) > 1})
+    if twice:
+        raise source.SourceError(f"{where}: two exercises' headers say {', '.join(twice)}: "
+                                 "write a number the chapter does not use in the new one's "
+                                 "header (e.g. 99): `make notebooks` renumbers them by place")
+    return {n: f"{chapter}.{k}" for k, n in enumerate(said, 1)}
+
+
+def renumbered(text_: str, numbers: dict[str, str], header: bool) -> str:
+    """``text_`` with each exercise number of ``numbers`` changed to its place: a code
+    cell's header ``# Exercise N.K (`` (``header``), or every citation and title
+    ``Exercise N.K`` of a markdown cell."""
+    def cited(m: re.Match[str]) -> str:
+        first = numbers.get(m[2], m[2])
+        return m[1] + first + (m[3].replace(m[4], numbers.get(m[4], m[4])) if m[3] else "")
+
+    if header:  # only the header (a code cell's citations are the learner's code)
+        return source.HEADER_NUMBER.sub(
+            lambda m: m[1] + numbers.get(m[2], m[2]) + m[3], text_, count=1)
+    return CITED.sub(cited, text_)
+
+
+def renumber(solutions_dir: str | os.PathLike[str], check: bool = False
+             ) -> list[pathlib.Path]:
+    """Number every chapter's exercises by their place in ``solutions/NN-*.ipynb``: the
+    headers, and the titles and citations ``Exercise N.K`` in the markdown of every chapter's
+    solutions notebook and book page (``book/NN-*.ipynb``), so no one renumbers by hand when
+    an exercise is inserted. Returns the paths written (with ``check``: that would be)."""
+    solutions = sorted(pathlib.Path(solutions_dir).glob("[0-9]*.ipynb"))
+    numbers: dict[str, str] = {}
+    for path in solutions:
+        numbers |= {old: new for old, new in
+                    numbering(source.read(path), int(path.name.split("-")[0]),
+                              str(path)).items() if old != new}
+    if not numbers:
+        return []
+    book = pathlib.Path(solutions_dir).parent / "book"
+    changed = []
+    for target in [*solutions, *sorted(book.glob("[0-9]*.ipynb"))]:
+        page = source.read(target)
+        for cell in page.cells:
+            if cell.cell_type != "code":
+                cell.source = renumbered(cell.source, numbers, header=False)
+            elif target in solutions and source.HEADER.match(cell.source.split("\n", 1)[0]):
+                cell.source = renumbered(cell.source, numbers, header=True)
+        if text(page) != target.read_text():
+            changed.append(target)
+            if not check:
+                target.write_text(text(page))
+    return changed
+
+
 def generate(solutions_dir: str | os.PathLike[str], notebooks_dir: str | os.PathLike[str],
              check: bool = False) -> list[pathlib.Path]:
-    """Write (or with ``check``, compare) every learner notebook; returns the stale paths."""
-    stale = []
+    """Write (or with ``check``, compare) every learner notebook, the exercises numbered by
+    their place first (:func:`renumber`); returns the stale paths."""
     sources = sorted(pathlib.Path(solutions_dir).glob("*.ipynb"))
     if not sources:
         raise source.SourceError(f"{solutions_dir}: no .ipynb files to generate from")
+    stale = renumber(solutions_dir, check)
+    if stale and check:
+        return stale
     for path in sources:
         wanted = text(learner_copy(source.read(path), str(path)))
         target = pathlib.Path(notebooks_dir) / path.name

@@ -36,6 +36,8 @@ HEADER = re.compile(
     r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?, "
     r"(?:(?P<parts>\d+) parts, )?(?P<kind>by hand|API)\)\s*$"
 )
+#: a header's number, for renumbering: ``# Exercise `` + N.K + `` (``
+HEADER_NUMBER = re.compile(r"^(# Exercise )(\d+\.\d+)( \()")
 KINDS = ("by hand", "API")
 DEF = re.compile(r"^def (?P<name>\w+)\(", re.MULTILINE)
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"

@@ -1,6 +1,7 @@
 """One exercise or one chapter notebook at a time: ``make exercise-check`` and ``make execute``.
 
     python scripts/focus.py check --exercise 1.7      # make exercise-check EXERCISE=1.7
+    python scripts/focus.py check --exercise rnn_step # make exercise-check EXERCISE=rnn_step
     python scripts/focus.py check --stem 01-basic-rnn-cell   # make exercise-check STEM=...
     python scripts/focus.py execute --stem 01-basic-rnn-cell # make execute STEM=...
     python scripts/focus.py execute                          # make execute (every notebook)
@@ -11,15 +12,17 @@ tests/test_sweep.py), the NumPy reference and backward passes against TensorFlow
 (tests/test_reference.py, tests/test_backward.py), the chapter's own tests that name it
 (tests/test_chNN*.py), the learner copy and book/mistakes.md in sync with solutions/
 (tests/test_generate.py), the learner notebook run in a kernel (tests/test_notebooks.py), the
-counts its pages state (tests/test_counts.py), the 88-character lines (tests/test_book.py), and
+counts its pages state (tests/test_counts.py), the 88-character lines (tests/test_book.py), every
+"Exercise N.K name" reference against the headers (tests/test_exercise_names.py), and
 nbval over ``solutions/<stem>.ipynb``: every test CONTRIBUTING.md's step 6 names
 (tests/test_makefile.py holds the two to each other). The selection is ``--focus`` in
 tests/conftest.py. ``execute``
 re-runs ``book/<stem>.ipynb`` and ``solutions/<stem>.ipynb`` (without ``--stem``: every
 chapter notebook of both) and stores their outputs, with nothing volatile (``NBCONVERT``).
 
-An exercise is found from its header in ``solutions/NN-*.ipynb`` (read by rnnbook.source, the
-authority on the header's format). A bad value gets one line and exit status 2.
+An exercise (its number or its function's name) is found from its header in
+``solutions/NN-*.ipynb`` (read by rnnbook.source, the authority on the header's format). A bad
+value gets one line and exit status 2.
 """
 import argparse
 import pathlib
@@ -32,7 +35,8 @@ SOLUTIONS, BOOK = ROOT / "solutions", ROOT / "book"
 #: the test files ``check`` runs (the conftest's --focus keeps what concerns the exercise)
 TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_reference.py",
          "tests/test_backward.py", "tests/test_mistake_models.py", "tests/test_generate.py",
-         "tests/test_notebooks.py", "tests/test_counts.py", "tests/test_book.py")
+         "tests/test_notebooks.py", "tests/test_counts.py", "tests/test_book.py",
+         "tests/test_exercise_names.py")
 NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
 #: nbconvert's run of ``execute``, the one place its options are written. A run stores only what
 #: changed: no ``metadata.execution`` timestamps in each cell (``record_timing``), and printed
@@ -60,21 +64,20 @@ def stem_of(stem):
 
 
 def exercise_of(number):
-    """``(stem, function name)`` of exercise ``number`` ("1.7"), from the solutions' headers."""
-    from rnnbook import source  # reads the headers; its HEADER is the format's one definition
-
+    """``(stem, function name)`` of exercise ``number`` ("1.7") or of the exercise whose
+    function is ``number`` ("rnn_step"), from the solutions' headers."""
+    if re.fullmatch(r"[A-Za-z_]\w*", number):
+        return exercise_named(number)
     if not re.fullmatch(r"\d+\.\d+", number):
-        raise Refused(f"EXERCISE={number!r}: give an exercise number such as 1.7 (chapter.number)")
+        raise Refused(f"EXERCISE={number!r}: give an exercise number such as 1.7 "
+                      "(chapter.number) or its function's name")
     chapter = int(number.split(".")[0])
     found = [s for s in stems() if int(s.split("-")[0]) == chapter]
     if not found:
         raise Refused(f"EXERCISE={number}: no chapter {chapter} in solutions/ (its notebooks: "
                       + ", ".join(stems()) + ")")
     stem = found[0]
-    try:
-        cells = source.exercises(source.read(SOLUTIONS / f"{stem}.ipynb"), f"solutions/{stem}")
-    except source.SourceError as error:
-        raise Refused(str(error)) from None
+    cells = exercise_cells(stem)
     for cell in cells:
         if cell.number == number:
             return stem, cell.name
@@ -83,16 +86,37 @@ def exercise_of(number):
                   f"header (it has {have}); see CONTRIBUTING.md")
 
 
+def exercise_cells(stem):
+    """The exercises of ``solutions/<stem>.ipynb``."""
+    from rnnbook import source  # reads the headers; its HEADER is the format's one definition
+
+    try:
+        return source.exercises(source.read(SOLUTIONS / f"{stem}.ipynb"), f"solutions/{stem}")
+    except source.SourceError as error:
+        raise Refused(str(error)) from None
+
+
+def exercise_named(name):
+    """``(stem, name)`` of the exercise whose function is ``name``."""
+    for stem in stems():
+        if any(cell.name == name for cell in exercise_cells(stem)):
+            return stem, name
+    raise Refused(f"EXERCISE={name}: no exercise of solutions/ defines {name} (give its "
+                  "function's name, or its number such as 1.7)")
+
+
 def target(exercise, stem):
     """``(stem, function or "")`` asked for by exactly one of EXERCISE and STEM."""
     exercise, stem = (exercise or "").strip(), (stem or "").strip()
     if exercise and stem:
-        raise Refused("give EXERCISE=N.K or STEM=<notebook stem>, not both")
+        raise Refused("give EXERCISE=N.K (or its function's name) or STEM=<notebook stem>, "
+                      "not both")
     if exercise:
         return exercise_of(exercise)
     if stem:
         return stem_of(stem), ""
-    raise Refused("give EXERCISE=N.K (e.g. EXERCISE=1.7) or STEM=<notebook stem> (one of: "
+    raise Refused("give EXERCISE=N.K or a name (e.g. EXERCISE=1.7, EXERCISE=rnn_step) or "
+                  "STEM=<notebook stem> (one of: "
                   + ", ".join(stems()) + ")")
 
 
@@ -118,7 +142,8 @@ def execute_command(stem, python=sys.executable):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="scripts/focus.py", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=("check", "execute"))
-    parser.add_argument("--exercise", default="", help="an exercise number, e.g. 1.7")
+    parser.add_argument("--exercise", default="",
+                        help="an exercise's number or function name, e.g. 1.7 or rnn_step")
     parser.add_argument("--stem", default="", help="a chapter notebook's stem")
     parser.add_argument("--jobs", default="auto", help="pytest-xdist workers (0: one process)")
     parser.add_argument("--dry-run", action="store_true", help="print the command, run nothing")
@@ -138,7 +163,7 @@ def main(argv=None):
     except Refused as refused:
         print(f"make: {refused}", file=sys.stderr)
         return 2
-    what = f"Exercise {args.exercise} `{function}` of {stem}" if function else stem
+    what = f"exercise `{function}` of {stem}" if function else stem
     print(f"{args.action}: {what}\n  {' '.join(command)}", file=sys.stderr)
     if args.dry_run:
         return 0

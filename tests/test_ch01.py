@@ -32,7 +32,7 @@ def outcome(name, fn, seed=0):
 
 
 def test_a_cell_has_no_variables_before_its_first_call():
-    """The 2017 symptom, and what Exercise 1.4 asks learners to handle."""
+    """The 2017 symptom, and what read_cell_weights asks learners to handle."""
     cell = v1.nn.rnn_cell.BasicRNNCell(3)
     assert cell.variables == []
     with pytest.raises(AttributeError):

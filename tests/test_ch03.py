@@ -5,7 +5,8 @@ The generic tests (solution passes, stub fails, every mistake named on 200 seeds
 tests/test_checks.py and tests/test_sweep.py. Here: ``run_keras_lstm`` computes what Keras 3's
 LSTM documents (gate order i, f, g, o, state [h, c], chunks through one stateful layer); the port
 oracles really prove their expected weights against the TF1 cell, so a wrong expectation raises
-instead of grading learners against it; the cells that 3.2 and 3.6 hand out carry the trial's
+instead of grading learners against it; the cells that step_lstm_cell and port_to_keras hand out
+carry the trial's
 weights, forget_bias and state form, also when one cached cell serves many trials.
 """
 import numpy as np
@@ -125,7 +126,7 @@ def test_port_to_keras_hands_out_a_real_state_tuple_and_the_trials_forget_bias()
 
 
 def test_the_cell_really_uses_the_forget_bias_it_reports():
-    """3.6 sets forget_bias on a cached cell: the cell must compute with it, not only report it."""
+    """port_to_keras sets forget_bias on a cached cell: the cell must compute with it, not only report it."""
     case = ch03.CHAPTER.cases("port_to_keras", 0)[0]
     cell, state = _handed("port_to_keras", case)
     x = case["inputs"][:, 0]

@@ -23,7 +23,7 @@ def outcome(name, fn, seed):
                     [answer(ex, fn, c) for c in cases])
 
 
-# --- 4.6: the session-backed run_chunk ------------------------------------------------------
+# --- stream_in_chunks: the session-backed run_chunk -----------------------------------------------
 
 
 def test_run_chunk_is_the_real_graph_with_the_trials_weights():
@@ -130,7 +130,7 @@ def test_stream_designs_tell_the_mistakes_apart():
     assert any(len({d["L"], 2, d["B"], d["H"]}) == 4 for d in designs)
 
 
-# --- 4.7 and 4.8: the Keras layers ----------------------------------------------------------
+# --- drive_stateful and serve_at_batch_1: the Keras layers ----------------------------------------
 
 
 def test_compiled_layer_is_a_stateful_keras_lstm_with_the_same_numbers():
@@ -265,7 +265,8 @@ def test_predict_on_a_partial_last_batch_does_what_the_chapter_says(batch, sampl
 
 
 def test_a_handed_over_layer_gives_the_same_numbers_eager_then_compiled():
-    """The layers 4.7 and 4.8 hand over run their first ``EAGER_CALLS`` calls eagerly (a grading
+    """The layers drive_stateful and serve_at_batch_1 hand over run their first ``EAGER_CALLS``
+    calls eagerly (a grading
     child calls each a few times: tracing would cost more), then as one ``tf.function`` (the
     sweeps call one cached layer thousands of times); the state carries across the switch."""
     rng = np.random.default_rng(0)
@@ -300,20 +301,20 @@ def test_designs_hold_a_first_a_second_and_a_last_that_differ():
                     ch04.STREAM_DESIGNS):  # layers 0, 1 and L - 1
         assert any(d["L"] >= 3 for d in designs)
         assert any(d["L"] == 1 for d in designs) or designs is ch04.STREAM_DESIGNS
-    # 4.5's three layers read the layer below (D == H), so a wrong second layer shows
+    # stacked_step's three layers read the layer below (D == H), so a wrong second layer shows
     assert any(d["L"] >= 3 and d["square"] for d in ch04.STACK_DESIGNS)
     assert any(d["n"] >= 3 for d in ch04.BATCH_DESIGNS)  # batches 0, 1 and n - 1
     assert any(len(d["starts"]) >= 3 for d in ch04.DRIVE_DESIGNS)
     for d in ch04.STREAM_DESIGNS:  # chunks 0, 1 and the last one
         assert len(_chunks(d["T"], d["chunk"])) >= 3
     assert any(d["T"] % d["chunk"] for d in ch04.STREAM_DESIGNS)  # a last chunk shorter
-    # 4.8: a row neither the first nor the last, and a batch of one row (first and last)
+    # serve_at_batch_1: a row neither the first nor the last, and a batch of one row (first and last)
     assert any(0 < d["row"] < d["B"] - 1 for d in ch04.SERVE_DESIGNS)
     assert any(d["B"] == 1 for d in ch04.SERVE_DESIGNS)
 
 
 def test_reset_designs_end_the_first_and_the_last_row():
-    """4.3: a one-row batch whose row ends (row 0 is the last row: a loop that skips the first
+    """reset_ended: a one-row batch whose row ends (row 0 is the last row: a loop that skips the first
     or the last row fails there) and batches of three or more rows where some rows end."""
     assert any(d["B"] == 1 and d["ended"] == "all" for d in ch04.RESET_DESIGNS)
     assert any(d["B"] >= 3 and d["ended"] == "some" for d in ch04.RESET_DESIGNS)
@@ -321,7 +322,7 @@ def test_reset_designs_end_the_first_and_the_last_row():
 
 @pytest.mark.parametrize("fn", [learners.stream_tuple_back])
 def test_a_final_state_left_as_the_sessions_tuple_is_refused_and_named(fn):
-    """4.6's type is part of its answer: the session's tuple of LSTMStateTuple holds the same
+    """stream_in_chunks's type is part of its answer: the session's tuple of LSTMStateTuple holds the same
     numbers as the packed array, and is not one array."""
     result = outcome("stream_in_chunks", fn, 0)
     assert not result.passed and result.share == 0

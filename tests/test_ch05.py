@@ -48,7 +48,7 @@ def test_keras_cell_holds_the_ported_tf1_cell():
 
 
 def test_cell_clip_bites_and_spares_in_every_trial_set():
-    """Each seed's trials of 5.8 hold entries where cell_clip clips c' and entries where it
+    """Each seed's trials of lstm_cell_backward hold entries where cell_clip clips c' and entries where it
     does not (else "the clipped region is not zeroed" could pass, or zeroing all could)."""
     for seed in SEEDS:
         bites = []
@@ -98,9 +98,10 @@ def test_remembered_answers_are_the_models_answers():
 
 
 def test_indexed_trials_try_the_first_second_and_last_index():
-    """Issue 25: 5.6 tried only t = 0 and t = 2, so an answer wrong at the first suffixed
+    """Issue 25: split_grad_by_name tried only t = 0 and t = 2, so an answer wrong at the first suffixed
     name (t = 1) got 2/2. Every exercise indexed by a step or a chunk tries the first, the
-    second and the last: 5.6's t; 5.3's steps (T >= 3); 5.4's chunks (one design with a first,
+    second and the last: split_grad_by_name's t; rnn_backward's steps (T >= 3);
+    truncated_rnn_backward's chunks (one design with a first,
     a middle and a last chunk)."""
     by_name = ch05.BY_NAME_DESIGNS
     assert {0, 1} <= {d["t"] for d in by_name}

@@ -45,7 +45,8 @@ def test_designed_trials_keep_batch_depth_and_units_apart():
 
 
 def test_sessions_hold_the_trials_weights():
-    """The API exercises' live session (one graph for 6.6 and 6.7) reads back each trial's
+    """The API exercises' live session (one graph for gru_gates and keras_gru_from_session) reads
+    back each trial's
     weights, trial after trial (the graph built once a process)."""
     names = {"gates/kernel": "gates_kernel", "gates/bias": "gates_bias",
              "candidate/kernel": "cand_kernel", "candidate/bias": "cand_bias"}
@@ -70,7 +71,7 @@ def test_gate_map_is_r_then_u():
 
 
 def test_oracle_of_the_port_refuses_a_wrong_port(monkeypatch):
-    """6.4's oracle runs both real cells: a port that does not reproduce TF1 raises."""
+    """keras_from_tf1_gru's oracle runs both real cells: a port that does not reproduce TF1 raises."""
     case = CHAPTER.cases("keras_from_tf1_gru", 0)[0]
     monkeypatch.setattr(ch06, "tf1_to_keras", lambda *w: learners.port_tf1_order(*w))
     with pytest.raises(AssertionError, match="differs from TF1's GRUCell"):
@@ -78,7 +79,7 @@ def test_oracle_of_the_port_refuses_a_wrong_port(monkeypatch):
 
 
 def test_reset_after_differs_from_tf1_on_the_trials():
-    """TF1's form and reset_after=True differ on every designed trial of 6.2: the mistake 'r
+    """TF1's form and reset_after=True differ on every designed trial of fresh_gru_step: the mistake 'r
     applied after the matmul' is never the right answer in disguise."""
     for case in CHAPTER.cases("fresh_gru_step", 0):
         moved = ch06._as_keras_after(case)
@@ -86,7 +87,7 @@ def test_reset_after_differs_from_tf1_on_the_trials():
 
 
 def test_a_by_hand_answer_that_calls_keras_earns_nothing():
-    """6.3 is by hand: the right answer computed with a real Keras GRU is refused."""
+    """keras_gru_step is by hand: the right answer computed with a real Keras GRU is refused."""
     ex = CHAPTER["keras_gru_step"]
 
     def with_keras(x, h, kernel, recurrent_kernel, bias):
@@ -109,7 +110,8 @@ def outcome(name, fn, seed):
 
 def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
     """The grader's children import the zygote's serialised graph (``ch06.PREBUILT``): the same
-    operations (no Saver's), the same variables, and the learners' answers to 6.6 and 6.7
+    operations (no Saver's), the same variables, and the learners' answers to gru_gates and
+    keras_gru_from_session
     pass or are named as on a graph built in the child."""
     built = ch06.prebuild()
     key = (ch06.GRAPH["D"], ch06.GRAPH["H"], ch06.GRAPH["T"])

@@ -205,7 +205,7 @@ def changing(fn, seen):
 
 @pytest.mark.parametrize("stem,name", EXERCISES)
 def test_a_function_that_changes_its_arguments_fails_and_names_them(stem, name, solutions):
-    """The solution, changing an array it was given after answering (4.3 answered in place,
+    """The solution, changing an array it was given after answering (reset_ended answered in place,
     ``state[:, :, ended] = 0``): it fails, and the mistake names the argument. An exercise
     whose arguments hold no array passes as before."""
     from rnnbook.plaindata import changed_sentence

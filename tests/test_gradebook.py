@@ -272,7 +272,7 @@ def judged(stem, name, seed, wrong):
 
 
 def test_a_part_earns_its_share_when_right_on_every_trial():
-    """5.8: nine parts, 5 points, dc weighs 8 and the others 1; dkernel wrong on every trial
+    """lstm_cell_backward: nine parts, 5 points, dc weighs 8 and the others 1; dkernel wrong on every trial
     -> 8 of 9 parts, 15 of 16 weights."""
     def doubled_dkernel(k, answer):
         answer[3] = answer[3] * 2
@@ -289,7 +289,7 @@ def test_a_part_earns_its_share_when_right_on_every_trial():
 
 
 def test_a_part_wrong_on_one_trial_only_earns_nothing():
-    """5.2 (2 points, 4 parts, dkernel weighs 3): dh wrong on the second trial only -> 3 of
+    """rnn_step_backward (2 points, 4 parts, dkernel weighs 3): dh wrong on the second trial only -> 3 of
     4 parts, 5 of 6 weights."""
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, lambda k, a: a)
     assert test.score == 2 and "Score:" not in test.output
@@ -326,7 +326,7 @@ def test_an_answer_that_raises_on_a_trial_earns_nothing():
 
 
 def test_two_mistakes_in_two_parts_are_named_by_part():
-    """5.2: dkernel transposed and dbias not summed: no known mistake explains the whole answer,
+    """rnn_step_backward: dkernel transposed and dbias not summed: no known mistake explains the whole answer,
     so the first wrong part's mistake is named, and the two right parts earn their share (2 of
     6 weights: dkernel weighs 3)."""
     from rnnbook import checks
@@ -427,7 +427,7 @@ def raised_by(child, name):
 
 
 def test_an_error_in_a_called_function_names_that_function_in_both_verdicts(monkeypatch):
-    """Exercise 1.5 failing because rnn_step raised says "in rnn_step", the notebook's check
+    """rnn_unroll failing because rnn_step raised says "in rnn_step", the notebook's check
     (rnnbook.byhand) and the grader's child alike; a function that raised itself is not named
     again."""
     import importlib

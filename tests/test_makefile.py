@@ -42,7 +42,8 @@ def ours(stderr):
 
 
 @pytest.mark.parametrize("args,said", [
-    (["EXERCISE=abc"], "make: EXERCISE='abc': give an exercise number such as 1.7"),
+    (["EXERCISE=abc"], "make: EXERCISE=abc: no exercise of solutions/ defines abc"),
+    (["EXERCISE=1.x"], "make: EXERCISE='1.x': give an exercise number such as 1.7"),
     (["EXERCISE=1"], "make: EXERCISE='1': give an exercise number such as 1.7"),
     (["EXERCISE=9.1"], "make: EXERCISE=9.1: no chapter 9 in solutions/"),
     (["EXERCISE=1.99"], "make: EXERCISE=1.99: solutions/01-basic-rnn-cell.ipynb has no "
@@ -51,9 +52,10 @@ def ours(stderr):
                     "01-basic-rnn-cell, "),
     (["STEM=../solutions/01-basic-rnn-cell"], "make: STEM='../solutions/01-basic-rnn-cell' is "
                                               "not a chapter notebook"),
-    ([f"STEM={STEM}", "EXERCISE=1.2"], "make: give EXERCISE=N.K or STEM=<notebook stem>, not "
-                                       "both"),
-    ([], "make: give EXERCISE=N.K (e.g. EXERCISE=1.7) or STEM=<notebook stem> (one of: "),
+    ([f"STEM={STEM}", "EXERCISE=1.2"], "make: give EXERCISE=N.K (or its function's name) or "
+                                       "STEM=<notebook stem>, not both"),
+    ([], "make: give EXERCISE=N.K or a name (e.g. EXERCISE=1.7, EXERCISE=rnn_step) or "
+         "STEM=<notebook stem> (one of: "),
     (["EXERCISE=1.2", "JOBS=many"], "make: JOBS='many': give a number of workers, or auto"),
 ])
 def test_exercise_check_refuses_bad_values_in_one_line(args, said):
@@ -100,6 +102,8 @@ def test_the_targets_run_focus_and_execute_runs_every_notebook_without_stem():
 
 def test_an_exercise_is_found_from_its_header():
     assert focus.target("1.3", "") == (STEM, "rnn_step")
+    assert focus.target("rnn_step", "") == (STEM, "rnn_step")  # by its function's name
+    assert focus.target("gru_gates", "")[0] == "06-gru-layouts"
     assert focus.target("", STEM) == (STEM, "")
     command = focus.check_command(STEM, "rnn_step", "0")
     assert f"--focus={STEM}:rnn_step" in command and f"solutions/{STEM}.ipynb" in command

@@ -435,8 +435,8 @@ FIELDS = """def pack_state(states):
 
 @pytest.mark.slow
 def test_the_grader_takes_fields_and_names_a_changed_argument(tmp_path):
-    """4.1 answered through LSTMStateTuple's fields earns its points in the grader (it got 0:
-    "'list' object has no attribute 'c'"); 4.3 answered in place fails there as in the
+    """pack_state answered through LSTMStateTuple's fields earns its points in the grader (it got 0:
+    "'list' object has no attribute 'c'"); reset_ended answered in place fails there as in the
     notebook, naming `state`."""
     from rnnbook.plaindata import changed_sentence
 
@@ -454,7 +454,7 @@ def test_the_grader_takes_fields_and_names_a_changed_argument(tmp_path):
 @pytest.mark.parametrize("scalar", ["float64", "float32", "int64", "bool_"])
 def test_a_numpy_scalar_answer_crosses_the_pipe_as_a_number(scalar):
     """``np.float64`` is a subclass of float, yet it must become a Python number before an
-    answer crosses the pipe (the wire refuses a NumPy scalar in an answer: 5.9 answered with
+    answer crosses the pipe (the wire refuses a NumPy scalar in an answer: gradient_check answered with
     ``rel.max()`` got 0 in the grader and passed in the notebook)."""
     import numpy as np
 

@@ -14,11 +14,13 @@ from rnnbook import checks
 from rnnbook.grading import classreport, results, similarity
 from rnnbook.source import ExerciseCell
 from tests.learners import sources
+from tests.test_exercise_names import number, title
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CH1 = "01-basic-rnn-cell"
-UNROLL = "Exercise 1.5 rnn_unroll"
-HEAD = '''# Exercise 1.5 (3 points, 2 parts, by hand)
+UNROLL = title("rnn_unroll")  # "Exercise N.K rnn_unroll": numbers derive from the headers
+LSTM = title("lstm_step")
+HEAD = f'''# Exercise {number("rnn_unroll")} (3 points, 2 parts, by hand)
 def rnn_unroll(inputs, h0, kernel, bias):
     """BasicRNNCell over inputs (B, T, D) from h0 (B, H).
 
@@ -101,7 +103,7 @@ def test_the_baseline_is_the_stub_and_the_solution_of_each_exercise():
     base = similarity.baseline(CH1)
     assert len(base) == len(checks.load(CH1).exercises) and UNROLL in base
     stub, solution = base[UNROLL]
-    assert 'raise NotImplementedError("Exercise 1.5: write rnn_unroll")' in stub
+    assert f'raise NotImplementedError("Exercise {number("rnn_unroll")}: write rnn_unroll")' in stub
     assert "rnn_step(inputs[:, t], h, kernel, bias)" in solution
     assert similarity.baseline("../etc") == {} and similarity.baseline("99-none") == {}
 
@@ -162,7 +164,7 @@ def test_every_learners_right_answer_is_independent_and_a_near_copy_is_found():
         for exercise, (stub, solution) in similarity.baseline(stem).items():
             codes = {n: sources.as_cell(stub, body) for n, body in right[exercise.split()[-1]]}
             assert len(codes) >= 2
-            if exercise == "Exercise 2.5 lstm_step":
+            if exercise == LSTM:
                 codes["copy"] = sources.as_cell(stub, LSTM_COPY)
             found = similarity.pairs_of(stem, exercise, codes, stub, solution, pages)
             names = [(p.a, p.b) for p in found]
@@ -207,26 +209,28 @@ def test_exercises_compared_in_parallel_give_the_same_pairs():
     codes = {(stem, exercise): {n: sources.as_cell(stub, body)
                                 for n, body in right[exercise.split()[-1]]}
              for exercise, (stub, _) in similarity.baseline(stem).items()}
-    codes[(stem, "Exercise 2.5 lstm_step")]["copy"] = sources.as_cell(
-        similarity.baseline(stem)["Exercise 2.5 lstm_step"][0], LSTM_COPY)
+    codes[(stem, LSTM)]["copy"] = sources.as_cell(
+        similarity.baseline(stem)[LSTM][0], LSTM_COPY)
     alone, parallel = similarity.find(codes, workers=1), similarity.find(codes, workers=2)
     assert [(p.exercise, p.a, p.b) for p in alone] == [
-        ("Exercise 2.5 lstm_step", "copy", "step_right_float64_in_place")]
+        (LSTM, "copy", "step_right_float64_in_place")]
     assert parallel == alone
 
 
 def test_exercise_code_is_the_exercise_cell():
-    table = [ExerciseCell("1.5", "rnn_unroll", 3, 9), ExerciseCell("1.3", "rnn_step", 2, 5),
-             ExerciseCell("1.1", "split_kernel", 1, 1)]
+    table = [ExerciseCell(number("rnn_unroll"), "rnn_unroll", 3, 9),
+             ExerciseCell(number("rnn_step"), "rnn_step", 2, 5),
+             ExerciseCell(number("split_kernel"), "split_kernel", 1, 1)]
     helper = "def rnn_step(x, h, kernel, bias):\n    return np.tanh(x)\n"
-    cells = ["import numpy as np", "# Exercise 1.3 (2 points, by hand)\nx = 1\n", helper,
-             ALICE, "# Exercise 1.5 (3 points, 2 parts, by hand)\nprint('a later cell')"]
+    cells = ["import numpy as np", f"# Exercise {number('rnn_step')} (2 points, by hand)\nx = 1\n",
+             helper, ALICE,
+             f"# Exercise {number('rnn_unroll')} (3 points, 2 parts, by hand)\nprint('later')"]
     code = similarity.exercise_code(cells, table)
-    assert code == {UNROLL: ALICE, "Exercise 1.3 rnn_step": helper}  # 1.1: nowhere
+    assert code == {UNROLL: ALICE, title("rnn_step"): helper}  # split_kernel: nowhere
 
 
 def test_save_writes_the_code_of_graded_submissions_only(tmp_path):
-    table = {CH1: [ExerciseCell("1.5", "rnn_unroll", 3, 9)]}
+    table = {CH1: [ExerciseCell(number("rnn_unroll"), "rnn_unroll", 3, 9)]}
     good = results.Submission(path=pathlib.Path("alice.ipynb"), name="alice", chapter=CH1,
                               cells=[ALICE])
     bad = results.Submission(path=pathlib.Path("bob.ipynb"), name="bob", chapter=CH1,
@@ -329,7 +333,7 @@ def test_the_benchmark_runs_quickly():
 
 @pytest.mark.slow
 def test_a_grading_run_saves_the_code_and_reports_the_near_copy(tmp_path):
-    """Grade three Chapter 1 notebooks: Alice's answer to 1.5, Bob's near-copy of it, and the
+    """Grade three Chapter 1 notebooks: Alice's answer to rnn_unroll, Bob's near-copy of it, and the
     solution; the class report lists Alice and Bob, and only them."""
     import nbformat
 
@@ -340,7 +344,8 @@ def test_a_grading_run_saves_the_code_and_reports_the_near_copy(tmp_path):
     for name, answer in (("alice", ALICE), ("bob", BOB), ("sol", None)):
         nb = source.read(ROOT / "solutions" / f"{CH1}.ipynb")
         if answer:
-            cell = next(c for c in nb.cells if c.source.startswith("# Exercise 1.5"))
+            header = f"# Exercise {number('rnn_unroll')} "
+            cell = next(c for c in nb.cells if c.source.startswith(header))
             cell.source = answer
         nbformat.write(nb, str(subs / f"{name}.ipynb"))
     out = tmp_path / "out"
@@ -358,7 +363,7 @@ def test_a_grading_run_saves_the_code_and_reports_the_near_copy(tmp_path):
 
 # --- the chapter's own pages are baseline too -----------------------------------------------
 
-WEIGHTS = "Exercise 1.4 read_cell_weights"
+WEIGHTS = title("read_cell_weights")
 
 
 def weights_answer(body):

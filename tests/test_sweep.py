@@ -104,8 +104,8 @@ def test_every_exercise_has_learners_answers_and_a_reference(stem, name):
 def test_learners_expect_sentences_their_exercise_has():
     """Every sentence start in ``WRONG`` (and Chapter 1's ``MORE_WRONG``) starts one of its own
     exercise's mistake sentences. Book-wide and cheap, so ``make exercise-check`` of one
-    exercise runs it: a sentence changed there may be one that other exercises reuse (1.3's
-    step mistakes are 1.5's too), whose learners' answers then expect the old words."""
+    exercise runs it: a sentence changed there may be one that other exercises reuse (rnn_step's
+    step mistakes are rnn_unroll's too), whose learners' answers then expect the old words."""
     stale = []
     for stem in CHAPTERS:
         module, chapter = learners(stem), checks.load(stem)

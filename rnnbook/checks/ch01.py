@@ -89,7 +89,7 @@ def _cell_blocks(kernel: np.ndarray, bias: np.ndarray, D: int, H: int) -> Any:
     return z[1:1 + D] - b, z[1 + D:] - b, b  # (D, H), (H, H), (H,)
 
 
-# --- Exercise 1.1: split the kernel (by hand) ------------------------------------------------
+# --- split_kernel: split the kernel (by hand) -----------------------------------------------------
 
 
 def _split_case(rng: np.random.Generator, shape: str) -> Case:
@@ -146,7 +146,7 @@ split_kernel = Exercise(
 )
 
 
-# --- Exercise 1.2: a TF1 kernel from Keras 3 weights (by hand) -------------------------------
+# --- tf1_from_keras: a TF1 kernel from Keras 3 weights (by hand) ----------------------------------
 
 
 def _keras_case(rng: np.random.Generator, shape: str, least_depth: int = 1) -> Case:
@@ -244,7 +244,7 @@ tf1_from_keras = Exercise(
 )
 
 
-# --- Exercise 1.3: one step by hand ----------------------------------------------------------
+# --- rnn_step: one step by hand -------------------------------------------------------------------
 
 
 def _step_case(rng: np.random.Generator, shape: str, B: int | None = None) -> Case:
@@ -349,7 +349,7 @@ rnn_step = Exercise(
 )
 
 
-# --- Exercise 1.4: W, U and b from a real cell (API) -----------------------------------------
+# --- read_cell_weights: W, U and b from a real cell (API) -----------------------------------------
 
 
 class NoVariablesYet(Exception):
@@ -489,7 +489,7 @@ read_cell_weights = Exercise(
 )
 
 
-# --- Exercise 1.5: a sequence by hand --------------------------------------------------------
+# --- rnn_unroll: a sequence by hand ---------------------------------------------------------------
 
 
 def _unroll_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
@@ -584,7 +584,7 @@ rnn_unroll = Exercise(
     mistakes=(
         *(Mistake(sentence, **options) for sentence, options in _sequence_mistakes().values()),
         # the mistakes of a single step that the chapter's own text does not rule out
-        # (Exercise 1.3 names all of them; fewer models keep the 200-seed sweep fast)
+        # (rnn_step names all of them; fewer models keep the 200-seed sweep fast)
         *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h0")[:2]),
         Mistake(_step_mistakes("h0")[3][0], perturb=_bias_outside_run,
                 after=lambda c, right: _each(right, lambda v: v + c["bias"])),
@@ -592,7 +592,7 @@ rnn_unroll = Exercise(
 )
 
 
-# --- Exercise 1.6: Keras 3 weights in a TF1 cell, run over a sequence (API, capstone) --------
+# --- run_keras_weights: Keras 3 weights in a TF1 cell, run over a sequence (API, capstone) --------
 
 
 def _port_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
@@ -752,7 +752,7 @@ run_keras_weights = Exercise(
             "variable too.",
             perturb=lambda c: {**c, "bias": _stale_bias(c)},
         ),
-        # the mistakes of a loop over time that a loop of cell calls makes (Exercise 1.5 names
+        # the mistakes of a loop over time that a loop of cell calls makes (rnn_unroll names
         # the other two; fewer models keep the 200-seed sweep fast); the changed cases keep
         # the fresh inputs x, h, so the third part stays the rightly loaded cell's
         *(Mistake(sentence, **options) for key, (sentence, options)

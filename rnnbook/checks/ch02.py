@@ -196,7 +196,7 @@ def _tf1(gates: Any) -> Any:
     return tuple(gates[g] for g in GATES)
 
 
-# --- Exercise 2.1: the name of a gate's tensor -----------------------------------------------
+# --- gate_tensor_name: the name of a gate's tensor ------------------------------------------------
 
 
 def _tensor_name(t: int, k: int, op: str = SPLIT) -> str:
@@ -309,7 +309,7 @@ gate_tensor_name = Exercise(
 )
 
 
-# --- Exercise 2.2: the Split ops in an event file --------------------------------------------
+# --- split_ops_in_event_file: the Split ops in an event file --------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
@@ -419,7 +419,7 @@ split_ops_in_event_file = Exercise(
 )
 
 
-# --- Exercise 2.3: the weights of every gate -------------------------------------------------
+# --- gate_weights: the weights of every gate ------------------------------------------------------
 
 
 def _weights_case(rng: np.random.Generator, D: int, H: int) -> Case:
@@ -515,7 +515,7 @@ gate_weights = Exercise(
 )
 
 
-# --- Exercise 2.4: step t's Split outputs from a live session ---------------------------------
+# --- gate_preactivations: step t's Split outputs from a live session ------------------------------
 
 
 def _preactivations_oracle(case: Case) -> Any:
@@ -633,7 +633,7 @@ gate_preactivations = Exercise(
 )
 
 
-# --- Exercise 2.5: one BasicLSTMCell step ----------------------------------------------------
+# --- lstm_step: one BasicLSTMCell step ------------------------------------------------------------
 
 
 def _step_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Case:
@@ -763,7 +763,7 @@ lstm_step = Exercise(
 )
 
 
-# --- Exercise 2.6: every step's gate values from a live session (capstone) -------------------
+# --- gate_activations: every step's gate values from a live session (capstone) --------------------
 
 
 def _activations_oracle(case: Case) -> Any:

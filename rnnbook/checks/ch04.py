@@ -98,7 +98,7 @@ def _steps(case: Case, **options: Any) -> Any:
     return [ref.lstm_cell(k, b, **options) for k, b in zip(*_layers(case), strict=True)]
 
 
-# --- Exercise 4.1: pack the state --------------------------------------------------------------
+# --- pack_state: pack the state -------------------------------------------------------------------
 
 #: (L, B): one layer and B = 1, several layers; H is drawn different from B and L
 STATE_DESIGNS = ({"L": 1, "B": 1}, {"L": 2, "B": 3}, {"L": 3, "B": 2})
@@ -144,7 +144,7 @@ pack_state = Exercise(
 )
 
 
-# --- Exercise 4.2: unpack the state ------------------------------------------------------------
+# --- unpack_state: unpack the state ---------------------------------------------------------------
 
 
 def _unpack_oracle(case: Case) -> Any:
@@ -188,7 +188,7 @@ unpack_state = Exercise(
 )
 
 
-# --- Exercise 4.3: reset only the rows whose sequence ended ------------------------------------
+# --- reset_ended: reset only the rows whose sequence ended ----------------------------------------
 
 #: some rows ended (two layouts), every row of a one-row batch, none of them
 RESET_DESIGNS = (
@@ -303,7 +303,7 @@ reset_ended = Exercise(
 )
 
 
-# --- Exercise 4.4: lay a long series out for stateful batches ----------------------------------
+# --- stateful_batches: lay a long series out for stateful batches ---------------------------------
 
 #: (batch_size, steps, n_batches, tail): a tail longer than batch_size (so trimming each row
 #: instead of the series shows), no tail, and n_batches != batch_size throughout
@@ -415,7 +415,7 @@ stateful_batches = Exercise(
 )
 
 
-# --- Exercise 4.5: one step of a stack of layers, by hand --------------------------------------
+# --- stacked_step: one step of a stack of layers, by hand -----------------------------------------
 
 #: several layers only with D == H (an upper layer that reads x instead of the layer below then
 #: runs, and is told apart); D != H with one layer; B = 1
@@ -523,7 +523,7 @@ stacked_step = Exercise(
 )
 
 
-# --- Exercise 4.6: stream a long sequence through a session, chunk by chunk --------------------
+# --- stream_in_chunks: stream a long sequence through a session, chunk by chunk -------------------
 
 #: (L, B, D, H, T, chunk): several layers, T not a multiple of chunk and T a multiple of chunk
 #: (a loop of T // chunk + 1 calls then makes an empty one), B = 1, and L, B, D, H all different
@@ -849,7 +849,7 @@ def _keras_run(inputs: np.ndarray, weights: Sequence[np.ndarray], h: np.ndarray,
     return np.asarray(outputs), np.asarray(h), np.asarray(c)
 
 
-# --- Exercise 4.7: drive a stateful Keras layer across batches, resetting where streams start --
+# --- drive_stateful: drive a stateful Keras layer across batches, resetting where streams start ---
 
 #: (B, S, D, H, starts): which rows start a new sequence before each batch: some rows (in
 #: the first batch, so the state the layer holds matters), all rows, none; and B = 1. B != H
@@ -989,7 +989,7 @@ drive_stateful = Exercise(
 )
 
 
-# --- Exercise 4.8: serve at batch 1 a stream of a layer trained at batch B ---------------------
+# --- serve_at_batch_1: serve at batch 1 a stream of a layer trained at batch B --------------------
 
 #: (B, D, H, T, row): the row to serve is a middle row when B > 1 (neither row 0 nor the last:
 #: audit, issue 18, `[-1:]` passed when it was the last); B = 1; B, D, H all different
