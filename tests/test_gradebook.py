@@ -13,6 +13,9 @@ import pytest
 from rnnbook.grading import classreport
 from rnnbook.grading import results as reports
 from rnnbook.grading import roster as rosters
+from tests.test_exercise_names import number
+
+SPLIT = number("split_kernel")  # its gradebook column is f"{SPLIT} split_kernel"
 
 STEM = "01-basic-rnn-cell"
 #: the issue's file names, and roster entries starting with every character OWASP names
@@ -22,13 +25,13 @@ HOSTILE_IDS = ["=HYPERLINK(\"http://x\")", "+1", "-1+2", "@SUM(A1)", "\t=1", "\r
 
 def table():
     """One exercise of 2 points, as the grader's table gives it."""
-    cell = SimpleNamespace(number="1.1", points=2)
+    cell = SimpleNamespace(number=SPLIT, points=2)
     return {STEM: [(cell, SimpleNamespace(name="split_kernel"))]}
 
 
 def submission(path, name, score=2.0, error=""):
     sub = reports.Submission(path=pathlib.Path(path), name=name, chapter=STEM, error=error)
-    tests = [] if error else [reports.TestResult("Exercise 1.1 split_kernel", score, 2, "✓")]
+    tests = [] if error else [reports.TestResult(f"Exercise {SPLIT} split_kernel", score, 2, "✓")]
     return sub, reports.Report(score, "", 7, STEM, 2, tests, error=error)
 
 
@@ -106,7 +109,7 @@ def test_one_id_on_two_submissions_counts_neither(tmp_path):
     alice = [row for row in book if row["id"] == "s1"]
     assert len(alice) == 2
     for row in alice:
-        assert row["total"] == "" and row["1.1 split_kernel"] == "" and row["roster"] == "id clash"
+        assert row["total"] == "" and row[f"{SPLIT} split_kernel"] == "" and row["roster"] == "id clash"
         assert "d1/alice.ipynb" in row["error"] and "d2/alice.ipynb" in row["error"]
     bob = next(row for row in book if row["id"] == "s2")
     assert bob["total"] == "2.0" and bob["error"] == ""
@@ -166,7 +169,7 @@ def test_the_class_report_counts_no_id_twice_and_keeps_ids_as_typed(tmp_path):
         ["alice", "s1", "", ""], ["-2-3", "=x", "", ""], ['=2+5+N("x")', "@y", "", ""]]))
     write_run(out, rows, roster)
     book = rows_by((out / reports.GRADEBOOK).read_text())
-    assert book["-2-3.ipynb"]["1.1 split_kernel"] == book["-2-3.ipynb"]["total"] == "0.5"
+    assert book["-2-3.ipynb"][f"{SPLIT} split_kernel"] == book["-2-3.ipynb"]["total"] == "0.5"
     page, table_path = classreport.write_report([out], out)
     text = table_path.read_text()
     assert_no_formula(text)
