@@ -269,9 +269,10 @@ def _step(c: Case) -> Any:
     return ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])
 
 
-# The mistakes of one step (1.3) and of a run (1.5, 1.6) are the real cell on a changed case
-# (``perturb``), its answer changed after (``after``), or both: they need no model of the cell,
-# so the learner release (reference stubbed, the oracle answering) names them too.
+# The mistakes of one step (rnn_step) and of a run (rnn_unroll, run_keras_weights) are the
+# real cell on a changed case (``perturb``), its answer changed after (``after``), or both:
+# they need no model of the cell, so the learner release (reference stubbed, the oracle
+# answering) names them too.
 
 #: tanh(EPS z) / EPS is z to float32 precision (|z| < 8: a relative error below 2e-6); a power
 #: of 2, so scaling the weights by it rounds nothing
@@ -281,7 +282,7 @@ EPS = 2.0 ** -12
 def _each(value: Any, change: Callable[..., Any],
           parts: int | None = None) -> Any:
     """``change`` applied to an array, or to the first ``parts`` arrays of a list answer
-    (the rest kept: 1.6's probe of the loaded cell)."""
+    (the rest kept: run_keras_weights' probe of the loaded cell)."""
     if not isinstance(value, list):
         return change(np.asarray(value))
     parts = len(value) if parts is None else parts

@@ -10,7 +10,7 @@ from rnnbook.environment import import_tensorflow
 
 tf = import_tensorflow()  # with the legacy TF1 cells switched on
 
-# --- 1.1 split_kernel ------------------------------------------------------------------------
+# --- split_kernel ----------------------------------------------------------------------------
 
 
 def split_slices(kernel, input_depth):
@@ -48,7 +48,7 @@ def split_columns(kernel, input_depth):
     return kernel[:, :input_depth], kernel[:, input_depth:]
 
 
-# --- 1.2 tf1_from_keras ----------------------------------------------------------------------
+# --- tf1_from_keras --------------------------------------------------------------------------
 
 
 def stack_vstack(kernel, recurrent_kernel, bias):
@@ -89,7 +89,7 @@ def stack_assumes_square(kernel, recurrent_kernel, bias):
     return out, bias
 
 
-# --- 1.3 rnn_step ----------------------------------------------------------------------------
+# --- rnn_step --------------------------------------------------------------------------------
 
 
 def step_concat(x, h, kernel, bias):
@@ -151,7 +151,7 @@ def step_uses_tensorflow(x, h, kernel, bias):
     return tf.tanh(tf.concat([x, h], 1) @ kernel + bias).numpy()
 
 
-# --- 1.4 read_cell_weights (API) -------------------------------------------------------------
+# --- read_cell_weights (API) -----------------------------------------------------------------
 
 
 def read_builds_if_needed(cell, input_depth):
@@ -211,7 +211,7 @@ def read_from_a_new_cell(cell, input_depth):
     return kernel[:input_depth], kernel[input_depth:], bias
 
 
-# --- 1.5 rnn_unroll --------------------------------------------------------------------------
+# --- rnn_unroll ------------------------------------------------------------------------------
 
 
 def unroll_loop(inputs, h0, kernel, bias):
@@ -315,7 +315,7 @@ def unroll_bias_after(inputs, h0, kernel, bias):
     return np.stack(outputs, axis=1), h
 
 
-# --- 1.6 run_keras_weights (API) -------------------------------------------------------------
+# --- run_keras_weights (API) -----------------------------------------------------------------
 
 
 def port_loop(cell, kernel, recurrent_kernel, bias, inputs, h0):

@@ -14,7 +14,7 @@ def sigmoid(z):
     return 1 / (1 + np.exp(-z))
 
 
-# --- 2.1 gate_tensor_name --------------------------------------------------------------------
+# --- gate_tensor_name ------------------------------------------------------------------------
 
 
 def name_right(gate, t):
@@ -74,7 +74,7 @@ def name_activation(gate, t):  # the activation's tensor, not the Split output
     return f"rnn/basic_lstm_cell/Sigmoid{'_' + str(t) if t else ''}:0"
 
 
-# --- 2.2 split_ops_in_event_file -------------------------------------------------------------
+# --- split_ops_in_event_file -----------------------------------------------------------------
 
 
 def _graph_def(path):
@@ -126,7 +126,7 @@ def event_ends_with_split(path):
     return [n.name for n in _graph_def(path).node if n.name.endswith("split")]
 
 
-# --- 2.3 gate_weights ------------------------------------------------------------------------
+# --- gate_weights ----------------------------------------------------------------------------
 
 
 def weights_right(kernel, bias, input_depth):
@@ -186,7 +186,7 @@ def weights_reshape(kernel, bias, input_depth):
     return kernel[:D].reshape(4, D, H), kernel[D:].reshape(4, H, H), bias.reshape(4, H)
 
 
-# --- 2.4 gate_preactivations (API) -----------------------------------------------------------
+# --- gate_preactivations (API) ---------------------------------------------------------------
 
 
 def _split_name(t):
@@ -265,7 +265,7 @@ def pre_op_name(session, inputs, t):
     return [session.run(_split_name(t), {"x:0": inputs})] * 4
 
 
-# --- 2.5 lstm_step ---------------------------------------------------------------------------
+# --- lstm_step -------------------------------------------------------------------------------
 
 
 def step_right(x, c, h, kernel, bias, forget_bias):
@@ -375,7 +375,7 @@ def step_h_c(x, c, h, kernel, bias, forget_bias):
     return h_new, c_new
 
 
-# --- 2.6 gate_activations (API) --------------------------------------------------------------
+# --- gate_activations (API) ------------------------------------------------------------------
 
 
 def _split_outputs(session, inputs):

@@ -15,7 +15,7 @@ def sigmoid(z):
     return 1 / (1 + np.exp(-z))
 
 
-# --- 3.1 split_state --------------------------------------------------------------------------
+# --- split_state ------------------------------------------------------------------------------
 
 
 def split_slices(state, num_units):
@@ -65,7 +65,7 @@ def split_c_from_the_end(state, num_units):
     return c, m
 
 
-# --- 3.2 step_lstm_cell -----------------------------------------------------------------------
+# --- step_lstm_cell ---------------------------------------------------------------------------
 
 
 def step_tuple_or_concat(cell, x, c, m):
@@ -149,7 +149,7 @@ def step_zero_state(cell, x, c, m):
     return new[:, :H], new[:, H:]
 
 
-# --- 3.3 lstm_cell_step -----------------------------------------------------------------------
+# --- lstm_cell_step ---------------------------------------------------------------------------
 
 
 def cell_step_solution(x, c, m, weights, use_peepholes=False, cell_clip=None, num_proj=None,
@@ -285,7 +285,7 @@ def cell_step_no_proj_clip(x, c, m, weights, use_peepholes=False, cell_clip=None
     return c, m
 
 
-# --- 3.4 keras_from_pytorch -------------------------------------------------------------------
+# --- keras_from_pytorch -----------------------------------------------------------------------
 
 
 def torch_transpose(weight_ih, weight_hh, bias_ih, bias_hh):
@@ -330,7 +330,7 @@ def torch_forget_bias_added(weight_ih, weight_hh, bias_ih, bias_hh):
     return weight_ih.T, weight_hh.T, bias
 
 
-# --- 3.5 keras_from_tf1 -----------------------------------------------------------------------
+# --- keras_from_tf1 ---------------------------------------------------------------------------
 
 
 def tf1_port(kernel, bias, forget_bias, input_depth):
@@ -387,7 +387,7 @@ def tf1_port_forget_bias_one(kernel, bias, forget_bias, input_depth):
     return kernel[:input_depth], kernel[input_depth:], bias
 
 
-# --- 3.6 port_to_keras ------------------------------------------------------------------------
+# --- port_to_keras ----------------------------------------------------------------------------
 
 
 def move_get_weights(cell, state):

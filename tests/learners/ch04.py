@@ -10,7 +10,7 @@ def sigmoid(z):
     return 1 / (1 + np.exp(-z))
 
 
-# --- 4.1 pack_state ----------------------------------------------------------------------------
+# --- pack_state --------------------------------------------------------------------------------
 
 
 def pack_stack(states):
@@ -50,7 +50,7 @@ def pack_concat_h_first(states):
     return np.array([np.hstack([s.h, s.c]) for s in states])
 
 
-# --- 4.2 unpack_state --------------------------------------------------------------------------
+# --- unpack_state ------------------------------------------------------------------------------
 
 
 def unpack_tuples(packed):
@@ -84,7 +84,7 @@ def unpack_reversed(packed):
     return tuple(states)
 
 
-# --- 4.3 reset_ended ---------------------------------------------------------------------------
+# --- reset_ended -------------------------------------------------------------------------------
 
 
 def reset_where(state, ended):
@@ -166,7 +166,7 @@ def reset_units_axis(state, ended):
     return state
 
 
-# --- 4.4 stateful_batches ----------------------------------------------------------------------
+# --- stateful_batches --------------------------------------------------------------------------
 
 
 def batches_reshape(series, batch_size, steps):
@@ -206,7 +206,7 @@ def batches_trim_rows(series, batch_size, steps):
                      for k in range(n)])
 
 
-# --- 4.5 stacked_step --------------------------------------------------------------------------
+# --- stacked_step ------------------------------------------------------------------------------
 
 
 def _lstm(x, c, h, kernel, bias, forget_bias=1.0, keras_order=False):
@@ -297,7 +297,7 @@ def stacked_keras_order(x, state, kernels, biases):
     return below, np.array(new)
 
 
-# --- 4.6 stream_in_chunks (API) ----------------------------------------------------------------
+# --- stream_in_chunks (API) --------------------------------------------------------------------
 
 
 def stream_packed(run_chunk, inputs, state, chunk):
@@ -394,7 +394,7 @@ def stream_keeps_last(run_chunk, inputs, state, chunk):
     return outputs, state
 
 
-# --- 4.7 drive_stateful (API) ------------------------------------------------------------------
+# --- drive_stateful (API) ----------------------------------------------------------------------
 
 
 def drive_reset_then_rows(layer, batches, starts):
@@ -499,7 +499,7 @@ def drive_keep_no_axis_tf(layer, batches, starts):
     return tf.stack(outputs)
 
 
-# --- 4.8 serve_at_batch_1 (API) ----------------------------------------------------------------
+# --- serve_at_batch_1 (API) --------------------------------------------------------------------
 
 
 def serve_step_by_step(trained, served, row, stream):

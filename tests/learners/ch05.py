@@ -22,7 +22,7 @@ def sig(z):
     return 1 / (1 + np.exp(-z))
 
 
-# --- 5.1 clip_global_norm --------------------------------------------------------------------
+# --- clip_global_norm ------------------------------------------------------------------------
 
 
 def clip_a(grads, clip_norm, wrong=None):
@@ -61,7 +61,7 @@ def clip_in_place(grads, clip_norm):
     return grads, norm
 
 
-# --- 5.2 rnn_step_backward -------------------------------------------------------------------
+# --- rnn_step_backward -----------------------------------------------------------------------
 
 
 def rnn_step_a(x, h, kernel, bias, dh_new, wrong=None):
@@ -102,7 +102,7 @@ def rnn_step_b(x, h, kernel, bias, dh_new):
     return [dz @ W.T, dz @ U.T, np.vstack([dW, dU]), np.sum(dz, axis=0)]
 
 
-# --- 5.3 rnn_backward ------------------------------------------------------------------------
+# --- rnn_backward ----------------------------------------------------------------------------
 
 
 def rnn_seq_a(inputs, h0, kernel, bias, doutputs, wrong=None):
@@ -159,7 +159,7 @@ def rnn_seq_b(inputs, h0, kernel, bias, doutputs):
     return np.stack(dxs, axis=1), carry, np.concatenate([dW, dU]), db
 
 
-# --- 5.4 truncated_rnn_backward --------------------------------------------------------------
+# --- truncated_rnn_backward ------------------------------------------------------------------
 
 
 def trunc_a(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
@@ -215,7 +215,7 @@ def trunc_b(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
     return [dkernel, dbias]
 
 
-# --- 5.5 lstm_step_backward ------------------------------------------------------------------
+# --- lstm_step_backward ----------------------------------------------------------------------
 
 
 def lstm_a(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
@@ -269,7 +269,7 @@ def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     return [dz @ K[:D].T, dc2 * f, dz @ K[D:].T, dK, dz.sum(axis=0)]
 
 
-# --- 5.6 split_grad_by_name (API) ------------------------------------------------------------
+# --- split_grad_by_name (API) ----------------------------------------------------------------
 
 
 def by_name_a(session, feed, t, wrong=None):
@@ -307,7 +307,7 @@ def by_name_op_outputs(session, feed, t):
     return [dz[:, k * H:(k + 1) * H] for k in range(4)]
 
 
-# --- 5.7 keras_grads_to_tf1 (API) ------------------------------------------------------------
+# --- keras_grads_to_tf1 (API) ----------------------------------------------------------------
 
 
 def keras_a(cell, x, state, dh, wrong=None):
@@ -348,7 +348,7 @@ def keras_b(cell, x, state, dh):
     return kernel.numpy(), bias.numpy()
 
 
-# --- 5.8 lstm_cell_backward ------------------------------------------------------------------
+# --- lstm_cell_backward ----------------------------------------------------------------------
 
 
 def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None):
@@ -423,7 +423,7 @@ def cell_b(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new):
             np.sum(d_zf * c, axis=0), np.sum(d_zo * c1, axis=0), hidden.T @ dm_new]
 
 
-# --- 5.9 gradient_check ----------------------------------------------------------------------
+# --- gradient_check --------------------------------------------------------------------------
 
 
 def grad_check_a(x, h, kernel, bias, dh_new, dkernel, eps, wrong=None):

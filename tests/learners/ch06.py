@@ -13,7 +13,7 @@ def sigmoid(a):
     return 1 / (1 + np.exp(-a))
 
 
-# --- 6.1 keras_gru_blocks ---------------------------------------------------------------------
+# --- keras_gru_blocks -------------------------------------------------------------------------
 
 
 def blocks_right(kernel):
@@ -42,7 +42,7 @@ def blocks_transposed(kernel):
     return r, z, cand
 
 
-# --- 6.2 fresh_gru_step -----------------------------------------------------------------------
+# --- fresh_gru_step ---------------------------------------------------------------------------
 
 
 def fresh_right(x, h, gates_kernel, cand_kernel):
@@ -101,7 +101,7 @@ def fresh_no_reset(x, h, gates_kernel, cand_kernel):
     return u * h + (1 - u) * cand
 
 
-# --- 6.3 keras_gru_step -----------------------------------------------------------------------
+# --- keras_gru_step ---------------------------------------------------------------------------
 
 
 def keras_right(x, h, kernel, recurrent_kernel, bias):
@@ -168,7 +168,7 @@ def keras_bias_rows_swapped(x, h, kernel, recurrent_kernel, bias):
     return z * h + (1 - z) * np.tanh(xh + r * hh)
 
 
-# --- 6.4 keras_from_tf1_gru -------------------------------------------------------------------
+# --- keras_from_tf1_gru -----------------------------------------------------------------------
 
 
 def port_right(gates_kernel, gates_bias, cand_kernel, cand_bias, D):
@@ -206,7 +206,7 @@ def port_two_bias_rows(gates_kernel, gates_bias, cand_kernel, cand_bias, D):
     return full[:D], full[D:], np.stack([bias, np.zeros_like(bias)])
 
 
-# --- 6.5 torch_from_keras_gru -----------------------------------------------------------------
+# --- torch_from_keras_gru ---------------------------------------------------------------------
 
 
 def _rzn(a):
@@ -249,7 +249,7 @@ def torch_reshaped(kernel, recurrent_kernel, bias):
             _rzn(bias[0]), _rzn(bias[1]))
 
 
-# --- 6.6 gru_gates (API) ----------------------------------------------------------------------
+# --- gru_gates (API) --------------------------------------------------------------------------
 
 
 def _split(t):
@@ -295,7 +295,7 @@ def gates_no_feed(session, inputs, t):
     return tuple(session.run([f"{_split(t)}:0", f"{_split(t)}:1"]))
 
 
-# --- 6.7 keras_gru_from_session (API) ---------------------------------------------------------
+# --- keras_gru_from_session (API) -------------------------------------------------------------
 
 
 def _read(session, name):
