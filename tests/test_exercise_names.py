@@ -34,12 +34,12 @@ def numbers() -> dict[str, str]:
 
 
 def number(name: str) -> str:
-    """The number of exercise ``name`` ("1.5" for ``rnn_unroll``)."""
+    """The number of exercise ``name`` ("N.K": its place in the headers)."""
     return numbers()[name]
 
 
 def title(name: str) -> str:
-    """The grader's name of a test: ``Exercise 1.5 rnn_unroll``."""
+    """The grader's name of a test: ``Exercise N.K name``."""
     return f"Exercise {number(name)} {name}"
 
 
