@@ -260,7 +260,17 @@ def test_corpus_loses_no_report_and_changes_nothing(corpus_run):
             assert digest(path) == corpus_run["before"][name], name
     assert not list(out.parent.parent.glob("*/results.json"))  # nothing above --out
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
-    assert sorted(r["path"] for r in rows) == sorted(str(p) for p in made.values())
+    # a name that is not UTF-8 is written as text (\xe9), and loses no row
+    assert sorted(r["path"] for r in rows) == sorted(reports.safe_text(str(p))
+                                                     for p in made.values())
+    for name in made:  # each graded submission's code is saved, a lone surrogate or not
+        graded = not corpus.EXPECTED[name].error
+        assert (out / corpus.report_name(name) / "exercise-code.json").is_file() == graded, name
+    for name in ("class-report.csv", "class-report.html"):  # only the grader's own words
+        assert corpus.FORGED not in (out / name).read_text(), name
+    links = [line for line in ran.stderr.splitlines() if corpus.LINK in line]
+    assert len(links) == sum(e.error == corpus.LINK for n, e in corpus.EXPECTED.items()
+                             if n in made)  # one line each
     assert sorted(r["report"] for r in rows) == sorted(map(corpus.report_name, made))
     assert {p: digest(p) for p in corpus_run["package"]} == corpus_run["package"]
     for folder in (ROOT, ROOT / "rnnbook", ROOT / "solutions", corpus_run["subs"], out):
@@ -425,11 +435,36 @@ def test_walls_that_cannot_stand_refuse_to_grade_unless_told(monkeypatch, tmp_pa
     grading = run.Run(config.Config(seed=1), [sub], tmp_path / "out")
     grading.zygotes = {"numpy": object()}
     monkeypatch.setattr(run.Run, "_probe", lambda self, zygote, job: "no user namespaces")
-    with pytest.raises(run.GradeError, match="--no-walls"):
+    with pytest.raises(run.GradeError) as refused:
         grading.build_walls(tmp_path)
+    said = str(refused.value)  # why, what to do (user namespaces, root), --no-walls's cost
+    assert "user namespaces work for this user" in said and "or as root" in said
+    assert "is --no-walls safe: without walls a submission can read" in said
     grading.config.walls = "auto"  # what Gradescope uses: a container per submission
     grading.build_walls(tmp_path)
-    assert grading.isolation == "none (no user namespaces)" and not grading.specs
+    # (as root, where nobody can read Python: "; submissions run as nobody" follows)
+    assert grading.isolation.startswith("none (no user namespaces)") and not grading.specs
+
+
+def test_where_the_kernel_keeps_user_namespaces_from_a_user_the_refusal_says_what_to_do(
+        monkeypatch, tmp_path):
+    """Ubuntu 23.10's AppArmor switch, Debian's old sysctl, no namespaces at all: one sentence
+    each, naming the setting and what the instructor can do; nothing where none is off."""
+    files = {name: tmp_path / name for name in ("apparmor", "clone", "max")}
+    switches = [(str(files[n]), off, sentence) for n, (_, off, sentence)
+                in zip(files, walls.USERNS_SWITCHES, strict=True)]
+    monkeypatch.setattr(walls, "USERNS_SWITCHES", tuple(switches))
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    for path in files.values():
+        path.write_text("5\n")
+    assert walls.why_no_walls() == ""
+    files["max"].write_text("0\n")
+    assert "user.max_user_namespaces=0" in walls.why_no_walls()
+    files["apparmor"].write_text("1\n")
+    said = walls.why_no_walls("/usr/bin/python3")
+    assert "AppArmor" in said and "/usr/bin/python3" in said and "grade as root" in said
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert walls.why_no_walls() == ""  # root needs none of them
 
 
 def test_chapter_comes_from_the_exercises_never_the_file_name():

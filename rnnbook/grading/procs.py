@@ -178,18 +178,26 @@ def descendants(pid: int) -> list[int]:
 
 
 def rss_mb(pids: Sequence[int]) -> float:
-    """Resident memory of ``pids`` together, in MB."""
+    """Memory of ``pids`` together, in MB, each page once: the sum of their proportional sets
+    (``Pss``: a page that n processes share counts 1/n in each, so the pages a fork shares with
+    its parent count once, not twice). A process whose ``smaps_rollup`` cannot be read (not
+    root, a child without walls, which is not dumpable) counts its resident size."""
     total = 0
     for p in pids:
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-                        break
-        except (OSError, ValueError):
-            continue
+        total += _kb(f"/proc/{p}/smaps_rollup", "Pss:") or _kb(f"/proc/{p}/status", "VmRSS:")
     return total / 1024
+
+
+def _kb(path: str, key: str) -> int:
+    """The number of kB on the line of ``path`` that starts with ``key`` (0: none, unreadable)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def tree_rss_mb(pid: int) -> float:
