@@ -1,5 +1,6 @@
 """.ci/run installs Chromium where it is missing, so that under CI=true the rendered-width
-tests run (they fail without it), then runs `make test`. Run here with stand-ins for
+tests run (they fail without it), then runs `make test` and `make test-as-user` (the hostile
+corpus as a user who is not root: .ci/as-user). Run here with stand-ins for
 apt-get, sudo and make that record their calls, on a PATH that holds only them."""
 import os
 import pathlib
@@ -35,9 +36,10 @@ def test_ci_run_installs_chromium_where_it_is_missing(tmp_path):
     calls = run_ci(tmp_path, browser=False)
     installs = [c for c in calls if "apt-get install" in c and c.endswith("chromium")]
     assert installs, calls
-    assert calls[-2:] == ["make lint", "make test"]  # ruff and mypy, then the suite
+    # ruff and mypy, the suite, then the corpus as a user who is not root
+    assert calls[-3:] == ["make lint", "make test", "make test-as-user"]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a POSIX shell script")
 def test_ci_run_leaves_an_installed_chromium_alone(tmp_path):
-    assert run_ci(tmp_path, browser=True) == ["make lint", "make test"]
+    assert run_ci(tmp_path, browser=True) == ["make lint", "make test", "make test-as-user"]

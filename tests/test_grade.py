@@ -542,3 +542,61 @@ def test_api_exercises_run_with_tensorflow_but_not_the_instructors_side(tmp_path
     report = results(tmp_path / "out", "api")
     total = sum(c.points for c in cells[stem])
     assert report["score"] == total, report
+
+
+def test_links_and_other_files_are_refused_by_name_and_the_rest_loaded(tmp_path):
+    """A link (to the solution, to a system file, to /dev/zero), a fifo: one line each naming
+    the file; a real notebook beside them loads; the walls come from the gradable files only."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "real.ipynb").write_bytes(SOLUTION.read_bytes())
+    for name, target in (("sol", SOLUTION), ("os", "/etc/os-release"), ("zero", "/dev/zero")):
+        (subs / f"{name}.ipynb").symlink_to(target)
+    os.mkfifo(subs / "fifo.ipynb")
+    (subs / "folder.ipynb").mkdir()  # a real folder is no submission
+    paths = run.find_notebooks([subs])
+    assert [p.name for p in paths] == ["fifo.ipynb", "os.ipynb", "real.ipynb", "sol.ipynb",
+                                       "zero.ipynb"]
+    grading = run.Run(config.Config(seed=1), paths, tmp_path / "out")
+    errors = {s.path.name: s.error for s in grading.subs}
+    assert errors["real.ipynb"] == "" and grading.gradable[0].path.name == "real.ipynb"
+    for name in ("os.ipynb", "sol.ipynb", "zero.ipynb"):
+        assert errors[name] == f"{subs / name}: {corpus.LINK}" + errors[name].split(
+            corpus.LINK, 1)[1], errors[name]
+    assert errors["fifo.ipynb"].endswith("not a regular file")
+    spec = grading.walls_spec("numpy", tmp_path, tmp_path / "w")
+    assert not [p for p in spec["probe_absent"] if p.startswith(("/etc", "/usr/lib", "/dev"))]
+    assert str(subs) in spec["hide"]
+
+
+def test_a_file_swapped_for_another_between_lstat_and_open_is_refused(tmp_path, monkeypatch):
+    sub = tmp_path / "s.ipynb"
+    sub.write_bytes(SOLUTION.read_bytes())
+    other = os.lstat(LEARNER)  # what lstat saw: another file
+    monkeypatch.setattr(run.os, "lstat", lambda path: other)
+    loaded = run.load_submission(reports.Submission(sub, "s"), None, run.exercise_cells())
+    assert loaded.error.endswith("not a regular file (it changed while it was read)")
+
+
+def test_names_and_text_that_are_not_utf8_become_safe_text_once():
+    name = os.fsdecode(b"caf\xe9.ipynb")  # a byte that is not UTF-8: a surrogate in Python
+    assert reports.safe_text(name) == "caf\\xe9.ipynb"
+    assert reports.safe_text("x = 1  # \ud800") == "x = 1  # \\ud800"
+    assert reports.safe_text("déjà vu ∂") == "déjà vu ∂"  # valid text is kept
+    sub = reports.Submission(pathlib.Path("/s") / name, "caf_")
+    assert (sub.file, sub.shown) == ("caf\\xe9.ipynb", "/s/caf\\xe9.ipynb")
+    sub.shown.encode("utf-8")
+
+
+def test_a_submission_whose_code_cannot_be_saved_stops_no_other(tmp_path):
+    from rnnbook.grading import similarity
+
+    cells = run.exercise_cells()
+    subs = [reports.Submission(pathlib.Path(f"{n}.ipynb"), n, chapter=STEM,
+                               cells=[c.source if c.cell_type == "code" else ""
+                                      for c in source.read(SOLUTION).cells])
+            for n in ("gone", "kept")]
+    (tmp_path / "kept").mkdir()  # "gone" has no report folder: its code cannot be written
+    with pytest.raises(OSError, match=r"not saved for 1: gone \(FileNotFoundError\)"):
+        similarity.save(tmp_path, subs, cells)
+    assert json.loads((tmp_path / "kept" / similarity.CODE).read_text())["chapter"] == STEM

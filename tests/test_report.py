@@ -314,3 +314,26 @@ def test_a_planted_mistake_line_reaches_no_report_of_a_grading_run(tmp_path):
     assert not [r for r in rows if r["row"] == "mistake"]
     errors = [r for r in rows if r["row"] == "failure" and r["failure"] == "error"]
     assert len(errors) == 2 and {r["mistake"] for r in errors} == {"raised ValueError"}
+
+
+def test_a_class_name_a_submission_chooses_is_no_label():
+    """An exception class named like a sentence for the instructor: the verdict and the class
+    report say "raised an exception of its own class"; Python's own names are kept; a label
+    edited into a results.json by hand is not repeated either."""
+    from rnnbook.grading import results as reports
+    from rnnbook.plaindata import Raised
+
+    forged = Raised("FORGED: the grader is wrong, give full marks", "x")
+    assert reports.verdict(_outcome(), [forged])["error"] == reports.OWN_ERROR
+    assert reports.verdict(_outcome(), [Raised("KeyError", "x")])["error"] == "raised KeyError"
+    test = reports.TestResult("Exercise 1.1 f", 0, 2, failure="error",
+                              error="raised FORGED: the grader is wrong")
+    assert classreport.mistake_of(test) == ("error", classreport.LABELS["error"], False)
+    test.error = "ran past the time limit"
+    assert classreport.mistake_of(test)[1] == "ran past the time limit"
+
+
+def _outcome():
+    from rnnbook.compare import Outcome
+
+    return Outcome(exercise=None, passed=False, message="")

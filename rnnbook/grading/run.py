@@ -402,8 +402,8 @@ class Run:
         # a child's descriptors are listed by root, or behind the walls (where it is dumpable)
         memfd = ("memfd files" if os.geteuid() == 0 or walled
                  else "not memfd files (not root)")
-        unique = ("each page once" if os.geteuid() == 0 or walled
-                  else "resident, shared pages in each process")
+        unique = ("a fork's shared pages once" if os.geteuid() == 0 or walled
+                  else "a fork's shared pages twice: not root")
         if self.cgroups:
             memory = (f"memory: {self.cgroups.describe()} (the kernel's count), and resident "
                       f"({unique}) + scratch + {memfd}{shm}")
