@@ -43,3 +43,28 @@ def test_ci_run_installs_chromium_where_it_is_missing(tmp_path):
 @pytest.mark.skipif(os.name != "posix", reason="a POSIX shell script")
 def test_ci_run_leaves_an_installed_chromium_alone(tmp_path):
     assert run_ci(tmp_path, browser=True) == ["make lint", "make test", "make test-as-user"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a POSIX shell script")
+def test_as_user_has_nothing_to_add_for_a_user_who_is_not_root(tmp_path):
+    """`make test-as-user` run by someone who is not root: `make test` ran as that user."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dirname").symlink_to(shutil.which("dirname"))
+    (bin_dir / "id").write_text("#!/bin/sh\necho 1000\n")
+    (bin_dir / "id").chmod(0o755)
+    run = subprocess.run([shutil.which("bash"), str(ROOT / ".ci" / "as-user")],
+                         env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "not root" in run.stdout, run.stdout + run.stderr
+
+
+def test_as_user_runs_the_corpus_and_the_walls_tests_under_ci_as_its_user():
+    """What .ci/as-user runs as the user it creates: pytest with the clone's venv, CI=true
+    (a walls test that cannot run fails), the corpus and the walls' tests, a writable folder."""
+    script = (ROOT / ".ci" / "as-user").read_text()
+    command = script[script.index("setpriv --reuid"):]
+    for part in ('CI="${CI:-true}"', ".venv/bin/python\" -m pytest", "tests/test_grade.py",
+                 "tests/test_isolation.py", '-k "corpus or walls"', '--basetemp="$work/',
+                 'TMPDIR="$work"'):
+        assert part in command, part
+    assert "trap restore EXIT" in script  # the folders' modes come back

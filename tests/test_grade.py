@@ -122,6 +122,10 @@ def test_bad_files_get_one_line_errors_and_the_rest_are_graded(tmp_path):
     assert ran.returncode == 1
     errors = [line for line in ran.stderr.splitlines() if line.startswith("grade: error:")]
     assert len(errors) == 2 and "broken.ipynb: not a valid notebook" in errors[0]
+    scores = ran.stderr.splitlines()[-3:]  # every submission in the score list (issue 37)
+    assert scores == ["broken.ipynb: not graded (see its report)",
+                      "essay.ipynb: not graded (see its report)",
+                      f"{SOLUTION.name}: {TOTAL} / {TOTAL}"], ran.stderr
     assert results(out, STEM)["score"] == TOTAL
     assert results(out, "broken")["score"] == 0
     assert "not a valid notebook" in results(out, "broken")["output"]
