@@ -26,7 +26,7 @@ EXERCISE ?=
 STEM ?=
 JOBS ?= auto
 
-.PHONY: help venv book test exercise-check notebooks execute grade autograder release bench lint tensorboard clean
+.PHONY: help venv book test test-as-user exercise-check notebooks execute grade autograder release bench lint tensorboard clean
 
 help:
 	@echo "make venv        create .venv and install the package into it, editable (every"
@@ -37,6 +37,7 @@ help:
 	@echo "                 EDITION=course REPOSITORY=<the course's>: no solutions, no page"
 	@echo "                 for instructors, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
+	@echo "make test-as-user as root: the hostile corpus again as a user who is not root (CI)"
 	@echo "make exercise-check EXERCISE=N.K  one exercise's tests (EXERCISE=<function name> too),"
 	@echo "                 its 200-seed sweep, nbval of"
 	@echo "                 its notebook (STEM=<stem>: every exercise of one notebook; JOBS=0: one process)"
@@ -78,6 +79,9 @@ endif
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+test-as-user: $(STAMP)
+	bash .ci/as-user
 
 # The values reach scripts/focus.py through the environment ("$$EXERCISE"): any text is safe.
 exercise-check: $(STAMP)

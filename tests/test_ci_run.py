@@ -1,5 +1,6 @@
 """.ci/run installs Chromium where it is missing, so that under CI=true the rendered-width
-tests run (they fail without it), then runs `make test`. Run here with stand-ins for
+tests run (they fail without it), then runs `make test` and `make test-as-user` (the hostile
+corpus as a user who is not root: .ci/as-user). Run here with stand-ins for
 apt-get, sudo and make that record their calls, on a PATH that holds only them."""
 import os
 import pathlib
@@ -35,9 +36,35 @@ def test_ci_run_installs_chromium_where_it_is_missing(tmp_path):
     calls = run_ci(tmp_path, browser=False)
     installs = [c for c in calls if "apt-get install" in c and c.endswith("chromium")]
     assert installs, calls
-    assert calls[-2:] == ["make lint", "make test"]  # ruff and mypy, then the suite
+    # ruff and mypy, the suite, then the corpus as a user who is not root
+    assert calls[-3:] == ["make lint", "make test", "make test-as-user"]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a POSIX shell script")
 def test_ci_run_leaves_an_installed_chromium_alone(tmp_path):
-    assert run_ci(tmp_path, browser=True) == ["make lint", "make test"]
+    assert run_ci(tmp_path, browser=True) == ["make lint", "make test", "make test-as-user"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a POSIX shell script")
+def test_as_user_has_nothing_to_add_for_a_user_who_is_not_root(tmp_path):
+    """`make test-as-user` run by someone who is not root: `make test` ran as that user."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "dirname").symlink_to(shutil.which("dirname"))
+    (bin_dir / "id").write_text("#!/bin/sh\necho 1000\n")
+    (bin_dir / "id").chmod(0o755)
+    run = subprocess.run([shutil.which("bash"), str(ROOT / ".ci" / "as-user")],
+                         env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "not root" in run.stdout, run.stdout + run.stderr
+
+
+def test_as_user_runs_the_corpus_and_the_walls_tests_under_ci_as_its_user():
+    """What .ci/as-user runs as the user it creates: pytest with the clone's venv, CI=true
+    (a walls test that cannot run fails), the corpus and the walls' tests, a writable folder."""
+    script = (ROOT / ".ci" / "as-user").read_text()
+    command = script[script.index("setpriv --reuid"):]
+    for part in ('CI="${CI:-true}"', ".venv/bin/python\" -m pytest", "tests/test_grade.py",
+                 "tests/test_isolation.py", '-k "corpus or walls"', '--basetemp="$work/',
+                 'TMPDIR="$work"'):
+        assert part in command, part
+    assert "trap restore EXIT" in script  # the folders' modes come back

@@ -122,6 +122,10 @@ def test_bad_files_get_one_line_errors_and_the_rest_are_graded(tmp_path):
     assert ran.returncode == 1
     errors = [line for line in ran.stderr.splitlines() if line.startswith("grade: error:")]
     assert len(errors) == 2 and "broken.ipynb: not a valid notebook" in errors[0]
+    scores = ran.stderr.splitlines()[-3:]  # every submission in the score list (issue 37)
+    assert scores == ["broken.ipynb: not graded (see its report)",
+                      "essay.ipynb: not graded (see its report)",
+                      f"{SOLUTION.name}: {TOTAL} / {TOTAL}"], ran.stderr
     assert results(out, STEM)["score"] == TOTAL
     assert results(out, "broken")["score"] == 0
     assert "not a valid notebook" in results(out, "broken")["output"]
@@ -260,7 +264,17 @@ def test_corpus_loses_no_report_and_changes_nothing(corpus_run):
             assert digest(path) == corpus_run["before"][name], name
     assert not list(out.parent.parent.glob("*/results.json"))  # nothing above --out
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
-    assert sorted(r["path"] for r in rows) == sorted(str(p) for p in made.values())
+    # a name that is not UTF-8 is written as text (\xe9), and loses no row
+    assert sorted(r["path"] for r in rows) == sorted(reports.safe_text(str(p))
+                                                     for p in made.values())
+    for name in made:  # each graded submission's code is saved, a lone surrogate or not
+        graded = not corpus.EXPECTED[name].error
+        assert (out / corpus.report_name(name) / "exercise-code.json").is_file() == graded, name
+    for name in ("class-report.csv", "class-report.html"):  # only the grader's own words
+        assert corpus.FORGED not in (out / name).read_text(), name
+    links = [line for line in ran.stderr.splitlines() if corpus.LINK in line]
+    assert len(links) == sum(e.error == corpus.LINK for n, e in corpus.EXPECTED.items()
+                             if n in made)  # one line each
     assert sorted(r["report"] for r in rows) == sorted(map(corpus.report_name, made))
     assert {p: digest(p) for p in corpus_run["package"]} == corpus_run["package"]
     for folder in (ROOT, ROOT / "rnnbook", ROOT / "solutions", corpus_run["subs"], out):
@@ -425,11 +439,36 @@ def test_walls_that_cannot_stand_refuse_to_grade_unless_told(monkeypatch, tmp_pa
     grading = run.Run(config.Config(seed=1), [sub], tmp_path / "out")
     grading.zygotes = {"numpy": object()}
     monkeypatch.setattr(run.Run, "_probe", lambda self, zygote, job: "no user namespaces")
-    with pytest.raises(run.GradeError, match="--no-walls"):
+    with pytest.raises(run.GradeError) as refused:
         grading.build_walls(tmp_path)
+    said = str(refused.value)  # why, what to do (user namespaces, root), --no-walls's cost
+    assert "user namespaces work for this user" in said and "or as root" in said
+    assert "is --no-walls safe: without walls a submission can read" in said
     grading.config.walls = "auto"  # what Gradescope uses: a container per submission
     grading.build_walls(tmp_path)
-    assert grading.isolation == "none (no user namespaces)" and not grading.specs
+    # (as root, where nobody can read Python: "; submissions run as nobody" follows)
+    assert grading.isolation.startswith("none (no user namespaces)") and not grading.specs
+
+
+def test_where_the_kernel_keeps_user_namespaces_from_a_user_the_refusal_says_what_to_do(
+        monkeypatch, tmp_path):
+    """Ubuntu 23.10's AppArmor switch, Debian's old sysctl, no namespaces at all: one sentence
+    each, naming the setting and what the instructor can do; nothing where none is off."""
+    files = {name: tmp_path / name for name in ("apparmor", "clone", "max")}
+    switches = [(str(files[n]), off, sentence) for n, (_, off, sentence)
+                in zip(files, walls.USERNS_SWITCHES, strict=True)]
+    monkeypatch.setattr(walls, "USERNS_SWITCHES", tuple(switches))
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    for path in files.values():
+        path.write_text("5\n")
+    assert walls.why_no_walls() == ""
+    files["max"].write_text("0\n")
+    assert "user.max_user_namespaces=0" in walls.why_no_walls()
+    files["apparmor"].write_text("1\n")
+    said = walls.why_no_walls("/usr/bin/python3")
+    assert "AppArmor" in said and "/usr/bin/python3" in said and "grade as root" in said
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert walls.why_no_walls() == ""  # root needs none of them
 
 
 def test_chapter_comes_from_the_exercises_never_the_file_name():
@@ -507,3 +546,61 @@ def test_api_exercises_run_with_tensorflow_but_not_the_instructors_side(tmp_path
     report = results(tmp_path / "out", "api")
     total = sum(c.points for c in cells[stem])
     assert report["score"] == total, report
+
+
+def test_links_and_other_files_are_refused_by_name_and_the_rest_loaded(tmp_path):
+    """A link (to the solution, to a system file, to /dev/zero), a fifo: one line each naming
+    the file; a real notebook beside them loads; the walls come from the gradable files only."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "real.ipynb").write_bytes(SOLUTION.read_bytes())
+    for name, target in (("sol", SOLUTION), ("os", "/etc/os-release"), ("zero", "/dev/zero")):
+        (subs / f"{name}.ipynb").symlink_to(target)
+    os.mkfifo(subs / "fifo.ipynb")
+    (subs / "folder.ipynb").mkdir()  # a real folder is no submission
+    paths = run.find_notebooks([subs])
+    assert [p.name for p in paths] == ["fifo.ipynb", "os.ipynb", "real.ipynb", "sol.ipynb",
+                                       "zero.ipynb"]
+    grading = run.Run(config.Config(seed=1), paths, tmp_path / "out")
+    errors = {s.path.name: s.error for s in grading.subs}
+    assert errors["real.ipynb"] == "" and grading.gradable[0].path.name == "real.ipynb"
+    for name in ("os.ipynb", "sol.ipynb", "zero.ipynb"):
+        assert errors[name] == f"{subs / name}: {corpus.LINK}" + errors[name].split(
+            corpus.LINK, 1)[1], errors[name]
+    assert errors["fifo.ipynb"].endswith("not a regular file")
+    spec = grading.walls_spec("numpy", tmp_path, tmp_path / "w")
+    assert not [p for p in spec["probe_absent"] if p.startswith(("/etc", "/usr/lib", "/dev"))]
+    assert str(subs) in spec["hide"]
+
+
+def test_a_file_swapped_for_another_between_lstat_and_open_is_refused(tmp_path, monkeypatch):
+    sub = tmp_path / "s.ipynb"
+    sub.write_bytes(SOLUTION.read_bytes())
+    other = os.lstat(LEARNER)  # what lstat saw: another file
+    monkeypatch.setattr(run.os, "lstat", lambda path: other)
+    loaded = run.load_submission(reports.Submission(sub, "s"), None, run.exercise_cells())
+    assert loaded.error.endswith("not a regular file (it changed while it was read)")
+
+
+def test_names_and_text_that_are_not_utf8_become_safe_text_once():
+    name = os.fsdecode(b"caf\xe9.ipynb")  # a byte that is not UTF-8: a surrogate in Python
+    assert reports.safe_text(name) == "caf\\xe9.ipynb"
+    assert reports.safe_text("x = 1  # \ud800") == "x = 1  # \\ud800"
+    assert reports.safe_text("déjà vu ∂") == "déjà vu ∂"  # valid text is kept
+    sub = reports.Submission(pathlib.Path("/s") / name, "caf_")
+    assert (sub.file, sub.shown) == ("caf\\xe9.ipynb", "/s/caf\\xe9.ipynb")
+    sub.shown.encode("utf-8")
+
+
+def test_a_submission_whose_code_cannot_be_saved_stops_no_other(tmp_path):
+    from rnnbook.grading import similarity
+
+    cells = run.exercise_cells()
+    subs = [reports.Submission(pathlib.Path(f"{n}.ipynb"), n, chapter=STEM,
+                               cells=[c.source if c.cell_type == "code" else ""
+                                      for c in source.read(SOLUTION).cells])
+            for n in ("gone", "kept")]
+    (tmp_path / "kept").mkdir()  # "gone" has no report folder: its code cannot be written
+    with pytest.raises(OSError, match=r"not saved for 1: gone \(FileNotFoundError\)"):
+        similarity.save(tmp_path, subs, cells)
+    assert json.loads((tmp_path / "kept" / similarity.CODE).read_text())["chapter"] == STEM

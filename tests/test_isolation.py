@@ -268,3 +268,35 @@ def test_the_walls_are_an_allow_list(tmp_path):
     hidden = walls.outside_system(str(tmp_path))
     assert [p for p in hidden if p.startswith(str(tmp_path))] == [
         str(tmp_path / n) for n in ("home", "opt", "srv", "work")]
+
+
+def test_a_fork_counts_the_pages_it_shares_with_its_parent_once():
+    """Near the limit the memory reading counts shared pages once: a copy of a process that
+    holds 200 MB adds little, where resident sizes would count the 200 MB twice (issue 36,
+    item 7); far from it, the cheap sum of resident sizes is enough."""
+    import signal as signals
+
+    from rnnbook.grading import procs
+
+    held = bytearray(200 * 2**20)
+    held[::4096] = b"x" * len(held[::4096])  # every page touched: resident
+    alone = procs.rss_mb([os.getpid()])
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: shares every page with its parent until either writes
+        os.close(read)
+        os.write(write, b"1")
+        signals.pause()
+        os._exit(0)
+    try:
+        os.close(write)
+        assert os.read(read, 1) == b"1"
+        resident = procs.rss_mb([os.getpid(), pid])  # no limit near: the plain sum
+        assert resident > alone + 150
+        both = procs.rss_mb([os.getpid(), pid], above=alone + 100)
+        assert both < alone + 50, (alone, both)
+    finally:
+        os.kill(pid, signals.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(read)
+    del held

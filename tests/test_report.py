@@ -179,7 +179,7 @@ def reports_cells(stem):
 
 
 def test_the_headline_counts_only_what_was_graded(tmp_path):
-    """"mean 8.42 of 13 over 17 graded; 1 could not be graded (name)", not a mean that
+    """"mean 8.42 of 13 over 17 graded; 1 could not be graded: name", not a mean that
     counts an unreadable notebook as 0 with no maximum."""
     results(tmp_path, "ann", [2, 2])
     results(tmp_path, "ben", [2, 0], {1: named(TANH)})
@@ -191,9 +191,9 @@ def test_the_headline_counts_only_what_was_graded(tmp_path):
                        "error": "cat.ipynb is not a valid notebook"}}))
     subs = classreport.load([tmp_path / "grades"])
     assert classreport.headline(subs) == [
-        "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)"]
+        "mean 3.00 of 4 over 2 graded; 1 could not be graded: cat"]
     page, table = classreport.write_report([tmp_path / "grades"], tmp_path / "out")
-    assert "mean 3.00 of 4 over 2 graded; 1 could not be graded (cat)" in page.read_text()
+    assert "mean 3.00 of 4 over 2 graded; 1 could not be graded: cat" in page.read_text()
     cat = next(r for r in csv.DictReader(table.open()) if r["student"] == "cat")
     assert (cat["chapter"], float(cat["max_score"]), cat["score"]) == ("01-basic-rnn-cell", 4, "")
 
@@ -260,7 +260,10 @@ def test_a_grading_run_writes_the_class_report_and_uses_the_roster(tmp_path):
                           "after_due_date"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"not on the roster: {subs / 'cat.ipynb'}\n" in run.stderr
-    assert "no submission from 1: dan.ipynb" in run.stderr
+    assert "no submission from 1: Dan (dan.ipynb)" in run.stderr
+    assert "\nAnn (ann.ipynb): 13 / 13\n" in run.stderr  # by the roster's names
+    assert f"\ncat.ipynb: {json.loads((out / 'cat' / 'results.json').read_text())['score']:g}" \
+        in run.stderr
     book = list(csv.DictReader((out / "gradebook.csv").open()))
     by_file = {row["submission"]: row for row in book}
     assert by_file["ann.ipynb"]["id"] == "s1" and by_file["ben.ipynb"]["name"] == "Ben"
@@ -311,3 +314,26 @@ def test_a_planted_mistake_line_reaches_no_report_of_a_grading_run(tmp_path):
     assert not [r for r in rows if r["row"] == "mistake"]
     errors = [r for r in rows if r["row"] == "failure" and r["failure"] == "error"]
     assert len(errors) == 2 and {r["mistake"] for r in errors} == {"raised ValueError"}
+
+
+def test_a_class_name_a_submission_chooses_is_no_label():
+    """An exception class named like a sentence for the instructor: the verdict and the class
+    report say "raised an exception of its own class"; Python's own names are kept; a label
+    edited into a results.json by hand is not repeated either."""
+    from rnnbook.grading import results as reports
+    from rnnbook.plaindata import Raised
+
+    forged = Raised("FORGED: the grader is wrong, give full marks", "x")
+    assert reports.verdict(_outcome(), [forged])["error"] == reports.OWN_ERROR
+    assert reports.verdict(_outcome(), [Raised("KeyError", "x")])["error"] == "raised KeyError"
+    test = reports.TestResult("Exercise 1.1 f", 0, 2, failure="error",
+                              error="raised FORGED: the grader is wrong")
+    assert classreport.mistake_of(test) == ("error", classreport.LABELS["error"], False)
+    test.error = "ran past the time limit"
+    assert classreport.mistake_of(test)[1] == "ran past the time limit"
+
+
+def _outcome():
+    from rnnbook.compare import Outcome
+
+    return Outcome(exercise=None, passed=False, message="")

@@ -122,12 +122,14 @@ class Child:
         ready, _, _ = select.select([self.pipe], [], [], timeout)
         return os.read(self.pipe, 1 << 16) if ready else None
 
-    def memory(self) -> tuple[float, float]:
-        """``(resident, scratch)``: MB below the keeper, resident or in the memfd files it
+    def memory(self, limit: float = float("inf")) -> tuple[float, float]:
+        """``(resident, scratch)``: MB below the keeper, resident (each page once, where
+        together they are near ``limit`` MB: :func:`~.procs.rss_mb`) or in the memfd files it
         holds (memory no resident size shows); MB in the scratch pool."""
         below = procs.descendants(self.keeper)
-        resident = procs.rss_mb(below) + procs.memfd_mb(below)
         self.scratch = self.meter.mb() if self.meter else 0.0
+        memfd = procs.memfd_mb(below)
+        resident = procs.rss_mb(below, above=limit - memfd - self.scratch) + memfd
         return resident, self.scratch
 
     def end(self) -> int | None:
@@ -274,7 +276,7 @@ def watch(child: Child, events: Events, limits: Config, sub: Submission,
             return None
         if chunk:
             events.feed(chunk)
-        rss_now, scratch = child.memory()
+        rss_now, scratch = child.memory(limits.memory)
         rss, last_rss = min(rss_now, last_rss), rss_now  # two readings in a row
         sub.peak_mb = max(sub.peak_mb, rss + scratch)
         breach = over_limits(limits, rss, scratch, clock(), sub.deadline, events.deadline,

@@ -112,7 +112,9 @@ def mistake_of(test: results.TestResult) -> tuple[str, str, bool]:
     if failure == "mistake" and test.mistake:
         return failure, test.mistake, bool(test.hedge)
     failure = "wrong" if failure == "mistake" else failure
-    return failure, test.error or LABELS[failure], False
+    # only the grader's own words become a label (a results.json can be edited by hand)
+    label = test.error if results.own_words(test.error) else LABELS[failure]
+    return failure, label, False
 
 
 def who(student: str, name: str) -> str:
@@ -356,8 +358,8 @@ def headline(subs: list[StudentReport],
 def _not_graded(subs: list[StudentReport], start: str, unknown: str = "") -> str:
     if not subs:
         return ""
-    return (f"{start}{len(subs)} could not be graded{unknown} ("
-            + ", ".join(who(s.student, s.name) for s in subs) + ")")
+    return (f"{start}{len(subs)} could not be graded{unknown}: "
+            + ", ".join(who(s.student, s.name) for s in subs))
 
 
 def missing_students(paths: Sequence[str | pathlib.Path], subs: list[StudentReport]
@@ -441,9 +443,9 @@ def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
                      "<th>errors, limits and other failures</th></tr>")
         for r in (r for r in rows if r["chapter"] == chapter):
             named = "<br>".join(
-                f"{e(m)} (<b>{n}</b>{f' + {k} likely' if k else ''}, e.g. {e(who(x, names[x]))})"
-                for m, n, k, x in r["mistakes"])
-            others = "<br>".join(f"{e(label)} (<b>{n}</b>, e.g. {e(who(x, names[x]))})"
+                f"{e(m)} &middot; <b>{n}</b>{f' + {k} likely' if k else ''}, "
+                f"e.g. {e(who(x, names[x]))}" for m, n, k, x in r["mistakes"])
+            others = "<br>".join(f"{e(label)} &middot; <b>{n}</b>, e.g. {e(who(x, names[x]))}"
                                  for _, label, n, x in r["others"])
             parts.append(
                 f"<tr><td>{e(r['exercise'])}</td><td class=n>{r['submissions']}</td>"
@@ -460,10 +462,10 @@ def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
                  "<th>chapter</th><th>score</th><th>seconds</th><th>peak MB</th>"
                  "<th>not graded</th></tr>")
     for s in subs:
-        score = "not graded" if s.error else _fmt(s.score, 2)
+        score = "not graded" if s.error else f"{_fmt(s.score, 2)} / {_fmt(s.max_score, 0)}"
         name = f"<td>{e(s.name)}</td>" if with_names else ""
         parts.append(f"<tr><td>{e(s.student)}</td>{name}<td>{e(s.chapter)}</td>"
-                     f"<td class=n>{score} / {_fmt(s.max_score, 0)}</td>"
+                     f"<td class=n>{score}</td>"
                      f"<td class=n>{_fmt(s.seconds, 1)}</td><td class=n>{_fmt(s.peak_mb, 0)}</td>"
                      f"<td>{e(s.error)}</td></tr>")
     if missing:

@@ -6,6 +6,7 @@ every file is written atomically (a temporary file, then a rename).
 """
 from __future__ import annotations
 
+import builtins
 import csv
 import json
 import os
@@ -91,6 +92,31 @@ class Submission:
     peak_mb: float = 0.0  # largest resident memory of its child and what that started
     deadline: float = 0.0  # time.monotonic() at which its budget runs out (while graded)
 
+    @property
+    def shown(self) -> str:
+        """The path as every output and line of the grader shows it (:func:`safe_text`)."""
+        return safe_text(str(self.path))
+
+    @property
+    def file(self) -> str:
+        """The file's name as every output shows it (:func:`safe_text`)."""
+        return safe_text(self.path.name)
+
+
+def safe_text(text: str) -> str:
+    """``text`` as UTF-8 can always write it: a file name's byte that is not UTF-8 (Python
+    holds it as a surrogate, ``\\udce9``) becomes ``\\xe9``, a lone surrogate (valid JSON in a
+    notebook) ``\\ud800``; all else is kept. The grader converts paths and notebook text once,
+    when it reads them, and every output after uses what this returns."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
+                   else f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c
+                   for c in text)
+
 
 def names(paths: list[pathlib.Path]) -> list[str]:
     """A report folder name for each path: its stem made safe (letters, digits, ``._-``; no
@@ -153,7 +179,7 @@ def verdict(outcome: Outcome, got: Any) -> dict[str, str]:
     elif raised is not None and raised.kind == BY_HAND:
         found["failure"] = "by hand"
     elif raised is not None:
-        found["failure"], found["error"] = "error", f"raised {raised.kind[:60]}"
+        found["failure"], found["error"] = "error", raised_label(raised.kind)
     else:
         found["failure"] = "wrong"
     return found
@@ -162,6 +188,24 @@ def verdict(outcome: Outcome, got: Any) -> dict[str, str]:
 _LIMITS = ("time limit", "time budget", "memory limit")  # in rnnbook.grading.attempt's words
 _ERRORS = {"crashed": "crashed its process", "ended the process": "ended its process",
            "was not run": "was not run"}
+#: Python's own exceptions: the only class names a label of the class report repeats (a class
+#: a submission defines can be named anything, a sentence aimed at the instructor included)
+BUILTIN_ERRORS = frozenset(name for name, value in vars(builtins).items()
+                           if isinstance(value, type) and issubclass(value, BaseException))
+OWN_ERROR = "raised an exception of its own class"
+
+
+def raised_label(kind: str) -> str:
+    """What the class report says of an exception of class ``kind``: its name when Python
+    defines it, else :data:`OWN_ERROR`."""
+    return f"raised {kind}" if kind in BUILTIN_ERRORS else OWN_ERROR
+
+
+def own_words(label: str) -> bool:
+    """Whether ``label`` (a verdict's ``error``) is one the grader writes (:func:`verdict`)."""
+    return (label in (*_ERRORS.values(), "sent back no usable answer", OWN_ERROR)
+            or label in {f"ran past the {k}" for k in _LIMITS}
+            or label in {f"raised {k}" for k in BUILTIN_ERRORS})
 
 
 def points_for(outcome: Outcome, points: float) -> float:
@@ -346,7 +390,7 @@ def graded(sub: Submission, table: list[tuple[ExerciseCell, Exercise]], seed: in
                                 parts=outcome.parts, parts_right=outcome.parts_earned))
     notes = Notes().then(sub.notes).text()
     return Report(round(score, 2),
-                  f"{sub.path.name}: chapter {sub.chapter}, graded with seed {seed} "
+                  f"{sub.file}: chapter {sub.chapter}, graded with seed {seed} "
                   f"(rnnbook {__version__}).{notes}",
                   seed, sub.chapter, maximum, tests, isolation)
 
@@ -370,15 +414,15 @@ def why_not_graded(sub: Submission) -> str:
     """``sub.error`` as its student reads it: the file by its name (no path of the grader's
     machine), and for a file that is not a notebook, what to do instead of the parser's words
     and the file's raw content. The gradebook and the grader's log keep the full error."""
-    text = sub.error.replace(str(sub.path), sub.path.name)
+    text = sub.error.replace(sub.shown, sub.file)
     if "not a valid notebook" in text:
-        return f"{sub.path.name} is not a valid notebook {UNREADABLE}"
+        return f"{sub.file} is not a valid notebook {UNREADABLE}"
     return _ABSOLUTE.sub(r"\1", text)
 
 
 def write_atomic(path: pathlib.Path, text: str) -> None:
     tmp = path.with_name(path.name + ".part")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:  # safe_text missed
         f.write(text)
     os.replace(tmp, path)
 
@@ -416,7 +460,7 @@ def gradebook(rows: list[tuple[Submission, Report]],
             if sub.name in match.clash:
                 points = ["" for _ in points]
                 error = "; ".join(filter(None, [match.clash[sub.name], error]))
-        lines.append([sub.path.name, sub.name, str(sub.path), *who, sub.chapter, report.seed,
+        lines.append([sub.file, sub.name, sub.shown, *who, sub.chapter, report.seed,
                       *points, top, error])
     for student in match.missing:
         lines.append([student.file, "", "", student.id, student.name, student.email,

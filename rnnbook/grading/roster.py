@@ -70,6 +70,10 @@ class Student:
     email: str = ""
     row: int = 0  # its line in the roster file
 
+    def who(self) -> str:
+        """The student as the grader's end-of-run lines name them: name (or id) and file."""
+        return f"{self.name or self.id} ({self.file})"
+
     def names(self, path: pathlib.Path) -> int:
         """How closely this row names the submission at ``path``: 0 not at all, 1 by file
         name (a row without a folder), else 1 + the number of path components that match (a
@@ -80,6 +84,13 @@ class Student:
             return 1 if path.name == self.file else 0
         parts = _parts(os.path.abspath(path))
         return 1 + len(wanted) if parts[-len(wanted):] == wanted else 0
+
+
+def safe_path(path: object) -> str:
+    """A path as the grader's outputs show it (:func:`rnnbook.grading.results.safe_text`)."""
+    from rnnbook.grading.results import safe_text  # (results imports this module)
+
+    return safe_text(str(path))
 
 
 def _parts(path: object) -> list[str]:
@@ -151,7 +162,7 @@ def match_roster(subs: Sequence[Submitted], roster: Sequence[Student]) -> Match:
             by_id.setdefault(found.student[sub.name].id, []).append(sub)
     for student_id, same in by_id.items():
         if len(same) > 1:
-            files = ", ".join(str(s.path) for s in same)
+            files = ", ".join(safe_path(s.path) for s in same)
             for sub in same:
                 found.clash[sub.name] = (
                     f"roster: the id {student_id} is on {len(same)} submissions ({files}); none "

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 from rnnbook import checks, source
 from rnnbook.environment import TF_ENV, call_with_roomy_stack
@@ -170,36 +170,59 @@ def load_submission(sub: results.Submission, forced: str | None,
                     max_mb: int = Config.max_notebook,
                     max_cells: int = Config.max_cells) -> results.Submission:
     """Read ``sub.path`` (only read: never written), of at most ``max_mb`` MB and
-    ``max_cells`` cells; ``sub.error`` says why it cannot be graded."""
+    ``max_cells`` cells, without following a link (a link or anything but a regular file is
+    refused by name); ``sub.error`` says why it cannot be graded. Its code is kept as
+    :func:`results.safe_text` (the text every output shows)."""
     sub.chapter = forced or ""  # a file that cannot be read still counts in its chapter
     try:
-        info = os.stat(sub.path)
-        if not stat.S_ISREG(info.st_mode):
-            raise GradeError("not a regular file")
-        if info.st_size > max_mb * 2**20:
-            raise GradeError(f"larger than {max_mb} MB")
-        _count_cells(sub.path, max_cells)
-        nb = source.read(sub.path)
+        with _open_plain(sub.path, max_mb) as fd:
+            _count_cells(fd, max_cells)
+            try:
+                nb = source.read(f"/proc/self/fd/{fd}")
+            except source.SourceError as error:
+                raise GradeError(str(error).split(": ", 1)[-1]) from None
         sub.chapter = which_chapter(nb, forced, cells)
-    except source.SourceError as error:
-        sub.error = str(error)
     except (GradeError, OSError) as error:
-        sub.error = f"{sub.path}: {error}"
+        sub.error = f"{sub.shown}: {results.safe_text(str(error))}"
     else:
         # every cell keeps its place (markdown as ""), so "cell 7" is the learner's 7th cell;
         # code as written: the child makes IPython's magics plain Python, under its limits
-        sub.cells = [c.source if c.cell_type == "code" else "" for c in nb.cells]
+        sub.cells = [results.safe_text(c.source) if c.cell_type == "code" else ""
+                     for c in nb.cells]
     return sub
 
 
-def _count_cells(path: pathlib.Path, max_cells: int) -> None:
+@contextlib.contextmanager
+def _open_plain(path: pathlib.Path, max_mb: int) -> Iterator[int]:
+    """A descriptor on ``path``, a regular file of at most ``max_mb`` MB, opened without
+    following a link (``O_NOFOLLOW``, checked against ``lstat`` and by ``fstat``: a file swapped
+    for a link between the two is refused too)."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise GradeError("a link, not a file (the notebook itself is graded, never what a link "
+                         "points to)")
+    if not stat.S_ISREG(info.st_mode):
+        raise GradeError("not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        opened = os.fstat(fd)
+        if (not stat.S_ISREG(opened.st_mode)
+                or (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino)):
+            raise GradeError("not a regular file (it changed while it was read)")
+        if opened.st_size > max_mb * 2**20:
+            raise GradeError(f"larger than {max_mb} MB")
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _count_cells(fd: int, max_cells: int) -> None:
     """Refuse a notebook of more than ``max_cells`` cells before it is checked cell by cell:
     reading and checking a notebook costs the grader's own process time in the number of its
     cells (40,000 tiny cells, 6 MB: 10 s), before any child's limit applies (the count is one
     JSON parse: a file that is not JSON is left to the full read)."""
     try:
-        with open(path, "rb") as f:
-            cells = json.load(f).get("cells")
+        cells = json.loads(os.pread(fd, os.fstat(fd).st_size + 1, 0)).get("cells")
     except (ValueError, AttributeError, RecursionError):
         return
     if isinstance(cells, list) and len(cells) > max_cells:
@@ -212,7 +235,8 @@ def find_notebooks(paths: Sequence[str | pathlib.Path]) -> list[pathlib.Path]:
     for raw in paths:
         path = pathlib.Path(raw)
         if path.is_dir():
-            found += sorted(p for p in path.glob("*.ipynb") if not p.is_dir())
+            # a link is listed (and refused by name); a real folder named *.ipynb is not
+            found += sorted(p for p in path.glob("*.ipynb") if p.is_symlink() or not p.is_dir())
         elif os.path.lexists(path):
             found.append(path)
         else:
@@ -254,7 +278,7 @@ class Run:
             load_submission(sub, config.chapter, self.cells, config.max_notebook,
                             config.max_cells)
             if sub.chapter and sub.chapter not in self.cells and not sub.error:
-                sub.error = f"{sub.path}: chapter {sub.chapter} has no exercises here"
+                sub.error = f"{sub.shown}: chapter {sub.chapter} has no exercises here"
         self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
         self.gradable = [s for s in self.subs if not s.error]
         self.chapters = sorted({s.chapter for s in self.gradable})
@@ -317,7 +341,7 @@ class Run:
 
     def walls_spec(self, kind: str, work: pathlib.Path,
                    workdir: pathlib.Path) -> dict[str, Any]:
-        paths = [str(s.path) for s in self.subs]
+        paths = [str(s.path) for s in self.gradable]  # (a refused file's link leads anywhere)
         absent = []
         if kind == "numpy":
             tf = importlib.util.find_spec("tensorflow")
@@ -359,12 +383,16 @@ class Run:
             return
         self.specs = {}
         if mode == "required":
+            why = walls.why_no_walls()
             raise GradeError(
-                f"the walls around submissions cannot be built here ({failed}). Grade where "
-                "unprivileged user namespaces work (most Linux desktops and servers), or, in a "
-                "container of its own per submission (as on Gradescope), pass --no-walls: "
-                "without walls a submission can read the other submissions and the repository "
-                "(solutions included) and write wherever this user can")
+                f"the walls around submissions cannot be built here ({failed}): "
+                + (why + "." if why else
+                   "grade where user namespaces work for this user (most Linux desktops, "
+                   "servers and containers allow them; `unshare --user --map-root-user --mount "
+                   "true` tells) or as root.")
+                + " Only where each submission already has a container of its own (as on "
+                "Gradescope) is --no-walls safe: without walls a submission can read the other "
+                "submissions and the repository (solutions included)")
         self.isolation = f"none ({failed})" + self._as_nobody()
         log(f"note: submissions run without walls here ({failed})")
 
@@ -375,14 +403,18 @@ class Run:
         walled, limit = bool(self.specs), self.config.processes
         shm = (f", SysV shared memory at most {walls.SHM_SEGMENTS} segments of "
                f"{walls.SHM_MB} MB" if walled else "")
-        # a child's descriptors are listed only by root (its process is not dumpable)
-        memfd = "memfd files" if os.geteuid() == 0 else "not memfd files (not root)"
+        # a child's descriptors are listed by root, or behind the walls (where it is dumpable)
+        memfd = ("memfd files" if os.geteuid() == 0 or walled
+                 else "not memfd files (not root)")
+        unique = ("a fork's shared pages once" if os.geteuid() == 0 or walled
+                  else "a fork's shared pages twice: not root")
         if self.cgroups:
-            memory = (f"memory: {self.cgroups.describe()} (the kernel's count), and resident + "
-                      f"scratch + {memfd}{shm}")
+            memory = (f"memory: {self.cgroups.describe()} (the kernel's count), and resident "
+                      f"({unique}) + scratch + {memfd}{shm}")
             processes = f"processes: {self.cgroups.describe()} pids, {limit}"
         else:
-            memory = f"memory: resident + scratch + {memfd} (no memory cgroup){shm}"
+            memory = (f"memory: resident ({unique}) + scratch + {memfd} (no memory cgroup)"
+                      f"{shm}")
             processes = (f"processes: RLIMIT_NPROC {limit} in the child's user namespace"
                          + (" (not binding: the grader runs as root)" if os.geteuid() == 0
                             else "") if walled else
@@ -458,7 +490,7 @@ class Run:
                     notes[kind] = sub.notes
             sub.notes = skipped.then(notes.get("tf", notes.get("numpy", [])))
         except Exception as error:  # noqa: BLE001 - one submission never stops the others
-            sub.error = (f"{sub.path}: the grader failed on this submission "
+            sub.error = (f"{sub.shown}: the grader failed on this submission "
                          f"({type(error).__name__}: {error})")
         finally:
             sub.seconds = time.monotonic() - started
@@ -515,7 +547,7 @@ class Run:
         breach = breach or child.killed_for_memory(self.config)
         stop = attempt.settle(events, breach, status, skip, skipped, self.config.budget)
         if stop == attempt.NO_SANDBOX:
-            log(f"error: {sub.path}: {events.walls_failed}")
+            log(f"error: {sub.shown}: {events.walls_failed}")
         return stop
 
     # --- the whole run ------------------------------------------------------------------------
@@ -525,7 +557,7 @@ class Run:
             return results.not_graded(sub, self.seed, self.cells.get(sub.chapter))
         self.oracle_ready[sub.chapter].wait()
         if sub.chapter not in self.oracle:
-            sub.error = (f"{sub.path}: TensorFlow could not compute the expected answers "
+            sub.error = (f"{sub.shown}: TensorFlow could not compute the expected answers "
                          f"({self.oracle_error})")
             return results.not_graded(sub, self.seed, self.cells.get(sub.chapter))
         return results.graded(sub, self.tables[sub.chapter], self.seed,
@@ -630,7 +662,7 @@ def progress(done: int, total: int, sub: results.Submission, seconds: float,
     """One line per graded submission: a bar, the count, which one, its seconds and peak memory
     (see --timeout and --memory), seconds so far."""
     filled = round(width * done / total)
-    return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {sub.path.name}: "
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {sub.file}: "
             f"{sub.seconds:.1f} s, peak {sub.peak_mb:.0f} MB ({seconds:.0f} s in all)")
 
 
@@ -698,11 +730,12 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
         out / results.GRADEBOOK, results.gradebook(ordered, run.tables, roster)))
     match = rosters.match_roster(run.subs, roster or [])
     if roster is not None:
-        missing = sorted(student.file for student in match.missing)
+        missing = [student.who() for student in match.missing]
         if missing:
             log(f"roster: no submission from {len(missing)}: {', '.join(missing)}")
         if match.unknown:
-            log(f"roster: not on the roster: {', '.join(str(s.path) for s in match.unknown)}")
+            unknown = [rosters.safe_path(s.path) for s in match.unknown]
+            log(f"roster: not on the roster: {', '.join(unknown)}")
         for why in dict.fromkeys(match.clash.values()):
             log(f"error: {why}")
     # each exercise's code, for "Similar submissions"
@@ -710,9 +743,12 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
     if config.class_report:
         outputs.write(results.TIMINGS, _timings, out, ordered)
         outputs.write("the class report", _class_report, out)
-    for sub, report in ordered:
-        if not sub.error and sub.name not in match.clash:
-            print(f"{sub.path.name}: {report.score:g} / {report.max_score}",
-                  file=_stderr())
+    for sub, report in ordered:  # every submission, by its student's name where known
+        student = match.student.get(sub.name)
+        who = f"{student.name or student.id} ({sub.file})" if student else sub.file
+        if sub.name in match.clash:
+            continue  # said above: no score until it is resolved
+        print(f"{who}: not graded (see its report)" if sub.error else
+              f"{who}: {report.score:g} / {report.max_score}", file=_stderr())
     failed = outputs.said()
     return 1 if failed or match.clash or any(s.error for s in run.subs) else 0

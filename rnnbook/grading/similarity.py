@@ -87,14 +87,22 @@ def save(out: str | pathlib.Path, subs: Sequence[results.Submission],
          cells: Mapping[str, Sequence[source.ExerciseCell]]) -> None:
     """The grader's hook: ``out/<name>/exercise-code.json`` for every graded submission (its
     chapter and :func:`exercise_code`); removed from a folder whose submission was not graded,
-    so that a regrade with --overwrite leaves nothing stale."""
+    so that a regrade with --overwrite leaves nothing stale. Each on its own: one that cannot
+    be saved is named in the error raised at the end, and every other is saved."""
+    failed = []
     for sub in subs:
         path = pathlib.Path(out) / sub.name / CODE
-        if sub.error or sub.chapter not in cells:
-            path.unlink(missing_ok=True)
-            continue
-        data = {"chapter": sub.chapter, "exercises": exercise_code(sub.cells, cells[sub.chapter])}
-        results.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        try:
+            if sub.error or sub.chapter not in cells:
+                path.unlink(missing_ok=True)
+                continue
+            data = {"chapter": sub.chapter,
+                    "exercises": exercise_code(sub.cells, cells[sub.chapter])}
+            results.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        except Exception as error:  # noqa: BLE001 - one submission never stops the others
+            failed.append(f"{sub.name} ({type(error).__name__})")
+    if failed:
+        raise OSError(f"not saved for {len(failed)}: {', '.join(failed)}")
 
 
 def baseline(stem: str) -> dict[str, list[str]]:
@@ -448,7 +456,7 @@ def section(pairs: list[Pair], compared: dict[tuple[str, str], int],
                  f"of code in common. Every pair is in <code>{TABLE}</code>.</p>")
     if missing:
         parts.append(f"<p class=note>{missing} report folder{'s' * (missing != 1)} had no "
-                     "saved code and were left out.</p>")
+                     f"saved code and {'was' if missing == 1 else 'were'} left out.</p>")
     by_exercise = collections.defaultdict(list)
     for p in pairs:
         by_exercise[(p.chapter, p.exercise)].append(p)

@@ -377,6 +377,37 @@ INSTRUCTOR = ("grading", "generate.py", "source.py")
 STUBBED = ("reference.py", "backward.py")
 
 
+#: where a kernel says that unprivileged user namespaces are off, and what turns them on
+USERNS_SWITCHES = (
+    ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1",
+     "AppArmor restricts user namespaces to programs with a profile that allows them (Ubuntu "
+     "23.10 and later): grade as root, or have an administrator add an AppArmor profile with "
+     "`userns,` for {python} (as Ubuntu ships for bwrap) or set "
+     "kernel.apparmor_restrict_unprivileged_userns=0"),
+    ("/proc/sys/kernel/unprivileged_userns_clone", "0",
+     "this kernel keeps user namespaces to root (kernel.unprivileged_userns_clone=0): grade as "
+     "root, or have an administrator set it to 1"),
+    ("/proc/sys/user/max_user_namespaces", "0",
+     "this machine allows no user namespaces (user.max_user_namespaces=0): grade as root, or "
+     "have an administrator raise it"),
+)
+
+
+def why_no_walls(python: str = sys.executable) -> str:
+    """Where the kernel's settings say why user namespaces cannot be made by this user, one
+    sentence with what the instructor can do; "" where none does."""
+    if os.geteuid() == 0:
+        return ""
+    for path, off, sentence in USERNS_SWITCHES:
+        try:
+            with open(path) as f:
+                if f.read().strip() == off:
+                    return sentence.format(python=real(python))
+        except OSError:
+            continue
+    return ""
+
+
 def scratch_mb(memory: int) -> int:
     """The scratch pool's size in MB for a memory limit of ``memory`` MB."""
     return max(8, min(SCRATCH_MAX, memory // 4))

@@ -301,6 +301,12 @@ def keeper(token: int, events_fd: int, job_fd: int, meter_fd: int | None, sock: 
             wire.decode(json.loads(bytes(data)), budget=MAX_JOB, dicts=True))
         del data
         if job.walls:
+            # The zygote is not dumpable, and so neither is its fork: its /proc/self files then
+            # belong to the host's root, and a keeper not run as root could not write its own
+            # uid_map. Dumpable from here (no submission code has run in this process); the
+            # child stays so behind the walls (alone in its pid namespace: only the grader's
+            # processes can reach it, and they read its unique pages and memfd files).
+            _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
             walls.unshare()
             pool = walls.raise_walls(job.walls)
     except Exception as error:  # noqa: BLE001 - the grader reads why
@@ -346,7 +352,8 @@ def worker(job: Any, events_fd: int, chapters: dict[str, Any] | None) -> None:
         if job.processes:  # no pids cgroup: counted in the child's own user namespace
             _cap(resource.RLIMIT_NPROC, job.processes)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        if not job.walls:  # without walls another child could read this one
+            _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if job.drop_to is not None:  # root without walls: the submission runs as nobody
             os.setgroups([])
             os.setgid(job.drop_to)

@@ -39,6 +39,8 @@ LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
 #: the limits the corpus is graded with
 LIMITS = ["--workers", "2", "--timeout", "8", "--memory", "1200", "--cell-timeout", "20",
           "--budget", "30", "--processes", "64"]
+LINK = "a link, not a file"  # the one-line error of a submission that is a link
+FORGED = "FORGED: the grader is wrong"  # chosen_exception's class name: in no class report
 FLOOD = 300  # fork_bomb, thread_flood: at most this many, should every bound fail
 MARKER = "HACKED-by-corpus.txt"  # a file break_walls tries to create in every folder it finds
 #: the learner side of the check (rnnbook/*.py that a TensorFlow child sees): break_walls tries to
@@ -157,6 +159,16 @@ EXPECTED = {
     "similar_name": _expect(FULL, file="similar-submissions.csv.ipynb",
                             report="submission-similar-submissions.csv"),
     "fifo": Expect(0, error="not a regular file"),
+    # links are refused by name, whatever they point to, and stop nothing else (issue 36)
+    "link_to_solution": Expect(0, error=LINK),
+    "link_outside": Expect(0, error=LINK),
+    "link_os_release": Expect(0, error=LINK),
+    "link_dev_zero": Expect(0, error=LINK),
+    # a file name that is not UTF-8, a lone surrogate in a notebook: every output is written
+    "not_utf8_name": _expect(FULL, file=os.fsdecode(b"caf\xe9.ipynb"), report="caf_"),
+    "lone_surrogate": _expect(FULL),
+    # a class name of the submission's choosing is no label of the class report
+    "chosen_exception": _expect(_failing([FIRST], "raised FORGED")),
     # broken files
     "invalid_json": Expect(0, error="not a valid notebook"),
     "not_a_notebook": Expect(0, error="not a valid notebook"),
@@ -276,16 +288,17 @@ def memory_hog(ctx):
 
 
 def forks_briefly(ctx):
-    """Forks now and then, as TensorFlow does to run uname: for an instant the copy's pages count
-    twice (in the TensorFlow child 2 x (650 + 400) MB > 1200 MB). Not a breach: the limit needs
-    two readings in a row."""
+    """Forks now and then, as TensorFlow does to run uname, and the copy lives on for many of
+    the grader's readings: counted by resident size its pages would count twice (in the
+    TensorFlow child 2 x (650 + 400) MB > 1200 MB); counted once (issue 36), it is no breach,
+    however loaded the machine."""
     return _append(_notebook(), (
         "import os, time\n"
         "big = np.ones(50_000_000)  # 400 MB\n"
-        "for _ in range(8):\n"
+        "for _ in range(4):\n"
         "    pid = os.fork()\n"
         "    if pid == 0:\n"
-        "        time.sleep(0.03)  # less than the grader's 50 ms between readings\n"
+        "        time.sleep(0.5)  # ten times the grader's 50 ms between readings\n"
         "        os._exit(0)\n"
         "    os.waitpid(pid, 0)\n"
         "    time.sleep(0.1)\n"
@@ -546,6 +559,42 @@ def late_honest(ctx):
 
 def fifo(ctx):
     return "fifo"
+
+
+def link_to_solution(ctx):
+    return ("link", str(SOLUTION))
+
+
+def link_outside(ctx):
+    """A link to a notebook outside the folders given (an honest one: it would get full marks)."""
+    outside = ctx["subs"].parent / "outside"
+    outside.mkdir(exist_ok=True)
+    nbformat.write(_notebook(), str(outside / "elsewhere.ipynb"))
+    return ("link", str(outside / "elsewhere.ipynb"))
+
+
+def link_os_release(ctx):
+    return ("link", "/etc/os-release")
+
+
+def link_dev_zero(ctx):
+    return ("link", "/dev/zero")
+
+
+def not_utf8_name(ctx):
+    return _notebook()
+
+
+def lone_surrogate(ctx):
+    """A cell with a lone surrogate (valid JSON) after the answers: nbformat reads it, and no
+    UTF-8 writer can write it as it is."""
+    nb = _append(_notebook(), "decoy = 0  # \ud800\n")
+    return json.dumps(nb, ensure_ascii=True).encode()
+
+
+def chosen_exception(ctx):
+    return _replace(_notebook(), FIRST, (
+        f"    raise type({FORGED + ' (see the class report)'!r}, (Exception,), {{}})()\n"))
 
 
 def invalid_json(ctx):
@@ -896,6 +945,8 @@ def build(subs, out, walls=True, only=None):
         content = globals()[name](ctx)
         if content == "fifo":
             os.mkfifo(path)
+        elif isinstance(content, tuple):  # ("link", target)
+            path.symlink_to(content[1])
         elif isinstance(content, bytes):
             path.write_bytes(content)
         else:
