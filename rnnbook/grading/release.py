@@ -55,7 +55,7 @@ def _pyproject(learner: bool) -> str:
     """pyproject.toml cut to what ``pip install -e .`` needs (no tests). For learners: no
     grading packages (their comment lines go too) and a description of the learner package."""
     kept: list[str] = []
-    keep, comments = False, []
+    keep, comments = False, list[str]()
     for line in (ROOT / "pyproject.toml").read_text().splitlines():
         if line.startswith("["):
             keep = line.strip() in PYPROJECT_SECTIONS
