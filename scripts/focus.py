@@ -58,9 +58,9 @@ def without_progress_output(path):
     """Clear the output of ``path``'s progress-table cells (True when one had any)."""
     nb = nbformat.read(str(path), as_version=4)
     cells = [c for c in nb.cells if c.cell_type == "code" and PROGRESS_CALL in c.source
-             and c.outputs]
+             and (c.outputs or c.execution_count is not None)]
     for cell in cells:
-        cell.outputs = []
+        cell.outputs, cell.execution_count = [], None
     if cells:
         nbformat.write(nb, str(path))
     return bool(cells)
