@@ -192,6 +192,8 @@ async function run() {
     frame.src = page;
     document.body.appendChild(frame);
     await loaded;
+    const math = frame.contentWindow.MathJax;  // wait for its first typesetting
+    if (math && math.startup && math.startup.promise) await math.startup.promise;
     await new Promise((done) => setTimeout(done, 30));
     let found;
     try { found = measure(frame.contentWindow, frame.contentDocument, width); }

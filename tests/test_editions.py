@@ -19,6 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import course_edition  # noqa: E402
 import edition  # noqa: E402
+import rendered  # noqa: E402
 
 PUBLIC = edition.generate.repository_url()
 COURSE = "https://github.com/example-university/rnn-course"
@@ -234,3 +235,21 @@ def test_course_edition_pages_say_no_word_of_solutions_and_name_mistakes_only(co
             assert "Solutions" not in text and "worked answers" not in text.lower(), name
     mistakes = re.sub(r"<[^>]+>", "", (course / "book" / "mistakes.html").read_text())
     assert "you split the rows." in mistakes and "H:2H" not in mistakes
+
+
+@pytest.mark.slow
+def test_course_edition_shows_no_tex_as_text_and_has_no_dead_relative_link(course):
+    found = [f"{page.relative_to(course)}: {what}" for page in rendered.pages(course)
+             for what in rendered.unrendered_tex(page.read_text(encoding="utf-8"))]
+    assert not found, "TeX left unrendered:\n" + "\n".join(found)
+    assert rendered.dead_links(course) == []
+
+
+@pytest.mark.slow
+def test_every_course_page_reads_at_1280_and_390_px(course, tmp_path):
+    """tests/test_book.py's rendered check, on the course edition's pages."""
+    browser = rendered.need_browser(rendered.find_browser())
+    measured = rendered.measure(browser, course, tmp_path)
+    assert len(measured) == 2 * len(rendered.pages(course)) >= 2 * 15
+    found = rendered.report(measured)
+    assert not found, f"{len(found)} problems:\n" + "\n".join(found)
