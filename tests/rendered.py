@@ -227,14 +227,17 @@ def need_browser(path, environ=None):
     pytest.skip(reason)
 
 
-def measure(browser, built, scratch, only=None, widths=WIDTHS):
+def measure(browser, built, scratch, only=None, widths=WIDTHS, harness=HARNESS,
+            scale=FIGURE_TYPE):
     """``{(page, width): [finding]}`` for every page of ``built`` (or the pages ``only``),
-    in one Chromium run; each finding a dict of ``kind``, ``text`` and ``line``."""
+    in one Chromium run; each finding a dict of ``kind``, ``text`` and ``line``. ``scale``:
+    the smallest type of a figure, in px at the size it was drawn."""
     chosen = only if only is not None else pages(built)
+    script = harness
     harness = built / "_rendered-check.html"
-    harness.write_text(HARNESS % {
+    harness.write_text(script % {
         "pages": json.dumps([str(p.relative_to(built)) for p in chosen]),
-        "widths": json.dumps(list(widths)), "scale": FIGURE_TYPE, "smallest": SMALLEST},
+        "widths": json.dumps(list(widths)), "scale": scale, "smallest": SMALLEST},
         encoding="utf-8")
     command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                "--no-first-run", "--disable-background-networking", "--disable-component-update",
