@@ -229,8 +229,8 @@ def lstm_cell_diagram(highlight: str | None = None, peepholes: bool = False, cli
                       h: str = "h") -> Figure:
     """The book's one picture of an LSTM cell (after colah's): the c line (red) along the
     top, the h line (blue) along the bottom (the title names a line's colour only where it is
-    drawn in it: with a gate highlighted, the other lines are grey), the four gates between, each gate's equation
-    beside the diagram, in the book's notation (:data:`CELL_GATES`).
+    drawn in it: with a gate highlighted, the other lines are grey), the four gates between,
+    each gate's equation beside the diagram, in the book's notation (:data:`CELL_GATES`).
 
     ``highlight`` names one gate (``"f"``, ``"i"``, ``"j"``, ``"o"``) or the memory line
     (``"c"``): it and its equation are drawn in colour, the rest in grey. ``peepholes``,
