@@ -211,8 +211,7 @@ class Chapter:
         answers = [answer(ex, fn, case) for case in cases]
         outcome = evaluate(ex, cases, expected, answers, seed=seed)
         print(outcome.message)
-        if outcome.passed:
-            record.record(self.stem, ex.number, ex.name)
+        record.record(self.stem, ex.number, ex.name, passed=bool(outcome.passed))
         return outcome
 
 

@@ -34,6 +34,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 KEEP_METADATA = ("kernelspec", "rnnbook")
 CONFIG = ROOT / "_config.yml"
 
+#: The install command the set-up cell's error names off Colab (the learner release's README
+#: gives the same one).
+INSTALL = 'pip install -e ".[jupyter]"'
 #: The set-up cell's install block; ``{url}`` is the repository the book is built from.
 SETUP_BLOCK = """\
 if importlib.util.find_spec("rnnbook") is None:  # not installed in this kernel's Python
@@ -47,6 +50,7 @@ if importlib.util.find_spec("rnnbook") is None:  # not installed in this kernel'
 #: The first line of the block, and its last one's start (where a block is found in a cell).
 SETUP_FIRST = SETUP_BLOCK.splitlines()[0].split("  #")[0]
 SETUP_LAST = "    %pip install"
+assert INSTALL in SETUP_BLOCK
 
 
 def repository_url(config: str | os.PathLike[str] = CONFIG) -> str:
@@ -66,6 +70,58 @@ def repository_from(value: Any) -> str:
     if value.count("/") != 1 or not all(value.split("/")):
         raise source.SourceError(f"{value!r}: give a repository's URL or a GitHub owner/name")
     return f"https://github.com/{value}"
+
+
+def book_url(repository: str) -> str:
+    """Where the book built from ``repository`` (a URL) is published: GitHub Pages
+    (``https://owner.github.io/name/``) for a GitHub repository, as the Pages workflow
+    (.github/workflows/book.yml) publishes it; the repository itself for any other host."""
+    found = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?", repository)
+    if found:
+        return f"https://{found.group(1).lower()}.github.io/{found.group(2)}/"
+    return repository.rstrip("/") + "/"
+
+
+#: a MyST cross-reference in a notebook's text: {doc}`text <target>`, {doc}`target`,
+#: {ref}`text <label>`, {ref}`label`
+CROSS_REFERENCE = re.compile(r"\{(doc|ref)\}`(?:([^`<]*?)\s*<([^`>]+)>|([^`<]+))`")
+
+
+def book_labels(book: pathlib.Path = ROOT / "book") -> dict[str, tuple[str, str]]:
+    """``{label: (page, heading)}`` of every ``(label)=`` in the book's pages: ``page`` as a
+    path under the book's root without suffix (``book/01-basic-rnn-cell``)."""
+    labels = {}
+    for path in sorted(book.glob("*.ipynb")) + sorted(book.glob("*.md")):
+        if path.suffix == ".ipynb":
+            nb = nbformat.read(str(path), as_version=4)
+            text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        else:
+            text = path.read_text()
+        for found in re.finditer(r"^\(([\w-]+)\)=\s*\n#+\s*(.+)$", text, re.MULTILINE):
+            labels[found.group(1)] = (f"book/{path.stem}", found.group(2).strip())
+    return labels
+
+
+def linked_to_book(text: str, book: str, page: str, where: str = "cell") -> str:
+    """``text`` (markdown of the notebook ``page``, e.g. ``notebooks/06-gru-layouts``) with
+    every {doc} and {ref} cross-reference made a link into the published book at ``book``:
+    a copy that lives outside the book (the learner release) has no dead relative link."""
+    labels: dict[str, tuple[str, str]] | None = None
+
+    def link(found: re.Match[str]) -> str:
+        nonlocal labels
+        role, shown, target = found.group(1), found.group(2), found.group(3) or found.group(4)
+        target = target.strip()
+        if role == "doc":
+            path = os.path.normpath(os.path.join(os.path.dirname(page), target))
+            return f"[{shown or target}]({book}{path}.html)"
+        labels = book_labels() if labels is None else labels
+        if target not in labels:
+            raise source.SourceError(f"{where}: {{ref}}`{target}` names no label of the book")
+        doc, heading = labels[target]
+        return f"[{shown or heading}]({book}{doc}.html#{target})"
+
+    return CROSS_REFERENCE.sub(link, text)
 
 
 def setup_block(url: str) -> str:

@@ -151,6 +151,16 @@ CELL_GATES = {
     "c": ("tab:red", "", r"memory: $c_t = \sigma(f + b_f) \odot c_{t-1}"
                          r" + \sigma(i) \odot \tanh(j)$"),
 }
+#: the colours the diagrams draw a state line in, by the name a title gives them
+COLOUR_NAMES = {"tab:red": "red", "tab:blue": "blue"}
+
+
+def _named(line: str, colour: str) -> str:
+    """``line`` with its colour in brackets when it is drawn in one (not grey): a title says
+    only what the picture shows."""
+    return f"{line} ({COLOUR_NAMES[colour]})" if colour in COLOUR_NAMES else line
+
+
 class _Diagram:
     """The drawing kit both cell diagrams share: an equal-aspect canvas without axes, nodes,
     arrows and the equations beside the picture, each coloured by the group it belongs to
@@ -218,8 +228,9 @@ def lstm_cell_diagram(highlight: str | None = None, peepholes: bool = False, cli
                       projection: bool = False, gradients: bool = False,
                       h: str = "h") -> Figure:
     """The book's one picture of an LSTM cell (after colah's): the c line (red) along the
-    top, the h line (blue) along the bottom, the four gates between, each gate's equation
-    beside the diagram, in the book's notation (:data:`CELL_GATES`).
+    top, the h line (blue) along the bottom (the title names a line's colour only where it is
+    drawn in it: with a gate highlighted, the other lines are grey), the four gates between,
+    each gate's equation beside the diagram, in the book's notation (:data:`CELL_GATES`).
 
     ``highlight`` names one gate (``"f"``, ``"i"``, ``"j"``, ``"o"``) or the memory line
     (``"c"``): it and its equation are drawn in colour, the rest in grey. ``peepholes``,
@@ -293,7 +304,8 @@ def lstm_cell_diagram(highlight: str | None = None, peepholes: bool = False, cli
         labels.append((2.6, -0.45, r"through the gates: $dz\,U^\top$ goes back to "
                        f"${h}_{{t-1}}$", "navy", 9))
     kit.labels(labels)
-    title = "LSTM cell: c (red) is the memory, " + h + " (blue) the hidden state and output"
+    title = (f"LSTM cell: {_named('c', line_c)} is the memory, {_named(h, line_h)} the hidden "
+             "state and output")
     return kit.finish(title)
 
 
@@ -370,7 +382,8 @@ def gru_cell_diagram(highlight: str | None = None, reset_after: bool = False) ->
                 (9.0, 0.5, "r after $U_h$: two biases" if reset_after
                  else "r before $U_h$: one bias", shown("r"), 10)])
     form = "reset_after=True" if reset_after else "reset_after=False"
-    return kit.finish(f"GRU cell ({form}): one state h (blue), kept by z, reset by r",
+    return kit.finish(f"GRU cell ({form}): one state {_named('h', line_h)}, kept by z, "
+                      "reset by r",
                       top=-1.35)
 
 

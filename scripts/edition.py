@@ -21,8 +21,10 @@ instructor publishes the learner release (`make release`): its set-up cells inst
 It leaves out the Solutions part and the page *For instructors* (`_toc.yml` cut by
 `course_edition.course_toc`; a block marked ```{only} not course``` is cut) and has no
 Binder or Colab button (the course's repository holds the exercise notebooks, not the
-chapters).
+chapters). Its pages say no word of a Solutions part (`SOLUTIONS_SENTENCES` are cut), and its
+mistakes page names each mistake without its fix (`names_only`).
 """
+import json
 import os
 import pathlib
 import re
@@ -110,19 +112,74 @@ def write(edition, out, environ=None):
 NOT_COURSE = re.compile(r"^( *)```\{only\} not course\n.*?^\1```\n", re.MULTILINE | re.DOTALL)
 
 
-def edited(config, text):
+def _words(text):
+    """A regular expression matching ``text`` with any run of white space where it has one
+    (a sentence may wrap anywhere in a page's source)."""
+    return r"\s+".join(map(re.escape, text.split()))
+
+
+#: The course edition has no Solutions part: the sentences that point to it, and what
+#: replaces each (the chapters' last paragraph, Chapter 4's, the intro's item on hints).
+SOLUTIONS_SENTENCES = (
+    (re.compile(r";\s+" + _words("worked answers are in the") + r"(?:\s+book's)?\s+"
+                + _words("Solutions part (left out of a course's edition).")), "."),
+    (re.compile(r"\s+" + _words("Worked answers are in the") + r"(?:\s+book's)?\s+"
+                + _words("Solutions part (left out of a course's edition).")), ""),
+    (re.compile(_words("Worked solutions are a separate part of the book (part *Solutions*; "
+                       "a course's edition leaves it out); try")), "Try"),
+)
+#: the page the course edition shows mistakes on, by name only (:func:`names_only`)
+MISTAKES = "book/mistakes"
+#: a mistake's line on that page: "- what went wrong: what to change"
+MISTAKE_LINE = re.compile(r"^(- [^\n]*?): [^\n]*$", re.MULTILINE)
+
+
+def without_solutions(text):
+    """``text`` without the sentences that point to the Solutions part."""
+    for pattern, replacement in SOLUTIONS_SENTENCES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def names_only(text):
+    """The mistakes page with each mistake named and its fix left out (a course grades the
+    exercises; "r is kernel[:, H:2H]" would be the answer): each line cut at its first
+    ": ", which every generated mistake sentence has (tests/test_editions.py)."""
+    return MISTAKE_LINE.sub(r"\1.", text)
+
+
+def _in_notebook(text, edit):
+    """``edit`` applied to the markdown of ``text``, a notebook's JSON (or to ``text``)."""
+    if not text.lstrip().startswith("{"):
+        return edit(text)
+    nb = json.loads(text)
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            old = "".join(cell["source"])
+            new = edit(old)
+            if new != old:
+                cell["source"] = new.splitlines(keepends=True)
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def edited(config, text, docname=""):
     """``text`` (a page's source) as the edition ``config`` shows it: naming the build's
-    repository, not the one the files name; for the course, without ``not course`` blocks."""
+    repository, not the one the files name; for the course, without ``not course`` blocks,
+    without a word of the Solutions part, and with the mistakes page naming mistakes only."""
     public, url = config.rnnbook_public, config.rnnbook_repository
     if public and url and public != url:
         text = text.replace(public, url)
     if config.rnnbook_edition == "course":
         text = NOT_COURSE.sub("", text)
+        if "Solutions" in text:
+            text = _in_notebook(text, without_solutions)
+        if docname == MISTAKES:
+            text = names_only(text)
     return text
 
 
 def _rewrite(app, docname, content):
-    content[0] = edited(app.config, content[0])
+    content[0] = edited(app.config, content[0], docname)
 
 
 def _sources(app, exception):
@@ -133,8 +190,9 @@ def _sources(app, exception):
     for path in folder.rglob("*"):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
-            if edited(app.config, text) != text:
-                path.write_text(edited(app.config, text), encoding="utf-8")
+            docname = str(path.relative_to(folder).with_suffix("")).removesuffix(".ipynb")
+            if edited(app.config, text, docname) != text:
+                path.write_text(edited(app.config, text, docname), encoding="utf-8")
 
 
 def _tag(app, conf):

@@ -18,17 +18,24 @@ nbval over ``solutions/<stem>.ipynb``: every test CONTRIBUTING.md's step 6 names
 (tests/test_makefile.py holds the two to each other). The selection is ``--focus`` in
 tests/conftest.py. ``execute``
 re-runs ``book/<stem>.ipynb`` and ``solutions/<stem>.ipynb`` (without ``--stem``: every
-chapter notebook of both) and stores their outputs, with nothing volatile (``NBCONVERT``).
+chapter notebook of both) and stores their outputs, with nothing volatile (``NBCONVERT``) and
+nothing of this machine: the run keeps its record of passed exercises in a throw-away file (as
+conftest.py does for the tests), never in the maintainer's ``~/.rnnbook``, and the progress
+table's output (``rnnbook.progress()``, a record's state and its path) is not stored.
 
 An exercise (its number or its function's name) is found from its header in
 ``solutions/NN-*.ipynb`` (read by rnnbook.source, the authority on the header's format). A bad
 value gets one line and exit status 2.
 """
 import argparse
+import os
 import pathlib
 import re
 import subprocess
 import sys
+import tempfile
+
+import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOLUTIONS, BOOK = ROOT / "solutions", ROOT / "book"
@@ -45,6 +52,33 @@ NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval
 NBCONVERT = ("nbconvert", "--to", "notebook", "--execute", "--inplace",
              "--ExecutePreprocessor.record_timing=False",
              "--Exporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor")
+
+
+#: the cell that prints the record's progress table: its output is never stored
+PROGRESS_CALL = "rnnbook.progress()"
+
+
+def without_progress_output(path):
+    """Clear the output of ``path``'s progress-table cells (True when one had any)."""
+    nb = nbformat.read(str(path), as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and PROGRESS_CALL in c.source
+             and (c.outputs or c.execution_count is not None)]
+    for cell in cells:
+        cell.outputs, cell.execution_count = [], None
+    if cells:
+        nbformat.write(nb, str(path))
+    return bool(cells)
+
+
+def execute(command, pages):
+    """Run nbconvert's ``command`` over ``pages`` with a throw-away record of progress; then
+    store no progress table. Returns nbconvert's exit status."""
+    with tempfile.TemporaryDirectory(prefix="rnnbook-progress-") as scratch:
+        env = {**os.environ, "RNNBOOK_PROGRESS": os.path.join(scratch, "progress.json")}
+        status = subprocess.run(command, cwd=ROOT, env=env).returncode
+    for page in pages:
+        without_progress_output(ROOT / page)
+    return status
 
 
 class Refused(Exception):
@@ -167,6 +201,8 @@ def main(argv=None):
     print(f"{args.action}: {what}\n  {' '.join(command)}", file=sys.stderr)
     if args.dry_run:
         return 0
+    if args.action == "execute":
+        return execute(command, [c for c in command if c.endswith(".ipynb")])
     return subprocess.run(command, cwd=ROOT).returncode
 
 

@@ -19,6 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import course_edition  # noqa: E402
 import edition  # noqa: E402
+import rendered  # noqa: E402
 
 PUBLIC = edition.generate.repository_url()
 COURSE = "https://github.com/example-university/rnn-course"
@@ -133,6 +134,39 @@ def test_the_course_edition_cuts_its_blocks_and_renames_the_repository():
     assert "instructors" in edition.edited(conf, page)
 
 
+def test_the_course_edition_says_no_word_of_a_solutions_part():
+    """Every sentence of the book's pages that points to the Solutions part is cut in the
+    course edition (each chapter's last paragraph, Chapter 4's, the intro's item on hints),
+    wherever its source wraps it; the self-study edition keeps them."""
+    course = type("Config", (), dict(rnnbook_public="", rnnbook_repository="",
+                                     rnnbook_edition="course"))
+    study = type("Config", (), dict(rnnbook_public="", rnnbook_repository="",
+                                    rnnbook_edition="self-study"))
+    pointing = 0
+    for path in sorted((ROOT / "book").glob("*.ipynb")) + [ROOT / "book" / "intro.md"]:
+        text = path.read_text()
+        pointing += "Solutions" in text
+        assert "Solutions" not in edition.edited(course, text, f"book/{path.stem}"), path
+        assert edition.edited(study, text) == text
+    assert pointing >= 7  # six chapters and the intro
+    wrapped = ("see {doc}`x`; worked answers are in the\nbook's Solutions part (left out of "
+               "a course's edition).")
+    assert edition.without_solutions(wrapped) == "see {doc}`x`."
+
+
+def test_the_course_edition_names_mistakes_without_their_fixes():
+    course = type("Config", (), dict(rnnbook_public="", rnnbook_repository="",
+                                     rnnbook_edition="course"))
+    page = (ROOT / "book" / "mistakes.md").read_text()
+    shown = edition.edited(course, page, edition.MISTAKES)
+    mistakes = [line for line in page.splitlines() if line.startswith("- ")]
+    assert len(mistakes) > 100 and all(": " in line for line in mistakes)  # names_only cuts there
+    assert "- you split the rows.\n" in shown and "kernel[:, H:2H]" not in shown
+    assert "kernel[:, H:2H]" in page
+    assert all(": " not in line for line in shown.splitlines() if line.startswith("- "))
+    assert edition.edited(course, page, "book/notation") == page  # only the mistakes page
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """The course edition, built as `make book EDITION=course REPOSITORY=...` builds it."""
@@ -192,3 +226,30 @@ def test_course_edition_points_only_to_the_course_and_has_no_instructors_page(co
     assert "open a notebook from your course" in intro  # its {only} course block
     source_copy = (html / "_sources" / "notebooks" / "01-basic-rnn-cell.ipynb").read_text()
     assert f"git+{COURSE}" in source_copy  # what the page's download button gives
+
+
+@pytest.mark.slow
+def test_course_edition_pages_say_no_word_of_solutions_and_name_mistakes_only(course):
+    for name, text, _ in pages(course):
+        if name.suffix == ".html":
+            assert "Solutions" not in text and "worked answers" not in text.lower(), name
+    mistakes = re.sub(r"<[^>]+>", "", (course / "book" / "mistakes.html").read_text())
+    assert "you split the rows." in mistakes and "H:2H" not in mistakes
+
+
+@pytest.mark.slow
+def test_course_edition_shows_no_tex_as_text_and_has_no_dead_relative_link(course):
+    found = [f"{page.relative_to(course)}: {what}" for page in rendered.pages(course)
+             for what in rendered.unrendered_tex(page.read_text(encoding="utf-8"))]
+    assert not found, "TeX left unrendered:\n" + "\n".join(found)
+    assert rendered.dead_links(course) == []
+
+
+@pytest.mark.slow
+def test_every_course_page_reads_at_1280_and_390_px(course, tmp_path):
+    """tests/test_book.py's rendered check, on the course edition's pages."""
+    browser = rendered.need_browser(rendered.find_browser())
+    measured = rendered.measure(browser, course, tmp_path)
+    assert len(measured) == 2 * len(rendered.pages(course)) >= 2 * 15
+    found = rendered.report(measured)
+    assert not found, f"{len(found)} problems:\n" + "\n".join(found)

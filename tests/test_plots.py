@@ -296,3 +296,47 @@ def test_gru_diagram_puts_r_before_or_after_the_matmul():
 def test_gru_diagram_refuses_an_lstm_gate():
     with pytest.raises(ValueError, match="highlight one of"):
         plots.gru_cell_diagram(highlight="f")
+
+
+def drawn_colours(fig):
+    """The colours of every line and arrow a diagram draws, as hex."""
+    ax = fig.axes[0]
+    colours = {mpl.colors.to_hex(line.get_color()) for line in ax.get_lines()}
+    for note in ax.texts:  # annotate() arrows
+        patch = getattr(note, "arrow_patch", None)
+        if patch is not None:
+            colours.add(mpl.colors.to_hex(patch.get_edgecolor()))
+    return colours
+
+
+@pytest.mark.parametrize(("draw", "options"), [
+    (plots.lstm_cell_diagram, {}), (plots.lstm_cell_diagram, {"highlight": "f"}),
+    (plots.lstm_cell_diagram, {"highlight": "c"}), (plots.lstm_cell_diagram, {"highlight": "o"}),
+    (plots.gru_cell_diagram, {}), (plots.gru_cell_diagram, {"highlight": "r"}),
+    (plots.gru_cell_diagram, {"highlight": "new", "reset_after": True}),
+    (plots.gru_cell_diagram, {"highlight": "r", "reset_after": True})])
+def test_a_diagram_title_names_only_colours_it_draws(draw, options):
+    """Issue 37: with r highlighted every line was grey and the title still said "h (blue)"."""
+    fig = draw(**options)
+    title, colours = fig.axes[0].get_title(), drawn_colours(fig)
+    for colour, name in plots.COLOUR_NAMES.items():
+        if f"({name})" in title:
+            assert mpl.colors.to_hex(colour) in colours, (title, name)
+        else:
+            assert mpl.colors.to_hex(colour) not in colours or name not in ("red", "blue") or \
+                not _is_state_line(fig, colour), (title, name)
+
+
+def _is_state_line(fig, colour):
+    """Whether a thick (state-line) arrow is drawn in ``colour``."""
+    return any(getattr(t, "arrow_patch", None) is not None
+               and mpl.colors.to_hex(t.arrow_patch.get_edgecolor()) == mpl.colors.to_hex(colour)
+               and t.arrow_patch.get_linewidth() >= 2.5 for t in fig.axes[0].texts)
+
+
+def test_the_gru_diagram_with_r_highlighted_names_no_colour_of_its_grey_line():
+    title = plots.gru_cell_diagram(highlight="r").axes[0].get_title()
+    assert "blue" not in title and "h," in title
+    assert "(blue)" in plots.gru_cell_diagram().axes[0].get_title()
+    assert "(red)" in plots.lstm_cell_diagram(highlight="c").axes[0].get_title()
+    assert "(red)" not in plots.lstm_cell_diagram(highlight="f").axes[0].get_title()

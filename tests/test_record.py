@@ -24,13 +24,36 @@ def test_a_passing_check_is_recorded_and_shown(tmp_path, monkeypatch, capsys):
     assert saved["passed"][CHAPTER.stem][first.number]["name"] == first.name
 
 
-def test_a_failing_check_records_nothing(tmp_path, monkeypatch):
+def test_a_failing_check_is_recorded_as_the_latest_verdict_and_counts_as_not_done(
+        tmp_path, monkeypatch):
     where = tmp_path / "progress.json"
     monkeypatch.setenv("RNNBOOK_PROGRESS", str(where))
     monkeypatch.delenv("RNNBOOK_GRADING", raising=False)
     first = CHAPTER.exercises[0]
     outcome = CHAPTER.check(lambda *args: None, name=first.name)
-    assert not outcome and not where.exists()
+    assert not outcome
+    assert record.table([(CHAPTER.stem, [first.number])]) == [
+        (CHAPTER.stem, 0, 1, [first.number], 0)]
+
+
+def test_a_wrong_run_after_a_right_one_is_not_all_done(tmp_path, capsys):
+    """Issue 37: after a right run and then a wrong one the table still said "7/7 all done".
+    The table counts each exercise's latest verdict and keeps the best beside it."""
+    where = tmp_path / "progress.json"
+    chapters = [("01-x", ["1.1", "1.2"])]
+    assert record.record("01-x", "1.1", "a", where)
+    assert record.record("01-x", "1.2", "b", where)
+    assert record.table(chapters, where) == [("01-x", 2, 2, [], 2)]
+    assert record.record("01-x", "1.2", "b", where, passed=False)
+    assert record.table(chapters, where) == [("01-x", 1, 2, ["1.2"], 2)]
+    record.show(chapters, where)
+    out = capsys.readouterr().out
+    assert "all done" not in out and "1/2     2/2   1.2 (passed before, failed last)" in out
+    assert "latest" in out and "best" in out
+    assert record.record("01-x", "1.2", "b", where)  # right again
+    assert record.table(chapters, where) == [("01-x", 2, 2, [], 2)]
+    assert record.record("01-x", "1.1", "a", where, copy="/another/copy", passed=False)
+    assert record.table(chapters, where)[0].done == 2  # another copy's failure is its own
 
 
 def test_damaged_or_unwritable_files_never_break_a_notebook(tmp_path):
@@ -50,7 +73,7 @@ def test_the_table_counts_what_it_is_given(tmp_path):
     assert record.record("01-x", "1.2", "b", where)
     assert record.record("09-y", "9.1", "z", where)  # a chapter not asked about is not shown
     rows = record.table([("01-x", ["1.1", "1.2", "1.3"]), ("02-y", ["2.1"])], where)
-    assert rows == [("01-x", 1, 3, ["1.1", "1.3"]), ("02-y", 0, 1, ["2.1"])]
+    assert rows == [("01-x", 1, 3, ["1.1", "1.3"], 1), ("02-y", 0, 1, ["2.1"], 0)]
 
 
 def test_progress_is_silent_under_the_grader_and_loads_no_chapter(monkeypatch, capsys):
@@ -73,11 +96,11 @@ def test_two_copies_sharing_a_home_count_only_their_own_passes(tmp_path):
     assert record.record("02-x", "2.3", "gates", where, copy=theirs)
     assert record.record("01-x", "1.7", "extra", where, copy=theirs)  # not in this copy
     chapters = [("01-x", ["1.1"]), ("02-x", ["2.2", "2.3"])]
-    assert record.table(chapters, where, copy=mine) == [("01-x", 0, 1, ["1.1"]),
-                                                        ("02-x", 0, 2, ["2.2", "2.3"])]
+    assert record.table(chapters, where, copy=mine) == [("01-x", 0, 1, ["1.1"], 0),
+                                                        ("02-x", 0, 2, ["2.2", "2.3"], 0)]
     assert record.record("02-x", "2.3", "gates", where, copy=mine)  # now passed here too
-    assert record.table(chapters, where, copy=mine)[1] == ("02-x", 1, 2, ["2.2"])
-    assert record.table(chapters, where, copy=theirs)[1] == ("02-x", 1, 2, ["2.2"])
+    assert record.table(chapters, where, copy=mine)[1] == ("02-x", 1, 2, ["2.2"], 1)
+    assert record.table(chapters, where, copy=theirs)[1] == ("02-x", 1, 2, ["2.2"], 1)
     assert record.load(where, copy=None)["02-x"]["2.3"]["copies"] == sorted([mine, theirs])
     assert "01-x" not in record.load(where, copy=mine)
 
@@ -86,5 +109,5 @@ def test_passes_recorded_before_copies_were_named_count_everywhere(tmp_path):
     where = tmp_path / "progress.json"
     where.write_text(json.dumps({"version": record.VERSION,
                                  "passed": {"01-x": {"1.1": {"name": "a", "passed": "t"}}}}))
-    assert record.table([("01-x", ["1.1"])], where, copy="/any/copy") == [("01-x", 1, 1, [])]
+    assert record.table([("01-x", ["1.1"])], where, copy="/any/copy") == [("01-x", 1, 1, [], 1)]
     assert record.COPY.endswith("rnnbook")  # this copy: the imported package's folder

@@ -62,7 +62,7 @@ def test_release_layout(built):
         assert (built / package.replace(".", "/") / "__init__.py").exists(), package
     assert "pytest" not in config.get("tool", {})
     readme = (built / "README.md").read_text()
-    assert "pip install --no-deps -e ." in readme and "jupyter lab notebooks/" in readme
+    assert "jupyter lab notebooks/" in readme
     # the set-up cell's advice off Colab, `pip install -e ".[jupyter]"`, works in the release
     assert config["project"]["optional-dependencies"]["jupyter"]
 
@@ -153,3 +153,98 @@ def test_learner_notebook_from_the_release_runs_its_checks(built, monkeypatch):
     for ex in source.exercises(solved)[1:]:
         assert f"`{ex.name}` is not written yet" in printed, ex.name
 
+
+
+def test_release_readme_gives_the_set_up_cell_s_install_command(built):
+    readme = (built / "README.md").read_text()
+    assert f"-m {generate.INSTALL}\n" in readme and generate.INSTALL in generate.SETUP_BLOCK
+    assert "--no-deps" not in readme
+
+
+def test_release_describes_the_learner_package_and_ignores_what_work_creates(built):
+    project = tomllib.loads((built / "pyproject.toml").read_text())
+    assert project["project"]["description"] == release.LEARNER_DESCRIPTION
+    assert "grader" not in (built / "pyproject.toml").read_text().lower()
+    assert not any("grading" in p for p in project["tool"]["setuptools"]["packages"])
+    ignored = (built / ".gitignore").read_text().split()
+    assert {".venv/", "*.egg-info/", ".ipynb_checkpoints/"} <= set(ignored)
+
+
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>\s]+)>|\{(?:doc|ref)\}`")
+
+
+def release_links(built):
+    """``[(file, link)]`` of every markdown link (and leftover {doc}/{ref} role) in the
+    release's notebooks' text and its README."""
+    found = []
+    texts = [("README.md", (built / "README.md").read_text())]
+    for path in sorted((built / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        texts += [(path.name, c.source) for c in nb.cells if c.cell_type == "markdown"]
+    for name, text in texts:
+        found += [(name, m.group(1) or m.group(2) or m.group(0)) for m in MARKDOWN_LINK.finditer(text)]
+    return found
+
+
+def dead_links(built, book):
+    """The release's links that go nowhere: relative ones (the release holds no book),
+    leftover cross-reference roles, and links into ``book`` naming no page or label of it."""
+    labels = generate.book_labels()
+    dead = []
+    for name, link in release_links(built):
+        if link.startswith(book):
+            page, _, anchor = link[len(book):].partition("#")
+            if not page:  # the book's front page
+                continue
+            if not (ROOT / page.removesuffix(".html")).with_suffix(".ipynb").exists() and not (
+                    ROOT / page.removesuffix(".html")).with_suffix(".md").exists():
+                dead.append((name, link))
+            elif anchor and labels.get(anchor, ("",))[0] != page.removesuffix(".html"):
+                dead.append((name, link))
+        elif not link.startswith(("https://", "http://", "#")):
+            dead.append((name, link))
+    return dead
+
+
+def test_release_has_no_dead_link_and_the_readme_names_the_book(built):
+    book = generate.book_url(generate.repository_url())
+    assert book == "https://rnn-internals.github.io/rnn-internals/"
+    assert f"<{book}>" in (built / "README.md").read_text()
+    links = [link for _, link in release_links(built)]
+    assert f"{book}book/06-gru-layouts.html" in links
+    assert f"{book}book/01-basic-rnn-cell.html#one-step-by-hand" in links
+    assert dead_links(built, book) == []
+
+
+def test_the_release_link_check_sees_a_dead_link(built, tmp_path):
+    """The check can fail: a relative link, a leftover role, a page or a label the book lacks."""
+    book = generate.book_url(generate.repository_url())
+    readme = built / "README.md"
+    kept = readme.read_text()
+    try:
+        readme.write_text(kept + "\n[a](../book/06-gru-layouts) {doc}`b <x>`"
+                          f" [c]({book}book/07-none.html) [d]({book}book/notation.html#no-label)\n")
+        assert [link for _, link in dead_links(built, book)] == [
+            "../book/06-gru-layouts", "{doc}`", f"{book}book/07-none.html",
+            f"{book}book/notation.html#no-label"]
+    finally:
+        readme.write_text(kept)
+
+
+def test_book_url_of_a_repository():
+    assert generate.book_url("https://github.com/Example-U/rnn-course") == (
+        "https://example-u.github.io/rnn-course/")
+    assert generate.book_url("https://gitlab.com/u/c") == "https://gitlab.com/u/c/"
+    with pytest.raises(source.SourceError, match="no-such-label"):
+        generate.linked_to_book("{ref}`no-such-label`", "https://x/", "notebooks/01-x")
+
+
+def test_every_folder_of_the_package_is_declared_so_it_installs_without_a_warning():
+    """setuptools warns ("Package 'rnnbook.grading.templates' is absent from the `packages`
+    configuration") about a folder of package data that `packages` does not name."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {str(p.relative_to(ROOT)).replace("/", ".") for p in (ROOT / "rnnbook").rglob("*")
+               if p.is_dir() and p.name != "__pycache__" and any(q.is_file() for q in p.iterdir())}
+    assert folders | {"rnnbook"} == set(config["packages"])
+    assert config["package-data"] == {"rnnbook.grading.templates": ["*"]}
+    assert release.TEMPLATES.name == "templates" and (release.TEMPLATES / "setup.sh").is_file()

@@ -417,10 +417,16 @@ def write_report_csv(rows: list[dict[str, Any]], subs: list[StudentReport], path
     path.write_text(csv_text(lines))
 
 
-REPORT_STYLE = """body{font-family:sans-serif;max-width:70em;margin:2em auto;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;
+#: The page on any screen (tests/test_book.py measures it at 1280 and 390 px): tables scroll
+#: sideways rather than widen the page; a chart is never shown below 760 px (its 10 pt labels
+#: stay above 9 px), and on a narrower screen the page's body scrolls sideways to it.
+REPORT_STYLE = """html{overflow-x:auto}
+body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 .5em;color:#222;
+overflow-x:auto;overflow-wrap:anywhere}
+table{display:block;max-width:100%;overflow-x:auto;border-collapse:collapse;margin:1em 0;
+overflow-wrap:normal}td,th{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
-img{max-width:100%}.note{color:#555}"""
+img{max-width:max(100%,760px)}.note{color:#555}"""
 
 
 def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],

@@ -15,7 +15,9 @@ afresh from ``solutions/``), the ``rnnbook`` package without ``rnnbook/grading/`
 folder), without the generator and the source reader, and with ``reference.py`` and
 ``backward.py`` replaced by a stub that raises ImportError; ``requirements.txt`` (the pins of
 what a student needs: the package's dependencies and its ``jupyter`` extra, no maintainers'
-tool), a ``pyproject.toml`` for ``pip install -e .`` and a README. No solution code.
+tool), a ``pyproject.toml`` for ``pip install -e .``, a ``.gitignore`` and a README that
+says where the published book is. Every cross-reference of the notebooks into the book is a
+link to the published book (:func:`.generate.book_url`). No solution code.
 ``--repository`` (``make release REPOSITORY=...``) is the course's repository the release is
 published in: the notebooks' Colab cells install the package from there.
 """
@@ -44,16 +46,35 @@ PYPROJECT_SECTIONS = ("[build-system]", "[project]", "[project.optional-dependen
 LEARNER_EXTRAS = ("jupyter",)
 
 
+#: the learner release's pyproject.toml describes what it holds
+LEARNER_DESCRIPTION = ("Set-up and checks for the exercises of the RNN Internals book "
+                       "(the learner release)")
+
+
 def _pyproject(learner: bool) -> str:
-    """pyproject.toml cut to what ``pip install -e .`` needs (no tests; learners: no grading)."""
-    kept, keep = [], False
+    """pyproject.toml cut to what ``pip install -e .`` needs (no tests). For learners: no
+    grading packages (their comment lines go too) and a description of the learner package."""
+    kept: list[str] = []
+    keep, comments = False, list[str]()
     for line in (ROOT / "pyproject.toml").read_text().splitlines():
         if line.startswith("["):
             keep = line.strip() in PYPROJECT_SECTIONS
-        if keep:
-            if learner and line.startswith("packages"):
-                line = line.replace(', "rnnbook.grading"', "")
-            kept.append(line)
+            if learner and line.strip() == "[tool.setuptools.package-data]":
+                keep = False
+        if not keep:
+            comments = []
+            continue
+        if line.startswith("#"):
+            comments.append(line)
+            continue
+        if learner and line.startswith("packages"):
+            names = [n for n in tomllib.loads(line)["packages"]
+                     if not n.startswith("rnnbook.grading")]
+            line, comments = "packages = " + json.dumps(names), []
+        if learner and line.startswith("description"):
+            line = "description = " + json.dumps(LEARNER_DESCRIPTION)
+        kept += comments + [line]
+        comments = []
     return "\n".join(kept).strip() + "\n"
 
 
@@ -163,17 +184,26 @@ def learners(out: str | pathlib.Path, repository: str | None = None) -> pathlib.
         shutil.rmtree(out)
     (out / "notebooks").mkdir(parents=True)
     url = generate.repository_from(repository) if repository else generate.repository_url()
+    book = generate.book_url(url)
     for path in _source_notebooks():
         nb = generate.learner_copy(source.read(path), str(path))
         cell = nb.cells[generate.setup_cell(nb)]
         cell.source = generate.with_setup_block(cell.source, url, str(path))
+        for index, cell in enumerate(nb.cells):  # the book is not in the release: link to it
+            if cell.cell_type == "markdown":
+                cell.source = generate.linked_to_book(cell.source, book,
+                                                      f"notebooks/{path.stem}",
+                                                      f"{path}, cell {index}")
         (out / "notebooks" / path.name).write_text(generate.text(nb))
     for relative, path in package_files(learner=True):
         (out / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, out / relative)
     (out / "requirements.txt").write_text(learner_requirements())
     (out / "pyproject.toml").write_text(_pyproject(learner=True))
-    shutil.copyfile(TEMPLATES / "student-README.md", out / "README.md")
+    readme = (TEMPLATES / "student-README.md").read_text()
+    (out / "README.md").write_text(readme.replace("{book}", book).replace(
+        "{install}", generate.INSTALL))
+    shutil.copyfile(TEMPLATES / "student-gitignore", out / ".gitignore")
     return out
 
 
