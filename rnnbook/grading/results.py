@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rnnbook import __version__
 from rnnbook.byhand import BY_HAND
 from rnnbook.compare import Outcome, evaluate
-from rnnbook.grading.roster import Student, csv_text, match_roster, read_back
+from rnnbook.grading.roster import Student, csv_text, match_roster, read_back, safe_text
 
 if TYPE_CHECKING:
     from rnnbook.exercise import Exercise
@@ -101,21 +101,6 @@ class Submission:
     def file(self) -> str:
         """The file's name as every output shows it (:func:`safe_text`)."""
         return safe_text(self.path.name)
-
-
-def safe_text(text: str) -> str:
-    """``text`` as UTF-8 can always write it: a file name's byte that is not UTF-8 (Python
-    holds it as a surrogate, ``\\udce9``) becomes ``\\xe9``, a lone surrogate (valid JSON in a
-    notebook) ``\\ud800``; all else is kept. The grader converts paths and notebook text once,
-    when it reads them, and every output after uses what this returns."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        pass
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
-                   else f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c
-                   for c in text)
 
 
 def names(paths: list[pathlib.Path]) -> list[str]:

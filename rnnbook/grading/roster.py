@@ -86,10 +86,23 @@ class Student:
         return 1 + len(wanted) if parts[-len(wanted):] == wanted else 0
 
 
-def safe_path(path: object) -> str:
-    """A path as the grader's outputs show it (:func:`rnnbook.grading.results.safe_text`)."""
-    from rnnbook.grading.results import safe_text  # (results imports this module)
+def safe_text(text: str) -> str:
+    """``text`` as UTF-8 can always write it: a file name's byte that is not UTF-8 (Python
+    holds it as a surrogate, ``\\udce9``) becomes ``\\xe9``, a lone surrogate (valid JSON in a
+    notebook) ``\\ud800``; all else is kept. The grader converts paths and notebook text once,
+    when it reads them, and every output after uses what this returns."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
+                   else f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c
+                   for c in text)
 
+
+def safe_path(path: object) -> str:
+    """A path as the grader's outputs show it (:func:`safe_text`)."""
     return safe_text(str(path))
 
 

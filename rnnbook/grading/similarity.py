@@ -189,7 +189,7 @@ def collect_code(paths: Sequence[str | pathlib.Path], roster: dict[str, str] | N
 
 #: one exercise's comparison:
 #: ``(chapter, exercise, {student: code}, stub, solution, pages)``
-Job = tuple[str, str, dict[str, str], str, str, str]
+PairingJob = tuple[str, str, dict[str, str], str, str, str]
 
 
 @dataclass
@@ -382,7 +382,7 @@ def find(codes_by_exercise: dict[tuple[str, str], dict[str, str]],
     between processes."""
     baselines = {} if baselines is None else dict(baselines)
     chapter_pages = {} if chapter_pages is None else dict(chapter_pages)
-    jobs: list[Job] = []
+    jobs: list[PairingJob] = []
     for chapter, exercise in sorted(codes_by_exercise, key=_order):
         if chapter not in baselines:
             baselines[chapter] = baseline(chapter)
@@ -401,7 +401,7 @@ def find(codes_by_exercise: dict[tuple[str, str], dict[str, str]],
         return [p for found in pool.map(_pairs_of, jobs) for p in found]
 
 
-def _pairs_of(job: Job) -> list[Pair]:
+def _pairs_of(job: PairingJob) -> list[Pair]:
     return pairs_of(*job)
 
 
