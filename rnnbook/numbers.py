@@ -35,6 +35,8 @@ def rounded(value: Any) -> float | int:
     number = float(value)
     kept = float(f"{number:.{DIGITS}g}")
     mantissa = f"{kept:.{DIGITS}e}".split("e")[0].rstrip("0").rstrip(".")
+    if math.isfinite(kept) and kept.is_integer() and abs(kept) >= 10 ** DIGITS:
+        kept = int(kept)  # 14400, not 14400.0: no digit shown that is not kept
     if kept == number or not math.isfinite(kept) or not mantissa.endswith("5"):
         return kept
     unit = 10.0 ** (math.floor(math.log10(abs(kept))) - DIGITS)  # one (DIGITS + 1)th digit
