@@ -3,8 +3,9 @@
 ``tf = rnnbook.setup()`` checks that TensorFlow and a matching tf-keras are installed (one line
 naming the command that installs what is missing), switches on the legacy (tf-keras) cells,
 silences TensorFlow's C++ log so no log line lands in a stored output (through the first graph
-run too), turns oneDNN off (last-digit differences between CPUs), seeds Python, NumPy,
-TensorFlow and Keras 3, sets NumPy's print options, and returns ``tensorflow``.
+run too), turns oneDNN off (last-digit differences between CPUs), turns TF32 matmuls off and
+op determinism on (a GPU then gives the CPU's numbers and verdicts: :func:`same_numbers`), seeds
+Python, NumPy, TensorFlow and Keras 3, sets NumPy's print options, and returns ``tensorflow``.
 """
 from __future__ import annotations
 
@@ -251,6 +252,21 @@ def _first_graph_run_quietly(tf: types.ModuleType) -> None:
         tf.function(lambda y: y * 2.0)(tf.constant(1.0))
 
 
+_said_on_gpu = False
+#: said once by :func:`setup` where TensorFlow sees a GPU (nothing is said on a CPU)
+ON_GPU = "rnnbook: GPU found; TF32 off, ops deterministic: the numbers are a CPU's"
+
+
+def same_numbers(tf: types.ModuleType) -> bool:
+    """Make a GPU compute what a CPU does: TF32 off (on Ampere and newer GPUs TensorFlow turns
+    it on by default, and a float32 matmul is then off by about 1e-3 relative, while the checks
+    compare at rtol 1e-4) and op determinism on (the same numbers on every run). Returns
+    whether TensorFlow sees a GPU."""
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+    tf.config.experimental.enable_op_determinism()
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
 def setup(seed: int = 0, tensorflow: bool = True) -> types.ModuleType | None:
     """Prepare this process for the book's code and return the ``tensorflow`` module.
 
@@ -274,5 +290,9 @@ def setup(seed: int = 0, tensorflow: bool = True) -> types.ModuleType | None:
     tf = import_tensorflow()
     keras = import_keras()
     _first_graph_run_quietly(tf)
+    global _said_on_gpu
+    if same_numbers(tf) and not _said_on_gpu:
+        print(ON_GPU)
+        _said_on_gpu = True  # once per process, not at every re-run of the set-up cell
     keras.utils.set_random_seed(seed)  # seeds random, NumPy, TensorFlow and Keras 3
     return tf

@@ -418,12 +418,11 @@ def test_a_real_child_makes_magics_plain_python_under_its_own_limits(zygote, tmp
     assert notes == ["cell 4 raised SyntaxError: invalid syntax (<cell 4>, line 1)"]
     cells = ["def f(v):\n    return v * 2\n", "%time x = 1\n" * 2000]  # 500 passes of it
     quick = config.Config(timeout=5, cell_timeout=1.5, budget=30, memory=1200)
-    started = time.monotonic()
     stop, answers, skip, skipped, status, _ = attempt_once(zygote, tmp_path, cells, TWO, quick,
                                                            folder="again")
     assert (stop, answers, skip, status != 0) == ("", {}, {1}, True)
+    # cut at the cell's limit (no wall-clock assertion: a loaded machine is slower, issue 34)
     assert skipped == ["cell 2 went over the time limit of 1.5 s; it was skipped"]
-    assert time.monotonic() - started < 10
 
 
 def test_memfd_files_count_as_memory():

@@ -13,6 +13,7 @@ state a number only when it is
 
 Inline code, roles (``{doc}``, ``{cite}``, ...), link targets and fenced blocks are not prose.
 """
+import decimal
 import io
 import json
 import re
@@ -147,3 +148,68 @@ def test_glue_outputs_are_found_in_stored_outputs():
     nb = nbformat.v4.new_notebook(cells=[cell])
     assert stored_glue(nb) == {"x"}
     assert json.loads(json.dumps(nb))  # plain data, as stored
+
+
+#: a glue role with its format: ``{glue:text}`name:.2f```
+GLUE_FORMAT = re.compile(r"\{glue(?::\w+)?\}`([^`:]+):([^`]+)`")
+
+
+def significant(text):
+    """The significant digits of a number as text ("0.0540" -> 3, "1.4e+04" -> 2)."""
+    mantissa = re.split(r"[eE]", text.strip().lstrip("+-"))[0]
+    return len(mantissa.replace(".", "").lstrip("0")) or 1
+
+
+def held(record):
+    """The significant digits a stored record holds ("14400.0" -> 3, "0.0421" -> 3)."""
+    return len(decimal.Decimal(repr(float(record))).normalize().as_tuple().digits)
+
+
+def stored_records(nb):
+    """name -> the glued record's text as stored (what nbval compares)."""
+    return {o.metadata["scrapbook"]["name"]: o.data["application/papermill.record/text/plain"]
+            for cell in nb.cells for o in cell.get("outputs", [])
+            if "scrapbook" in o.get("metadata", {})}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_glued_numbers_are_stored_as_the_page_shows_them(path):
+    """Issue 34: a record is what rnnbook.numbers.glue stores (DIGITS significant digits, one
+    more off a half point), so no record holds the 6th digit another CPU computes otherwise;
+    and the prose's format
+    never shows a digit the record does not hold (``.3f`` of a stored 1.23 would add a 0)."""
+    from rnnbook import numbers
+
+    nb = nbformat.read(str(path), as_version=4)
+    records = stored_records(nb)
+    long = {n: r for n, r in records.items()
+            if held(r) > numbers.DIGITS + 1 or numbers.rounded(float(r)) != float(r)}
+    assert not long, f"{path.stem}: records not stored by rnnbook.numbers.glue: {long}"
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for name, spec in GLUE_FORMAT.findall(cell.source):
+            shown = format(float(records[name]), spec)
+            assert significant(shown) <= numbers.DIGITS, (
+                f"{path.stem}: {{glue:text}}`{name}:{spec}` shows {shown}, more digits than "
+                f"the {numbers.DIGITS} glue keeps (rnnbook.numbers.DIGITS)")
+
+
+def test_the_digit_counts_see_what_they_must():
+    assert [significant(t) for t in ("0.0540", "1.4e+04", "-5.96", "1.00", "0.00")] == [
+        3, 2, 3, 3, 1]
+    assert [held(r) for r in ("14400.0", "0.0421", "-5.96", "0.00540002", "12")] == [
+        3, 3, 3, 6, 2]
+
+
+def test_glue_keeps_what_every_shorter_format_shows_of_the_value():
+    from rnnbook import numbers
+
+    for value in (-3.74551, 0.794998, 0.795002, 3.4996, 14426.2, 0.00540002, 0.5, 3.75):
+        kept = numbers.rounded(value)
+        assert held(repr(kept)) <= numbers.DIGITS + 1 and numbers.rounded(kept) == kept
+        for spec in (".1f", ".2f", ".1e", ".0f"):
+            if significant(format(value, spec)) <= numbers.DIGITS:
+                assert format(kept, spec) == format(value, spec), (value, spec)
+    assert numbers.rounded(0.00540002) == numbers.rounded(0.00540001) == 0.0054
+    assert numbers.rounded(-3.74551) == -3.749  # -3.75 would show as -3.8

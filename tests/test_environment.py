@@ -185,3 +185,32 @@ def test_off_colab_setup_installs_nothing(monkeypatch):
     monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
     assert environment.colab_packages(run=lambda *a, **k: pytest.fail("ran pip")) is None
+
+
+#: TensorFlow's own reading of the two settings rnnbook.setup() makes for a GPU
+SETTINGS = ("from tensorflow.python.framework import config\n"
+            "print(tf.config.experimental.tensor_float_32_execution_enabled(),\n"
+            "      config.is_op_determinism_enabled())\n")
+
+
+@pytest.mark.slow
+def test_setup_turns_tf32_off_and_op_determinism_on_and_says_so_on_a_gpu_only():
+    """Issue 37: on an Ampere or newer GPU TensorFlow runs float32 matmuls in TF32 (about 1e-3
+    relative, the checks compare at 1e-4). After setup() TensorFlow's own config says TF32 off
+    and determinism on; one line says so where a GPU is seen (here one is made to appear),
+    once however often the set-up cell runs, and nothing is said on a CPU."""
+    from rnnbook.environment import ON_GPU
+
+    before = run("import rnnbook.environment as e\ne.set_environment()\n"
+                 "import tensorflow as tf\n" + SETTINGS)
+    assert before.stdout.split() == ["True", "False"], before.stderr  # TensorFlow's defaults
+    on_cpu = run("import rnnbook\ntf = rnnbook.setup()\n" + SETTINGS)
+    assert on_cpu.stdout.split() == ["False", "True"], on_cpu.stderr
+    on_gpu = run("import rnnbook.environment as e\ne.set_environment()\n"
+                 "import tensorflow as tf\n"
+                 "seen = tf.config.list_physical_devices\n"
+                 "tf.config.list_physical_devices = lambda kind=None: (\n"
+                 "    ['GPU:0'] if kind == 'GPU' else seen(kind))\n"
+                 "import rnnbook\ntf = rnnbook.setup()\nrnnbook.setup(seed=1)\n" + SETTINGS)
+    assert on_gpu.stdout.splitlines() == [ON_GPU, "False True"], on_gpu.stderr
+    assert len(ON_GPU) <= 88

@@ -1,0 +1,93 @@
+"""Claims the chapters draw from random runs hold on every seed the page computes them over
+(issue 37): each test calls the function the page calls, over the same seeds, and asserts
+what the prose says in words (the page's own assert protects its own run)."""
+import numpy as np
+import pytest
+
+from rnnbook import tasks
+
+
+@pytest.fixture(scope="module")
+def tf():
+    import rnnbook
+
+    return rnnbook.setup()
+
+
+@pytest.fixture(scope="module")
+def sine(tf):
+    xs, ys = tasks.sine_batches(6, 8, period=22)  # Chapter 4's batches
+    return xs, ys, tasks.sine_comparison(xs, ys)
+
+
+@pytest.mark.slow
+def test_chapter4_carrying_state_wins_step_0_on_every_seed_and_the_seed_decides_later(sine):
+    """"... {gain_low} to {gain_high} times lower, on every seed"; the model from zeros'
+    step 0 is its worst; "from step 4 on ... the seed decides which is better"."""
+    _, _, runs = sine
+    assert len(runs.seeds) >= 8 and runs.kept.shape == runs.zeros.shape == (8, 8)
+    assert (runs.step0_gain > 5).all(), runs.step0_gain
+    assert (runs.zeros[:, 0] > runs.zeros[:, 1:].max(axis=1)).all()
+    late_zeros, late_kept = runs.late_wins
+    assert 0 < late_zeros and 0 < late_kept and late_zeros + late_kept < len(runs.seeds)
+
+
+def alone(tf, xs, ys, seed, stateful):
+    """The model of Chapter 4 trained by itself (the code the page ran before issue 37)."""
+    import keras
+
+    n, batch, steps = xs.shape
+    keras.utils.set_random_seed(seed)
+    lstm = keras.layers.LSTM(8, stateful=stateful, return_sequences=True)
+    model = keras.Sequential([keras.Input(shape=(None, 1), batch_size=batch), lstm,
+                              keras.layers.Dense(1)])
+    model.compile(keras.optimizers.Adam(0.02), "mse")
+    reset = lstm.reset_state if stateful else (lambda: None)
+    every_epoch = keras.callbacks.LambdaCallback(on_epoch_begin=lambda *_: reset())
+    model.fit(xs.reshape(-1, steps, 1), ys.reshape(-1, steps, 1), batch_size=batch,
+              epochs=8, shuffle=False, verbose=0, callbacks=[every_epoch])
+    reset()
+    return model, np.stack([np.asarray(model(x[..., None]))[..., 0] for x in xs])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stateful", [True, False])
+def test_side_by_side_models_are_each_seed_trained_alone(tf, sine, stateful):
+    """train_sine's block-diagonal layer trains each seed's model as if it were alone, and
+    one_model takes one out with its trained weights."""
+    xs, ys, runs = sine
+    seed = 3
+    model, predicted = alone(tf, xs, ys, seed, stateful)
+    side = (runs.kept_predictions if stateful else runs.zeros_predictions)[seed]
+    np.testing.assert_allclose(side, predicted, atol=1e-5)
+    if stateful:
+        one = tasks.one_model(runs.model, seed)
+        for ours, theirs in zip(one.get_weights(), model.get_weights(), strict=True):
+            np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_chapter5_the_c_path_alone_fades_faster_than_the_lstm_on_every_initialisation(tf):
+    """"along c alone they fade steadily ... faster on every one than the LSTM's measured
+    gradient", over the 8 initialisations the page computes (on another input sequence)."""
+    seq = tf.constant(np.random.default_rng(5).normal(size=(1, 40, 2)).astype(np.float32))
+    fades = tasks.gradient_fades(seq, units=16)
+    assert len(fades.seeds) >= 8
+    assert (fades.c_high < fades.lstm).all(), (fades.c_high, fades.lstm)
+    assert (fades.c_low <= fades.c_high).all() and (fades.c_high < 0).all()
+
+
+def test_forget_gates_are_the_cells_own(tf):
+    """forget_gates' by-hand run against BasicLSTMCell's own h: at each step, the f block of
+    [x_t, h_{t-1}] @ kernel + bias, with TensorFlow's h_{t-1}, plus forget_bias."""
+    cell = tf.compat.v1.nn.rnn_cell.BasicLSTMCell(3)
+    seq = tf.constant(np.random.default_rng(1).normal(size=(1, 5, 2)).astype(np.float32))
+    state, hs = cell.zero_state(1, tf.float32), [np.zeros((1, 3), np.float32)]
+    for t in range(5):
+        out, state = cell(seq[:, t], state)
+        hs.append(out.numpy())  # (1, 3)
+    kernel, bias = (v.numpy() for v in cell.variables)  # (5, 12), (12,)
+    z = np.concatenate([np.concatenate([seq.numpy()[0, t : t + 1], hs[t]], 1) @ kernel + bias
+                        for t in range(5)])  # (5, 12): gates i, j, f, o
+    expected = 1 / (1 + np.exp(-(z[:, 6:9] + 1.0)))
+    np.testing.assert_allclose(tasks.forget_gates(kernel, bias, seq), expected, rtol=1e-5)
