@@ -582,7 +582,8 @@ def test_chapter5_forget_gate_section_states_the_numbers_its_run_computes():
     forget = headings.index("The forget gate at initialisation")
     assert headings[forget + 1] == "Clipping by global norm", headings
     section = markdown.split("## The forget gate at initialisation")[1].split("## Clipping")[0]
-    for name in ("f_unit_low", "f_unit_high", "c_low", "c_high", "rnn", "lstm", "kept3"):
+    for name in ("f_unit_low", "f_unit_high", "c_low", "c_high", "rnn", "lstm", "kept3",
+                 "fade_rnn_low", "fade_rnn_high"):
         assert f"{{glue:text}}`{name}:" in section, name
     glued = {o.metadata["scrapbook"]["name"]: float(next(iter(o.data.values())))
              for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
@@ -595,5 +596,6 @@ def test_chapter5_forget_gate_section_states_the_numbers_its_run_computes():
                            re.MULTILINE))
     assert f"{glued['lstm']:+.1f}" == lost["BasicLSTMCell"]
     assert f"{glued['rnn']:+.1f}" == lost["BasicRNNCell"]
-    assert abs(glued["c_high"] - glued["rnn"]) < 1.5  # "about what the plain RNN keeps"
+    # the plain RNN is compared only as "this run's", with its range over 8 draws beside it
+    assert "fade_rnn_low" in section and "In this run the plain" in section
     assert glued["c_high"] < glued["lstm"]  # the measured advantage is not the c path's
