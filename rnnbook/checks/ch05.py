@@ -1192,60 +1192,111 @@ lstm_cell_backward = Exercise(
 
 # --- Exercise 5.9: check a backward pass (centred differences, relative error) -------------
 
-#: D != H; B = 1 once; two step sizes (a forward difference's error, eps / 2 times the second
-#: derivative, shows at both; a centred one's, eps^2 / 6 times the third, at neither); a
-#: dkernel mostly smaller than the gradient once (there max(|a|, |b|) is not |dkernel|)
+#: D != H; B = 1 once. Trials 1-2: small steps, where a one-sided difference's error (eps / 2
+#: times the second derivative) shows and a centred one's (eps^2 / 6 times the third) does not;
+#: trial 2's dkernel is mostly smaller than the gradient (there max(|a|, |b|) is not
+#: |dkernel|). Trial 3: a large step, where the centred difference itself is well off the
+#: exact gradient (an answer that returns the exact gradient, from a backward pass, fails
+#: there). Trial 4: a RIGHT dkernel (the exact gradient), so that the check passes: its
+#: relative error is tiny.
 GRAD_CHECK_DESIGNS = (dict(B=2, D=3, H=2, eps=1e-3, scale=1.0),
-                      dict(B=1, D=2, H=3, eps=2e-3, scale=0.05))
+                      dict(B=1, D=2, H=3, eps=2e-3, scale=0.05),
+                      dict(B=3, D=2, H=3, eps=0.25, scale=1.0),
+                      dict(B=2, D=2, H=2, eps=1e-4, scale=1.0, right=True))
 
 
 def _grad_check_case(rng: np.random.Generator, B: int, D: int, H: int, eps: float,
-                     scale: float) -> Case:
+                     scale: float, right: bool = False) -> Case:
     """One BasicRNNCell step (float64: a centred difference in float32 is mostly rounding) and
-    ``dkernel``, the gradient some backward pass returned, to be checked."""
+    ``dkernel``, the gradient some backward pass returned, to be checked: random, or the
+    exact gradient (``right``, TensorFlow's: no NumPy backward pass ships with the checks)."""
     case = _rnn_step_case(rng, B, D, H)
     for k in ("x", "h", "kernel", "bias", "dh_new"):
         case[k] = case[k].astype(np.float64)
     case["eps"] = eps
-    case["dkernel"] = normal(rng, D + H, H, scale=scale).astype(np.float64)  # (D + H, H)
+    dkernel = normal(rng, D + H, H, scale=scale).astype(np.float64)  # (D + H, H)
+    case["dkernel"] = _tf_kernel_grad(case) if right else dkernel
     return case
 
 
+def _float64_cell(case: Case, copies: int = 1) -> Any:
+    """The real ``BasicRNNCell`` in float64 for the case's shapes, ``copies`` cells side by
+    side (copies * H units), its variables not yet loaded."""
+    tf = tensorflow()
+    cell = tf.compat.v1.nn.rnn_cell.BasicRNNCell(copies * case["H"], dtype=tf.float64)
+    cell.build(tf.TensorShape([None, case["D"]]))
+    return cell
+
+
+def _tf_kernel_grad(case: Case) -> np.ndarray:
+    """TensorFlow's exact dL/dkernel (D + H, H) for L = sum(h' * dh_new), in float64."""
+    tf = tensorflow()
+    cell = _float64_cell(case)
+    cell.variables[0].assign(case["kernel"])
+    cell.variables[1].assign(case["bias"])
+    with tf.GradientTape() as tape:
+        out, _ = cell(tf.constant(case["x"]), tf.constant(case["h"]))
+        loss = tf.reduce_sum(out * case["dh_new"])
+    return np.asarray(tape.gradient(loss, cell.variables[0]), np.float64)
+
+
+def _tf_losses(case: Case, kernels: np.ndarray) -> np.ndarray:
+    """L = sum(h' * dh_new) (N,) for each of N kernels (N, D + H, H), from ONE call of the
+    real cell: N cells side by side, each reading x and its own copy of h (a block-diagonal
+    recurrent part: the zeros add exactly 0)."""
+    tf = tensorflow()
+    N, D, H = len(kernels), case["D"], case["H"]
+    big = np.zeros((D + N * H, N * H))  # (D + NH, NH)
+    for n, kernel in enumerate(kernels):
+        big[:D, n * H:(n + 1) * H] = kernel[:D]
+        big[D + n * H:D + (n + 1) * H, n * H:(n + 1) * H] = kernel[D:]
+    cell = _float64_cell(case, copies=N)
+    cell.variables[0].assign(big)
+    cell.variables[1].assign(np.tile(case["bias"], N))
+    out, _ = cell(tf.constant(case["x"]), tf.constant(np.tile(case["h"], (1, N))))
+    out = np.asarray(out, np.float64).reshape(-1, N, H)  # (B, N, H)
+    return (out * case["dh_new"][:, None]).sum(axis=(0, 2))
+
+
+#: how numeric is taken: the exercise's centred difference, or a mistake's (a changed case)
+DIFFERENCES = ("centred", "forward", "exact")
+
+
+def _differences(case: Case, losses: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The case's numeric gradient (D + H, H) from ``losses(kernels)`` (N kernels, N
+    losses): centred, or, for a mistake's changed case (``difference``), one-sided."""
+    kernel, eps = case["kernel"], case["eps"]
+    steps = eps * np.eye(kernel.size).reshape(-1, *kernel.shape)  # (N, D + H, H)
+    N = len(steps)
+    if case.get("difference") == "forward":
+        found = losses(np.concatenate([kernel + steps, kernel[None]]))  # (N + 1,)
+        numeric = (found[:N] - found[N]) / eps
+    else:
+        found = losses(np.concatenate([kernel + steps, kernel - steps]))  # (2N,)
+        numeric = (found[:N] - found[N:]) / (2 * eps)
+    return numeric.reshape(kernel.shape)
+
+
 def _grad_check_oracle(case: Case) -> Any:
-    """TensorFlow's gradient of sum(h' * dh_new) with respect to the kernel (what centred
-    differences approach), and its relative error against the given dkernel."""
-    true = _rnn_step_oracle(case)[2].astype(np.float64)  # (D + H, H)
-    return true, relative_error(true, case["dkernel"])
+    """The centred differences of TensorFlow's real cell (float64) at the given eps, and
+    their relative error against the given dkernel. A mistake's case may ask for one-sided
+    differences or the exact gradient (TensorFlow's) instead."""
+    if case.get("difference") == "exact":
+        numeric = _tf_kernel_grad(case)
+    else:
+        numeric = _differences(case, functools.partial(_tf_losses, case))
+    return numeric, relative_error(numeric, case["dkernel"])
 
 
 def _grad_check_ref(case: Case) -> Any:
-    true = np.asarray(_rnn_step_ref(case)[2], np.float64)
-    return true, relative_error(true, case["dkernel"])
+    if case.get("difference") == "exact":
+        numeric = np.asarray(_rnn_step_ref(case)[2], np.float64)
+    else:
+        def losses(kernels):
+            return np.array([np.sum(ref.basic_rnn_step(case["x"], case["h"], k, case["bias"])
+                                    * case["dh_new"]) for k in kernels])
 
-
-def _kernel_hessian_diagonal(case: Case) -> Any:
-    """d^2 L / d kernel[k]^2 for every entry k, shaped as the kernel (D + H, H): TensorFlow's
-    (a Jacobian of the real cell's gradient)."""
-    tf = tensorflow()
-    rnn_cell = tf.compat.v1.nn.rnn_cell
-    cell = _eager_cell(rnn_cell.BasicRNNCell(case["H"]), case["D"],
-                       {"kernel": case["kernel"], "bias": case["bias"]})
-    x, h = tf.constant(_f32(case["x"])), tf.constant(_f32(case["h"]))
-    with tf.GradientTape() as outer:
-        with tf.GradientTape() as inner:
-            out, _ = cell(x, h)
-            loss = tf.reduce_sum(out * _f32(case["dh_new"]))
-        grad = inner.gradient(loss, cell.variables[0])  # the kernel
-    n = int(np.prod(case["kernel"].shape))
-    jacobian = np.asarray(outer.jacobian(grad, cell.variables[0]), np.float64).reshape(n, n)
-    return np.diagonal(jacobian).reshape(case["kernel"].shape)
-
-
-def _forward_difference(case: Case) -> Any:
-    """(L(w + eps) - L(w)) / eps: the gradient plus eps / 2 times the second derivative (up to
-    eps^2 / 6 times the third, below the tolerance)."""
-    numeric = (np.asarray(_right("gradient_check")(case)[0])
-               + case["eps"] / 2 * _kernel_hessian_diagonal(case))
+        numeric = _differences(case, losses)
     return numeric, relative_error(numeric, case["dkernel"])
 
 
@@ -1268,10 +1319,16 @@ gradient_check = Exercise(
     relative_error=True,
     mistakes=(
         Mistake(
-            "the difference is one-sided: (L(w + eps) - L(w)) / eps is off by eps / 2 times "
-            "the second derivative; the centred (L(w + eps) - L(w - eps)) / (2 eps) is off by "
-            "eps^2 / 6 times the third.",
-            _forward_difference,
+            "the difference is one-sided: it compares the loss at the nudged kernel with the "
+            "loss at the kernel itself, and is off by eps / 2 times the second derivative; a "
+            "centred difference, nudged both ways, is off by eps^2 / 6 times the third.",
+            perturb=lambda c: {**c, "difference": "forward"},
+        ),
+        Mistake(
+            "numeric is the exact gradient (as a backward pass computes it), not a difference "
+            "of the loss: with a large eps the centred difference is off the exact gradient, "
+            "and a check that reuses a backward pass cannot catch that pass's mistakes.",
+            perturb=lambda c: {**c, "difference": "exact"},
         ),
         Mistake(
             "the centred difference is divided by eps: the two points are 2 eps apart, so "
