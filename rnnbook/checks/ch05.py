@@ -331,10 +331,11 @@ def _rnn_step_ref(c: Case) -> Any:
                                        slip=TANH_SLIPS[c.get("tanh_grad")])
 
 
-TANH_AT_Z = ("tanh' is taken at the wrong point: tanh'(z) = 1 - tanh(z)^2 = 1 - h'^2, from the "
-             "cell's output h', not 1 - z^2 from the pre-activation z.")
-NO_TANH = ("the derivative of tanh is missing: dz = dh' * (1 - h'^2) is what reaches the "
-           "kernel, the bias, x and h, not dh' itself.")
+TANH_AT_Z = ("tanh' is taken at the wrong point: it is computed from the "
+             "pre-activation z as if z were tanh's output; tanh' comes from the "
+             "cell's output h'.")
+NO_TANH = ("the derivative of tanh is missing: what reaches the kernel, the bias, x "
+           "and h is dh' through tanh', not dh' itself.")
 BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
                  "term, so dbias is the SUM of the rows' gradients, not their mean.")
 
@@ -373,8 +374,8 @@ def _averaged(part: int) -> Callable[..., Any]:
     return after
 
 
-SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns for x "
-              "first, then H for h, so split it at D = x.shape[1] (D == H would hide this).")
+SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns "
+              "for x first, then H for h (D == H would hide this).")
 
 
 def _split_at_h(dx: Any, dh: Any) -> Callable[..., Any]:
@@ -434,7 +435,7 @@ rnn_step_backward = Exercise(
         Mistake(NO_TANH, perturb=lambda c: {**c, "tanh_grad": "none"}),
         Mistake(
             "dkernel is transposed: the kernel is (D + H, H) and so is its gradient, "
-            "[x, h]^T @ dz, with dW's rows on top of dU's.",
+            "with dW's rows on top of dU's.",
             after=_transposed(2),
         ),
         Mistake(
@@ -446,8 +447,8 @@ rnn_step_backward = Exercise(
         Mistake(SPLIT_AT_H, after=_split_at_h(0, 1)),
         Mistake(SIDE_BY_SIDE, after=_side_by_side(2), raises=_joins_unequal_rows),
         Mistake(
-            "dh went through U as it is: h' = tanh(x @ W + h @ U + b), so dh = dz @ U.T "
-            "(U = kernel[D:] is square, so the shape hides the missing transpose).",
+            "dh went through U as it is, not transposed: U is square, so the shape "
+            "hides the missing transpose.",
             _dh_through_u_as_is,
         ),
     ),
@@ -533,8 +534,8 @@ rnn_backward = Exercise(
     weights=(1, 1, 3, 1),  # a wrong dkernel earns at most half
     mistakes=(
         Mistake(
-            "dh is not carried back through time: dL/dh_t is doutputs[:, t] PLUS what step "
-            "t + 1 sends back to its previous state (the dh of its [dx, dh] = dz @ kernel^T).",
+            "dh is not carried back through time: dL/dh_t is the upstream gradient at "
+            "step t PLUS what step t + 1 sends back to its previous state.",
             perturb=lambda c: {**c, "chunk": 1},  # truncated at every step
         ),
         Mistake(
@@ -544,8 +545,8 @@ rnn_backward = Exercise(
             _step_0_only,
         ),
         Mistake(
-            "the backward loop skips step 0: run t from T - 1 down to 0 inclusive "
-            "(range(T - 1, -1, -1)); step 0 gives dinputs[:, 0] and dh0.",
+            "the backward loop skips step 0: the first step is left out, and it is "
+            "the one that gives the first input's gradient and dh0.",
             _skips_step_0,
         ),
         Mistake(TANH_AT_Z, _right("rnn_backward", tanh_grad="z"),
@@ -733,11 +734,12 @@ def _no_c_from_h(c: Case) -> Any:
     return _right("lstm_step_backward", dc_new=c["dc_new"] - through_h)(c)
 
 
-KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, g, o: TF1's kernel and bias "
-               "hold i, j, f, o, so dz = [di, dj, df, do], in that order.")
-F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate is "
-                  "s = sigmoid(f + forget_bias + ...), and its derivative is s * (1 - s) at that "
-                  "same s.")
+KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, g, o: TF1's "
+               "kernel and bias hold i, j, f, o, so your 2nd and 3rd blocks are each "
+               "other's.")
+F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate's "
+                  "sigmoid reads f plus forget_bias, and its derivative is taken at "
+                  "that same point.")
 
 lstm_step_backward = Exercise(
     name="lstm_step_backward",
@@ -762,8 +764,8 @@ lstm_step_backward = Exercise(
                 variants=(_blocks_read_as_keras("lstm_step_backward", (3, 4)),)),
         Mistake(F_WITHOUT_BIAS, perturb=lambda c: {**c, "f_grad": "without forget_bias"}),
         Mistake(
-            "the path from h' back to c' is missing: h' = tanh(c') * sigmoid(o), so dc' gets "
-            "dh' * sigmoid(o) * (1 - tanh(c')^2) on top of the upstream dc'.",
+            "the path from h' back to c' is missing: h' is computed from c', so dc' "
+            "also gets what comes back through h', on top of the upstream dc'.",
             _no_c_from_h,
         ),
         forget_bias_hard_coded(
@@ -772,9 +774,9 @@ lstm_step_backward = Exercise(
             _lstm_with,
         ),
         forget_bias_left_out(
-            "forget_bias is left out: the cell adds it at run time (it is not in the bias "
-            "variable), so f = sigmoid(f + forget_bias) in the forward values the backward "
-            "pass recomputes too.",
+            "forget_bias is left out: the cell adds it to f at run time (it is not in "
+            "the bias variable), in the forward values the backward pass recomputes "
+            "too.",
             _lstm_with,
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(4)),
@@ -796,8 +798,8 @@ lstm_step_backward = Exercise(
 #: step); t != T - 1 - t where t > 0 (a reversed index shows); B, D, H all different (issue 18)
 BY_NAME_DESIGNS = (dict(B=2, T=3, D=4, H=3, t=0), dict(B=1, T=4, D=2, H=3, t=1),
                    dict(B=3, T=4, D=2, H=4, t=3))
-SPLIT_0 = ("step 0 has no suffix: static_rnn names step 0's Split `split` (its gradient "
-           "`split_grad`) and step t's `split_t` for t > 0; there is no `split_0`.")
+SPLIT_0 = ("step 0 has no suffix: static_rnn gives the first op of a name no suffix, "
+           "and its gradient op follows it.")
 
 
 def _split_0(case: Case, right: Any) -> Any:
@@ -910,19 +912,19 @@ split_grad_by_name = Exercise(
             after=lambda c, g: [g[0], g[2], g[1], g[3]],
         ),
         Mistake(
-            "you fetched the next step's gradient: static_rnn names step 0's Split `split` and "
-            "step t's `split_t`, so step t's gradient is `split_t_grad` (`split_grad` for t = 0).",
+            "you fetched the next step's gradient: your values are one step late.",
             perturb=_step(1),
         ),
         Mistake(
-            "you fetched the previous step's gradient: static_rnn names step 0's Split `split` "
-            "and step t's `split_t` (no `split_0`).",
+            "you fetched the previous step's gradient: your values are one step "
+            "early.",
             perturb=_step(-1),
         ),
         Mistake(SPLIT_0, after=_split_0, raises=names_split_0),
         Mistake(
-            "you fetched the forward pre-activations (the Split op's outputs), not their "
-            "gradient: the gradient is `gradients/rnn/basic_lstm_cell/split_t_grad/concat:0`.",
+            "you fetched the forward pre-activations (the Split op's outputs), not "
+            "their gradient: the gradient of a Split has an op of its own, under "
+            "gradients/.",
             _forward_split,
         ),
     ),
@@ -1000,8 +1002,9 @@ keras_grads_to_tf1 = Exercise(
     by_hand=False,
     mistakes=(
         Mistake(
-            "the gate blocks are still in Keras' order i, f, g, o: TF1's kernel holds i, j, f, "
-            "o, so swap the 2nd and 3rd column blocks of both gradients.",
+            "the gate blocks are still in Keras' order i, f, g, o: TF1's kernel holds "
+            "i, j, f, o, so your 2nd and 3rd column blocks are each other's, in both "
+            "gradients.",
             after=_blocks_swapped((0, 1)),
         ),
         Mistake(
@@ -1160,8 +1163,8 @@ lstm_cell_backward = Exercise(
             _clip_zeroes_upstream_only,
         ),
         Mistake(
-            "the o-peephole's path into c' is missing: o sees w_o_diag * c' (the new, clipped "
-            "c'), so dc' also gets do * w_o_diag.",
+            "the o-peephole's path into c' is missing: o reads the new, clipped c' "
+            "through w_o_diag, so dc' also gets a share from do.",
             _no_o_peephole,
         ),
         Mistake(
@@ -1170,20 +1173,20 @@ lstm_cell_backward = Exercise(
             perturb=lambda c: {**c, "cell_clip": 1.0},
         ),
         Mistake(
-            "dc misses the peepholes' terms: c feeds i and f through w_i_diag and w_f_diag, so "
-            "dc = dc' * f plus di * w_i_diag plus df * w_f_diag.",
+            "dc misses the peepholes' terms: c feeds i and f through w_i_diag and "
+            "w_f_diag, so dc also gets a share from di and from df.",
             _no_peephole_terms_in_dc,
         ),
         Mistake(
-            "dprojection is transposed: the projection is (H, P) and so is its gradient, "
-            "(m before the projection)^T @ dm'.",
+            "dprojection is transposed: the projection is (H, P) and so is its "
+            "gradient.",
             after=_transposed(8),
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(4)),
         forget_bias_left_out(
-            "forget_bias is left out: LSTMCell adds it at run time (it is not in the bias "
-            "variable), so f = sigmoid(f + forget_bias + w_f_diag * c) in the forward values "
-            "the backward pass recomputes too.",
+            "forget_bias is left out: LSTMCell adds it to f at run time (it is not in "
+            "the bias variable), in the forward values the backward pass recomputes "
+            "too.",
             _cell_with,
         ),
     ),
@@ -1202,7 +1205,7 @@ lstm_cell_backward = Exercise(
 GRAD_CHECK_DESIGNS = (dict(B=2, D=3, H=2, eps=1e-3, scale=1.0),
                       dict(B=1, D=2, H=3, eps=2e-3, scale=0.05),
                       dict(B=3, D=2, H=3, eps=0.25, scale=1.0),
-                      dict(B=2, D=2, H=2, eps=1e-4, scale=1.0, right=True))
+                      dict(B=2, D=2, H=2, eps=1e-5, scale=1.0, right=True))
 
 
 def _grad_check_case(rng: np.random.Generator, B: int, D: int, H: int, eps: float,
