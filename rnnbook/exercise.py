@@ -132,6 +132,14 @@ class Exercise:
     #: nested lists of numbers are an array and 14.0 is 14. A sequence of parts is a sequence
     #: either way; any dtype of numbers stands for a float array (float64 is not a mistake).
     same_type: bool = False
+    #: where the expected answer comes from, as the verdict names it ("matches TensorFlow"):
+    #: an oracle that ports another framework's documented equations to NumPy says so
+    source: str = "TensorFlow"
+    #: a conversion exercise's test of FUNCTION, not layout: ``computes(case, answer)`` runs
+    #: the answer's weights through the target framework's equations on the case's inputs;
+    #: an answer that computes what the expected weights compute passes, whatever its
+    #: layout (two biases split another way). None: the answer is compared as it stands
+    computes: Callable[[Case, Any], Any] | None = None
 
     def __post_init__(self):
         if self.designs:

@@ -134,3 +134,29 @@ def test_a_wrong_gradient_is_reported_with_its_relative_error():
     assert "dbias: relative error" in message and "dx: relative error" not in message
     assert compare.relative_error([1.0, 0.0, -2.0], [1.5, 0.0, -2.0]) == pytest.approx(1 / 3)
     assert compare.relative_error([0.0], [0.0]) == 0.0
+
+
+def test_gradient_check_trials_tell_the_skill_apart():
+    """5.9 (issue 35): on every seed, one trial's dkernel is RIGHT (the expected relative
+    error is a passing check's, below 1e-5), the others' are wrong (above 1e-2); on the
+    large-eps trial the centred difference is off the exact gradient beyond the tolerance (an
+    answer that returns the exact gradient fails); on the small-eps trials a one-sided
+    difference is off beyond it."""
+    ex = ch05.CHAPTER["gradient_check"]
+    for seed in range(20):
+        cases = ch05.CHAPTER.cases("gradient_check", seed)
+        found = [ex.reference(c) for c in cases]
+        errors = [error for _, error in found]
+        assert [e < 1e-5 for e in errors] == [bool(d.get("right"))
+                                              for d in ch05.GRAD_CHECK_DESIGNS], errors
+        designs = ch05.GRAD_CHECK_DESIGNS
+        assert all(e > 1e-2 for e, d in zip(errors, designs, strict=True)
+                   if not d.get("right")), errors
+        exact = [ex.reference({**c, "difference": "exact"})[0] for c in cases]
+        one_sided = [ex.reference({**c, "difference": "forward"})[0] for c in cases]
+        tells = [not compare.agrees(np.asarray(n), np.asarray(e), ex.rtol, ex.atol)
+                 for (n, _), e in zip(found, exact, strict=True)]
+        assert tells == [d["eps"] > 0.1 for d in ch05.GRAD_CHECK_DESIGNS], seed
+        assert all(not compare.agrees(np.asarray(n), np.asarray(f), ex.rtol, ex.atol)
+                   for (n, _), f, d in zip(found, one_sided, designs, strict=True)
+                   if 5e-4 < d["eps"] < 1e-2), seed

@@ -131,3 +131,48 @@ def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
             result = outcome(name, fn, 0)
             assert not result.passed
             assert sentence is None or result.mistake.startswith(sentence), fn.__name__
+
+
+# --- issue 35: checks that test the skill they name ----------------------------------------
+
+
+def _no_reference(monkeypatch):
+    """The learner release's rnnbook.reference: every function raises ImportError."""
+    def stub(*args, **kwargs):
+        raise ImportError("rnnbook.reference is not shipped")
+    for name in ("torch_gru_step", "keras_gru_step", "gru_cell", "unroll"):
+        monkeypatch.setattr(ref, name, stub)
+
+
+@pytest.mark.parametrize("release", [False, True])
+def test_any_bias_split_that_computes_the_same_gru_passes(monkeypatch, release):
+    """6.5 (issue 35): the r and z blocks of bias_hh moved into bias_ih compute PyTorch's same
+    function and earn full marks, with the reference and in the learner release (the real
+    Keras GRU runs the answer's weights); the n blocks summed do not, and are named. The
+    verdict names where the expected value came from."""
+    ex = CHAPTER["torch_from_keras_gru"]
+    cases = CHAPTER.cases(ex.name, 3)
+    expected = [ex.oracle(c) for c in cases]
+    if release:
+        _no_reference(monkeypatch)
+    split = evaluate(ex, cases, expected,
+                     [answer(ex, learners.torch_right_biases_split, c) for c in cases])
+    assert split.passed and split.share == 1, split.message
+    assert "matches PyTorch's equations" in split.message
+    summed = evaluate(ex, cases, expected,
+                      [answer(ex, learners.torch_biases_summed, c) for c in cases])
+    assert not summed.passed and summed.share < 1
+    assert summed.mistake.startswith("the two biases were summed into one"), summed.message
+    assert "does not match PyTorch's equations" in summed.message
+
+
+def test_a_keras_gru_must_be_built_in_the_function():
+    """6.7 (issue 35): TF1's own outputs, a NumPy unroll, or a layer built beside them, earn
+    nothing, and the message says no layer gave them; the solution's layer passes."""
+    for fn, words in ((learners.from_session_tf1_outputs, ch06.NO_LAYER),
+                      (learners.from_session_numpy, ch06.NO_LAYER),
+                      (learners.from_session_layer_unused, ch06.NOT_ITS_OUTPUTS)):
+        result = outcome("keras_gru_from_session", fn, 1)
+        assert not result.passed and result.share == 0, fn.__name__
+        assert words in result.message and result.mistake, result.message
+    assert outcome("keras_gru_from_session", learners.from_session_right, 1).passed

@@ -129,13 +129,13 @@ split_state = Exercise(
     parts=("c", "m"),
     mistakes=(
         Mistake(
-            "you read the state as [h, c], Keras' order: TF1 concatenates [c, m], c first, so c "
-            "is state[:, :num_units] and m is everything after it.",
+            "you read the state as [h, c], Keras' order: TF1 concatenates c first, "
+            "then m, so your c and m are each other's columns.",
             lambda c: (c["state"][:, _width(c):], c["state"][:, :_width(c)]),
         ),
         Mistake(
-            "c and m are swapped: c is state[:, :num_units] (the first part) and m is "
-            "state[:, num_units:]; return them as (c, m).",
+            "c and m are swapped: your c is the state's second part, and the pair is "
+            "returned c first.",
             after=_swapped_parts,
         ),
         Mistake(
@@ -144,8 +144,8 @@ split_state = Exercise(
             lambda c: tuple(np.split(c["state"], 2, axis=1)),
         ),
         Mistake(
-            "m got num_units columns: m is everything after c, which is num_proj columns when the "
-            "cell projects (state[:, num_units:]).",
+            "m got num_units columns: m is everything after c, which is num_proj "
+            "columns when the cell projects.",
             after=lambda c, right: (right[0], c["state"][:, c["H"]: 2 * c["H"]]),
         ),
     ),
@@ -372,8 +372,9 @@ step_lstm_cell = Exercise(
             after=_out_halves,
         ),
         Mistake(
-            "the new state is returned whole: with state_is_tuple=False the cell returns one "
-            "array [c, m]; take it apart into c (its first num_units columns) and m.",
+            "the new state is returned whole: with state_is_tuple=False the cell "
+            "returns one array holding c and m side by side, and the exercise asks "
+            "for the two apart.",
             after=_out_whole,
         ),
         Mistake(
@@ -515,8 +516,8 @@ lstm_cell_step = Exercise(
             perturb=lambda c: {**c, "forget_bias": 0.0},
         ),
         Mistake(
-            "the output-gate peephole looks at the unclipped c: clip c first, then "
-            "o + w_o_diag * c uses the clipped c, the same c that tanh sees.",
+            "the output-gate peephole looks at the unclipped c: the o peephole reads "
+            "the clipped c, the same c that tanh sees.",
             perturb=lambda c: _o_peeps_at(_needs(c, "peepholes", "cell_clip"), _unclipped_c(c)),
         ),
         Mistake(
@@ -525,8 +526,9 @@ lstm_cell_step = Exercise(
             perturb=lambda c: _o_peeps_at(_needs(c, "peepholes"), c["c"]),
         ),
         Mistake(
-            "the peepholes are left out: with use_peepholes, add w_i_diag * c_prev to i, "
-            "w_f_diag * c_prev to f and w_o_diag * c (the new c) to o.",
+            "the peepholes are left out: with use_peepholes, i and f also see the "
+            "previous c through w_i_diag and w_f_diag, and o sees the new c through "
+            "w_o_diag.",
             perturb=_no_peepholes,
         ),
         Mistake(
@@ -546,7 +548,7 @@ lstm_cell_step = Exercise(
             perturb=lambda c: {**_needs(c, "cell_clip"), "cell_clip": None},
         ),
         Mistake(
-            "proj_clip is applied before the projection: clip m AFTER m @ projection/kernel.",
+            "proj_clip is applied before the projection: it clips the projected m.",
             perturb=lambda c: _unprojected(_needs(c, "proj_clip")),
             after=lambda c, right: (right[0], _clip(right[1], c["proj_clip"])
                                     @ c["projection/kernel"]),
@@ -557,8 +559,8 @@ lstm_cell_step = Exercise(
             perturb=lambda c: {**_needs(c, "proj_clip"), "proj_clip": None},
         ),
         Mistake(
-            "the projection is applied to c: only m is projected (m @ projection/kernel); c "
-            "keeps num_units columns.",
+            "the projection is applied to c: only m is projected; c keeps num_units "
+            "columns.",
             perturb=lambda c: _unprojected(_needs(c, "projection")),
             after=lambda c, right: (right[0] @ c["projection/kernel"],
                                     _clip(right[1], c["proj_clip"])),
@@ -566,7 +568,8 @@ lstm_cell_step = Exercise(
                 right[0] @ _needs(c, "projection")["projection/kernel"], right[1])),),
         ),
         Mistake(
-            "the projection is missing: with num_proj, m = m @ projection/kernel, (B, num_proj).",
+            "the projection is missing: with num_proj, m goes through "
+            "projection/kernel and has num_proj columns.",
             perturb=lambda c: _unprojected(_needs(c, "projection")),
         ),
     ),
@@ -639,14 +642,14 @@ def _port_mistakes(name: str, few: int = False) -> Any:
     changed case (forget_bias 0 or 1, the TF1 gate blocks reordered) and/or changed after (the
     Keras blocks put back in TF1's order, forget_bias added to a block). ``few``: only the four
     that 3.6 names (3.5 drills the rest; fewer models keep 3.6's 200-seed sweep quick)."""
-    order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders them i, f, g, "
-             "o, so swap the 2nd and 3rd column blocks of the kernel, the recurrent kernel and "
-             "the bias.")
+    order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders "
+             "them i, f, g, o, so your 2nd and 3rd blocks are each other's, in the "
+             "kernel, the recurrent kernel and the bias.")
     back_in_tf1_order = _on_weights(lambda _c, *weights: _reordered(*weights))
     mistakes = (
         Mistake(
-            "forget_bias is not folded: TF1 adds forget_bias to f at every step, Keras 3 adds "
-            "nothing, so add forget_bias to the f block of the Keras bias (bias[H:2H]).",
+            "forget_bias is not folded: TF1 adds forget_bias to f at every step and "
+            "Keras 3 adds nothing, so the Keras bias's f block must hold it.",
             perturb=_unfolded,
         ),
         Mistake(
@@ -658,37 +661,54 @@ def _port_mistakes(name: str, few: int = False) -> Any:
         Mistake(order, after=back_in_tf1_order,
                 variants=(_right_on(name, perturb=_keras_blocks),)),
         Mistake(
-            "the kernel was only split: reorder the gate blocks from TF1's i, j, f, o to Keras' "
-            "i, f, g, o AND add forget_bias to the f block of the bias (bias[H:2H]).",
+            "the kernel was only split: the gate blocks are still in TF1's order i, "
+            "j, f, o (Keras' is i, f, g, o) and forget_bias is not in the f block of "
+            "the bias.",
             perturb=_unfolded, after=back_in_tf1_order,
         ),
         Mistake(
-            "forget_bias went into the wrong block: after reordering, Keras' f block is the "
-            "second one, bias[H:2H], not the third.",
+            "forget_bias went into the wrong block: it went into the third block of "
+            "the Keras bias, which after reordering is not f's.",
             perturb=_unfolded, after=_fold_into(2),
         ),
         Mistake(
-            "forget_bias was added to the whole bias: it belongs to the f block only, bias[H:2H].",
+            "forget_bias was added to the whole bias: it belongs to the f block only.",
             perturb=_unfolded, after=_fold_into("all"),
         ),
         Mistake(
-            "kernel and recurrent_kernel are swapped: rows [:D] of the TF1 kernel multiply x "
-            "(Keras' kernel), rows [D:] multiply h (Keras' recurrent_kernel).",
+            "kernel and recurrent_kernel are swapped: Keras' kernel holds the rows of "
+            "the TF1 kernel that multiply x, its recurrent_kernel the rows that "
+            "multiply h.",
             after=_on_weights(lambda _c, kernel, recurrent, bias: (recurrent, kernel, bias)),
         ),
     )
     return tuple(mistakes[k] for k in (0, 1, 2, 6)) if few else mistakes
 
 
+def _keras_lstm_computes(case: Case, weights: Any) -> Any:
+    """What Keras 3 weights ``(kernel, recurrent_kernel, bias)`` compute (a conversion's
+    ``computes``): the LSTM's outputs (B, T, H) over the case's inputs from [h0, c0], by its
+    equations in NumPy (rnnbook.reference) where installed, else by the real layer."""
+    w = [np.asarray(v, np.float64) for v in weights]
+    if len(w) != 3:
+        raise ValueError("three weights")
+    try:
+        return ref.unroll(ref.keras_cell(*w), case["inputs"], [case["h0"], case["c0"]])[0]
+    except ImportError:
+        return run_keras_lstm(case["inputs"], w, [case["h0"], case["c0"]])[0]
+
+
 # --- Exercise 3.4: PyTorch-layout weights to Keras 3 (by hand) -------------------------------
 
 
 def _torch_case(rng: np.random.Generator, D: int, H: int) -> Case:
-    return {"D": D, "H": H,
+    case = {"D": D, "H": H,
             "weight_ih": normal(rng, 4 * H, D, scale=0.5),  # (4H, D), gates i, f, g, o
             "weight_hh": normal(rng, 4 * H, H, scale=0.5),  # (4H, H)
             "bias_ih": normal(rng, 4 * H, scale=0.5),  # (4H,)
             "bias_hh": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+    # what an answer computes is run on these (drawn last: the weights are as before)
+    return {**_sequence(rng, 5, 3, D, H), **case}
 
 
 def _torch_oracle(case: Case) -> Any:
@@ -726,17 +746,19 @@ keras_from_pytorch = Exercise(
     call=lambda fn, c: fn(c["weight_ih"], c["weight_hh"], c["bias_ih"], c["bias_hh"]),
     oracle=_torch_oracle,
     reference=_torch_ref,
+    source="PyTorch's equations",  # nn.LSTM's, as documented, in NumPy (not installed)
+    computes=_keras_lstm_computes,  # any weights that compute the same function pass
     parts=("kernel", "recurrent_kernel", "bias"),
     weights=(1, 1, 2),  # the two biases summed: half the points
     mistakes=(
         Mistake(
-            "the PyTorch weights are not transposed: PyTorch stores (4H, D) and computes W x; "
-            "Keras stores (D, 4H) and computes x @ kernel, so use weight_ih.T and weight_hh.T.",
+            "the PyTorch weights are not transposed: PyTorch stores (4H, D) and "
+            "left-multiplies the input; Keras stores (D, 4H) and right-multiplies it.",
             after=_torch_with(kernel=lambda c: c["weight_ih"], recurrent=lambda c: c["weight_hh"]),
         ),
         Mistake(
-            "the PyTorch weights are reshaped, not transposed: reshape keeps the memory order "
-            "and scrambles the gates; use weight_ih.T and weight_hh.T.",
+            "the PyTorch weights are reshaped, not transposed: reshape keeps the "
+            "memory order and scrambles the gates.",
             after=_torch_with(kernel=lambda c: c["weight_ih"].reshape(c["D"], -1),
                               recurrent=lambda c: c["weight_hh"].reshape(c["H"], -1)),
         ),
@@ -795,6 +817,7 @@ keras_from_tf1 = Exercise(
     call=lambda fn, c: fn(c["kernel"], c["bias"], c["forget_bias"], c["D"]),
     oracle=_port_oracle,
     reference=_ref_port,
+    computes=_keras_lstm_computes,  # any weights that compute the same function pass
     parts=("kernel", "recurrent_kernel", "bias"),
     weights=(1, 1, 2),  # forget_bias folded into the right block: half the points
     mistakes=_port_mistakes("keras_from_tf1"),
@@ -879,9 +902,9 @@ port_to_keras = Exercise(
     weights=MOVE_WEIGHTS,
     mistakes=(
         Mistake(
-            "h and c are swapped in initial_state: TF1 keeps (c, h), c first (the concatenated "
-            "state too), but Keras 3 takes initial_state=[h, c], h first, and accepts [c, h] "
-            "silently.",
+            "h and c are swapped in initial_state: TF1 keeps c first (the "
+            "concatenated state too), but Keras 3 takes h first, and accepts them the "
+            "other way round silently.",
             after=lambda _c, right: [*right[:3], right[4], right[3]],
         ),
         *_port_mistakes("port_to_keras", few=True),

@@ -331,10 +331,11 @@ def _rnn_step_ref(c: Case) -> Any:
                                        slip=TANH_SLIPS[c.get("tanh_grad")])
 
 
-TANH_AT_Z = ("tanh' is taken at the wrong point: tanh'(z) = 1 - tanh(z)^2 = 1 - h'^2, from the "
-             "cell's output h', not 1 - z^2 from the pre-activation z.")
-NO_TANH = ("the derivative of tanh is missing: dz = dh' * (1 - h'^2) is what reaches the "
-           "kernel, the bias, x and h, not dh' itself.")
+TANH_AT_Z = ("tanh' is taken at the wrong point: it is computed from the "
+             "pre-activation z as if z were tanh's output; tanh' comes from the "
+             "cell's output h'.")
+NO_TANH = ("the derivative of tanh is missing: what reaches the kernel, the bias, x "
+           "and h is dh' through tanh', not dh' itself.")
 BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
                  "term, so dbias is the SUM of the rows' gradients, not their mean.")
 
@@ -373,8 +374,8 @@ def _averaged(part: int) -> Callable[..., Any]:
     return after
 
 
-SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns for x "
-              "first, then H for h, so split it at D = x.shape[1] (D == H would hide this).")
+SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns "
+              "for x first, then H for h (D == H would hide this).")
 
 
 def _split_at_h(dx: Any, dh: Any) -> Callable[..., Any]:
@@ -434,7 +435,7 @@ rnn_step_backward = Exercise(
         Mistake(NO_TANH, perturb=lambda c: {**c, "tanh_grad": "none"}),
         Mistake(
             "dkernel is transposed: the kernel is (D + H, H) and so is its gradient, "
-            "[x, h]^T @ dz, with dW's rows on top of dU's.",
+            "with dW's rows on top of dU's.",
             after=_transposed(2),
         ),
         Mistake(
@@ -446,8 +447,8 @@ rnn_step_backward = Exercise(
         Mistake(SPLIT_AT_H, after=_split_at_h(0, 1)),
         Mistake(SIDE_BY_SIDE, after=_side_by_side(2), raises=_joins_unequal_rows),
         Mistake(
-            "dh went through U as it is: h' = tanh(x @ W + h @ U + b), so dh = dz @ U.T "
-            "(U = kernel[D:] is square, so the shape hides the missing transpose).",
+            "dh went through U as it is, not transposed: U is square, so the shape "
+            "hides the missing transpose.",
             _dh_through_u_as_is,
         ),
     ),
@@ -533,8 +534,8 @@ rnn_backward = Exercise(
     weights=(1, 1, 3, 1),  # a wrong dkernel earns at most half
     mistakes=(
         Mistake(
-            "dh is not carried back through time: dL/dh_t is doutputs[:, t] PLUS what step "
-            "t + 1 sends back to its previous state (the dh of its [dx, dh] = dz @ kernel^T).",
+            "dh is not carried back through time: dL/dh_t is the upstream gradient at "
+            "step t PLUS what step t + 1 sends back to its previous state.",
             perturb=lambda c: {**c, "chunk": 1},  # truncated at every step
         ),
         Mistake(
@@ -544,8 +545,8 @@ rnn_backward = Exercise(
             _step_0_only,
         ),
         Mistake(
-            "the backward loop skips step 0: run t from T - 1 down to 0 inclusive "
-            "(range(T - 1, -1, -1)); step 0 gives dinputs[:, 0] and dh0.",
+            "the backward loop skips step 0: the first step is left out, and it is "
+            "the one that gives the first input's gradient and dh0.",
             _skips_step_0,
         ),
         Mistake(TANH_AT_Z, _right("rnn_backward", tanh_grad="z"),
@@ -733,11 +734,12 @@ def _no_c_from_h(c: Case) -> Any:
     return _right("lstm_step_backward", dc_new=c["dc_new"] - through_h)(c)
 
 
-KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, g, o: TF1's kernel and bias "
-               "hold i, j, f, o, so dz = [di, dj, df, do], in that order.")
-F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate is "
-                  "s = sigmoid(f + forget_bias + ...), and its derivative is s * (1 - s) at that "
-                  "same s.")
+KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, g, o: TF1's "
+               "kernel and bias hold i, j, f, o, so your 2nd and 3rd blocks are each "
+               "other's.")
+F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate's "
+                  "sigmoid reads f plus forget_bias, and its derivative is taken at "
+                  "that same point.")
 
 lstm_step_backward = Exercise(
     name="lstm_step_backward",
@@ -762,8 +764,8 @@ lstm_step_backward = Exercise(
                 variants=(_blocks_read_as_keras("lstm_step_backward", (3, 4)),)),
         Mistake(F_WITHOUT_BIAS, perturb=lambda c: {**c, "f_grad": "without forget_bias"}),
         Mistake(
-            "the path from h' back to c' is missing: h' = tanh(c') * sigmoid(o), so dc' gets "
-            "dh' * sigmoid(o) * (1 - tanh(c')^2) on top of the upstream dc'.",
+            "the path from h' back to c' is missing: h' is computed from c', so dc' "
+            "also gets what comes back through h', on top of the upstream dc'.",
             _no_c_from_h,
         ),
         forget_bias_hard_coded(
@@ -772,9 +774,9 @@ lstm_step_backward = Exercise(
             _lstm_with,
         ),
         forget_bias_left_out(
-            "forget_bias is left out: the cell adds it at run time (it is not in the bias "
-            "variable), so f = sigmoid(f + forget_bias) in the forward values the backward "
-            "pass recomputes too.",
+            "forget_bias is left out: the cell adds it to f at run time (it is not in "
+            "the bias variable), in the forward values the backward pass recomputes "
+            "too.",
             _lstm_with,
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(4)),
@@ -796,8 +798,8 @@ lstm_step_backward = Exercise(
 #: step); t != T - 1 - t where t > 0 (a reversed index shows); B, D, H all different (issue 18)
 BY_NAME_DESIGNS = (dict(B=2, T=3, D=4, H=3, t=0), dict(B=1, T=4, D=2, H=3, t=1),
                    dict(B=3, T=4, D=2, H=4, t=3))
-SPLIT_0 = ("step 0 has no suffix: static_rnn names step 0's Split `split` (its gradient "
-           "`split_grad`) and step t's `split_t` for t > 0; there is no `split_0`.")
+SPLIT_0 = ("step 0 has no suffix: static_rnn gives the first op of a name no suffix, "
+           "and its gradient op follows it.")
 
 
 def _split_0(case: Case, right: Any) -> Any:
@@ -910,19 +912,19 @@ split_grad_by_name = Exercise(
             after=lambda c, g: [g[0], g[2], g[1], g[3]],
         ),
         Mistake(
-            "you fetched the next step's gradient: static_rnn names step 0's Split `split` and "
-            "step t's `split_t`, so step t's gradient is `split_t_grad` (`split_grad` for t = 0).",
+            "you fetched the next step's gradient: your values are one step late.",
             perturb=_step(1),
         ),
         Mistake(
-            "you fetched the previous step's gradient: static_rnn names step 0's Split `split` "
-            "and step t's `split_t` (no `split_0`).",
+            "you fetched the previous step's gradient: your values are one step "
+            "early.",
             perturb=_step(-1),
         ),
         Mistake(SPLIT_0, after=_split_0, raises=names_split_0),
         Mistake(
-            "you fetched the forward pre-activations (the Split op's outputs), not their "
-            "gradient: the gradient is `gradients/rnn/basic_lstm_cell/split_t_grad/concat:0`.",
+            "you fetched the forward pre-activations (the Split op's outputs), not "
+            "their gradient: the gradient of a Split has an op of its own, under "
+            "gradients/.",
             _forward_split,
         ),
     ),
@@ -1000,8 +1002,9 @@ keras_grads_to_tf1 = Exercise(
     by_hand=False,
     mistakes=(
         Mistake(
-            "the gate blocks are still in Keras' order i, f, g, o: TF1's kernel holds i, j, f, "
-            "o, so swap the 2nd and 3rd column blocks of both gradients.",
+            "the gate blocks are still in Keras' order i, f, g, o: TF1's kernel holds "
+            "i, j, f, o, so your 2nd and 3rd column blocks are each other's, in both "
+            "gradients.",
             after=_blocks_swapped((0, 1)),
         ),
         Mistake(
@@ -1160,8 +1163,8 @@ lstm_cell_backward = Exercise(
             _clip_zeroes_upstream_only,
         ),
         Mistake(
-            "the o-peephole's path into c' is missing: o sees w_o_diag * c' (the new, clipped "
-            "c'), so dc' also gets do * w_o_diag.",
+            "the o-peephole's path into c' is missing: o reads the new, clipped c' "
+            "through w_o_diag, so dc' also gets a share from do.",
             _no_o_peephole,
         ),
         Mistake(
@@ -1170,20 +1173,20 @@ lstm_cell_backward = Exercise(
             perturb=lambda c: {**c, "cell_clip": 1.0},
         ),
         Mistake(
-            "dc misses the peepholes' terms: c feeds i and f through w_i_diag and w_f_diag, so "
-            "dc = dc' * f plus di * w_i_diag plus df * w_f_diag.",
+            "dc misses the peepholes' terms: c feeds i and f through w_i_diag and "
+            "w_f_diag, so dc also gets a share from di and from df.",
             _no_peephole_terms_in_dc,
         ),
         Mistake(
-            "dprojection is transposed: the projection is (H, P) and so is its gradient, "
-            "(m before the projection)^T @ dm'.",
+            "dprojection is transposed: the projection is (H, P) and so is its "
+            "gradient.",
             after=_transposed(8),
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(4)),
         forget_bias_left_out(
-            "forget_bias is left out: LSTMCell adds it at run time (it is not in the bias "
-            "variable), so f = sigmoid(f + forget_bias + w_f_diag * c) in the forward values "
-            "the backward pass recomputes too.",
+            "forget_bias is left out: LSTMCell adds it to f at run time (it is not in "
+            "the bias variable), in the forward values the backward pass recomputes "
+            "too.",
             _cell_with,
         ),
     ),
@@ -1192,60 +1195,111 @@ lstm_cell_backward = Exercise(
 
 # --- Exercise 5.9: check a backward pass (centred differences, relative error) -------------
 
-#: D != H; B = 1 once; two step sizes (a forward difference's error, eps / 2 times the second
-#: derivative, shows at both; a centred one's, eps^2 / 6 times the third, at neither); a
-#: dkernel mostly smaller than the gradient once (there max(|a|, |b|) is not |dkernel|)
+#: D != H; B = 1 once. Trials 1-2: small steps, where a one-sided difference's error (eps / 2
+#: times the second derivative) shows and a centred one's (eps^2 / 6 times the third) does not;
+#: trial 2's dkernel is mostly smaller than the gradient (there max(|a|, |b|) is not
+#: |dkernel|). Trial 3: a large step, where the centred difference itself is well off the
+#: exact gradient (an answer that returns the exact gradient, from a backward pass, fails
+#: there). Trial 4: a RIGHT dkernel (the exact gradient), so that the check passes: its
+#: relative error is tiny.
 GRAD_CHECK_DESIGNS = (dict(B=2, D=3, H=2, eps=1e-3, scale=1.0),
-                      dict(B=1, D=2, H=3, eps=2e-3, scale=0.05))
+                      dict(B=1, D=2, H=3, eps=2e-3, scale=0.05),
+                      dict(B=3, D=2, H=3, eps=0.25, scale=1.0),
+                      dict(B=2, D=2, H=2, eps=1e-5, scale=1.0, right=True))
 
 
 def _grad_check_case(rng: np.random.Generator, B: int, D: int, H: int, eps: float,
-                     scale: float) -> Case:
+                     scale: float, right: bool = False) -> Case:
     """One BasicRNNCell step (float64: a centred difference in float32 is mostly rounding) and
-    ``dkernel``, the gradient some backward pass returned, to be checked."""
+    ``dkernel``, the gradient some backward pass returned, to be checked: random, or the
+    exact gradient (``right``, TensorFlow's: no NumPy backward pass ships with the checks)."""
     case = _rnn_step_case(rng, B, D, H)
     for k in ("x", "h", "kernel", "bias", "dh_new"):
         case[k] = case[k].astype(np.float64)
     case["eps"] = eps
-    case["dkernel"] = normal(rng, D + H, H, scale=scale).astype(np.float64)  # (D + H, H)
+    dkernel = normal(rng, D + H, H, scale=scale).astype(np.float64)  # (D + H, H)
+    case["dkernel"] = _tf_kernel_grad(case) if right else dkernel
     return case
 
 
+def _float64_cell(case: Case, copies: int = 1) -> Any:
+    """The real ``BasicRNNCell`` in float64 for the case's shapes, ``copies`` cells side by
+    side (copies * H units), its variables not yet loaded."""
+    tf = tensorflow()
+    cell = tf.compat.v1.nn.rnn_cell.BasicRNNCell(copies * case["H"], dtype=tf.float64)
+    cell.build(tf.TensorShape([None, case["D"]]))
+    return cell
+
+
+def _tf_kernel_grad(case: Case) -> np.ndarray:
+    """TensorFlow's exact dL/dkernel (D + H, H) for L = sum(h' * dh_new), in float64."""
+    tf = tensorflow()
+    cell = _float64_cell(case)
+    cell.variables[0].assign(case["kernel"])
+    cell.variables[1].assign(case["bias"])
+    with tf.GradientTape() as tape:
+        out, _ = cell(tf.constant(case["x"]), tf.constant(case["h"]))
+        loss = tf.reduce_sum(out * case["dh_new"])
+    return np.asarray(tape.gradient(loss, cell.variables[0]), np.float64)
+
+
+def _tf_losses(case: Case, kernels: np.ndarray) -> np.ndarray:
+    """L = sum(h' * dh_new) (N,) for each of N kernels (N, D + H, H), from ONE call of the
+    real cell: N cells side by side, each reading x and its own copy of h (a block-diagonal
+    recurrent part: the zeros add exactly 0)."""
+    tf = tensorflow()
+    N, D, H = len(kernels), case["D"], case["H"]
+    big = np.zeros((D + N * H, N * H))  # (D + NH, NH)
+    for n, kernel in enumerate(kernels):
+        big[:D, n * H:(n + 1) * H] = kernel[:D]
+        big[D + n * H:D + (n + 1) * H, n * H:(n + 1) * H] = kernel[D:]
+    cell = _float64_cell(case, copies=N)
+    cell.variables[0].assign(big)
+    cell.variables[1].assign(np.tile(case["bias"], N))
+    out, _ = cell(tf.constant(case["x"]), tf.constant(np.tile(case["h"], (1, N))))
+    out = np.asarray(out, np.float64).reshape(-1, N, H)  # (B, N, H)
+    return (out * case["dh_new"][:, None]).sum(axis=(0, 2))
+
+
+#: how numeric is taken: the exercise's centred difference, or a mistake's (a changed case)
+DIFFERENCES = ("centred", "forward", "exact")
+
+
+def _differences(case: Case, losses: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The case's numeric gradient (D + H, H) from ``losses(kernels)`` (N kernels, N
+    losses): centred, or, for a mistake's changed case (``difference``), one-sided."""
+    kernel, eps = case["kernel"], case["eps"]
+    steps = eps * np.eye(kernel.size).reshape(-1, *kernel.shape)  # (N, D + H, H)
+    N = len(steps)
+    if case.get("difference") == "forward":
+        found = losses(np.concatenate([kernel + steps, kernel[None]]))  # (N + 1,)
+        numeric = (found[:N] - found[N]) / eps
+    else:
+        found = losses(np.concatenate([kernel + steps, kernel - steps]))  # (2N,)
+        numeric = (found[:N] - found[N:]) / (2 * eps)
+    return numeric.reshape(kernel.shape)
+
+
 def _grad_check_oracle(case: Case) -> Any:
-    """TensorFlow's gradient of sum(h' * dh_new) with respect to the kernel (what centred
-    differences approach), and its relative error against the given dkernel."""
-    true = _rnn_step_oracle(case)[2].astype(np.float64)  # (D + H, H)
-    return true, relative_error(true, case["dkernel"])
+    """The centred differences of TensorFlow's real cell (float64) at the given eps, and
+    their relative error against the given dkernel. A mistake's case may ask for one-sided
+    differences or the exact gradient (TensorFlow's) instead."""
+    if case.get("difference") == "exact":
+        numeric = _tf_kernel_grad(case)
+    else:
+        numeric = _differences(case, functools.partial(_tf_losses, case))
+    return numeric, relative_error(numeric, case["dkernel"])
 
 
 def _grad_check_ref(case: Case) -> Any:
-    true = np.asarray(_rnn_step_ref(case)[2], np.float64)
-    return true, relative_error(true, case["dkernel"])
+    if case.get("difference") == "exact":
+        numeric = np.asarray(_rnn_step_ref(case)[2], np.float64)
+    else:
+        def losses(kernels):
+            return np.array([np.sum(ref.basic_rnn_step(case["x"], case["h"], k, case["bias"])
+                                    * case["dh_new"]) for k in kernels])
 
-
-def _kernel_hessian_diagonal(case: Case) -> Any:
-    """d^2 L / d kernel[k]^2 for every entry k, shaped as the kernel (D + H, H): TensorFlow's
-    (a Jacobian of the real cell's gradient)."""
-    tf = tensorflow()
-    rnn_cell = tf.compat.v1.nn.rnn_cell
-    cell = _eager_cell(rnn_cell.BasicRNNCell(case["H"]), case["D"],
-                       {"kernel": case["kernel"], "bias": case["bias"]})
-    x, h = tf.constant(_f32(case["x"])), tf.constant(_f32(case["h"]))
-    with tf.GradientTape() as outer:
-        with tf.GradientTape() as inner:
-            out, _ = cell(x, h)
-            loss = tf.reduce_sum(out * _f32(case["dh_new"]))
-        grad = inner.gradient(loss, cell.variables[0])  # the kernel
-    n = int(np.prod(case["kernel"].shape))
-    jacobian = np.asarray(outer.jacobian(grad, cell.variables[0]), np.float64).reshape(n, n)
-    return np.diagonal(jacobian).reshape(case["kernel"].shape)
-
-
-def _forward_difference(case: Case) -> Any:
-    """(L(w + eps) - L(w)) / eps: the gradient plus eps / 2 times the second derivative (up to
-    eps^2 / 6 times the third, below the tolerance)."""
-    numeric = (np.asarray(_right("gradient_check")(case)[0])
-               + case["eps"] / 2 * _kernel_hessian_diagonal(case))
+        numeric = _differences(case, losses)
     return numeric, relative_error(numeric, case["dkernel"])
 
 
@@ -1268,10 +1322,16 @@ gradient_check = Exercise(
     relative_error=True,
     mistakes=(
         Mistake(
-            "the difference is one-sided: (L(w + eps) - L(w)) / eps is off by eps / 2 times "
-            "the second derivative; the centred (L(w + eps) - L(w - eps)) / (2 eps) is off by "
-            "eps^2 / 6 times the third.",
-            _forward_difference,
+            "the difference is one-sided: it compares the loss at the nudged kernel with the "
+            "loss at the kernel itself, and is off by eps / 2 times the second derivative; a "
+            "centred difference, nudged both ways, is off by eps^2 / 6 times the third.",
+            perturb=lambda c: {**c, "difference": "forward"},
+        ),
+        Mistake(
+            "numeric is the exact gradient (as a backward pass computes it), not a difference "
+            "of the loss: with a large eps the centred difference is off the exact gradient, "
+            "and a check that reuses a backward pass cannot catch that pass's mistakes.",
+            perturb=lambda c: {**c, "difference": "exact"},
         ),
         Mistake(
             "the centred difference is divided by eps: the two points are 2 eps apart, so "

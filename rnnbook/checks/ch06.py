@@ -33,6 +33,7 @@ gate, z update gate (TF1's ``u``), candidate h~ (``cand``); new h = z * h + (1 -
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -275,19 +276,21 @@ keras_gru_blocks = Exercise(
     ),
     mistakes=(
         Mistake(
-            "you read Keras' columns in TF1's and PyTorch's order (r, z, h~): Keras lays out "
-            "z, r, h~, so r is kernel[:, H:2H] and z is kernel[:, :H].",
+            "you read Keras' columns in TF1's and PyTorch's order (r, z, h~): your r "
+            "and z are each other's blocks, since Keras' column order is neither "
+            "TF1's nor PyTorch's.",
             after=_parts_swapped(0, 1),
         ),
         Mistake(
-            "you split the rows: a gate is a block of H COLUMNS, kernel[:, k*H:(k+1)*H] (split "
-            "along axis 1).",
+            "you split the rows: a gate is a block of H columns, every row of the "
+            "kernel.",
             perturb=_raising("array split does not result in an equal division"),
             raises=_says("equal division"),
         ),
         Mistake(
-            "the blocks are transposed: Keras right-multiplies (x @ kernel), so each block is "
-            "(rows, H) as it stands in the kernel.",
+            "the blocks are transposed: Keras right-multiplies its inputs by the "
+            "kernel, so each block keeps the kernel's rows and H of its columns, as "
+            "it stands.",
             after=lambda c, right: [np.asarray(v).T for v in right],
         ),
     ),
@@ -312,17 +315,18 @@ fresh_gru_step = Exercise(
     designs=STEP_SIZES,
     mistakes=(
         Mistake(
-            "r and z (TF1's u) are swapped: TF1's gates kernel holds r in columns [:H] and u in "
-            "[H:2H] (r, u = split(sigmoid(...), 2)).",
+            "r and z (TF1's u) are swapped: your r is read from u's block of TF1's "
+            "gates kernel and your z from r's.",
             perturb=_gates_swapped,
         ),
         Mistake(
-            "z and 1 - z are swapped: the old state is kept by z, h' = z * h + (1 - z) * h~.",
+            "z and 1 - z are swapped: in TF1's GRUCell, u (z) is the share of the old "
+            "state that is kept, and the rest is the candidate's.",
             perturb=_z_flipped,
         ),
         Mistake(
-            "the gates' bias is left at 0: a fresh GRUCell initialises gates/bias to 1.0 (the "
-            "candidate's bias to 0), so add 1.0 inside the sigmoid.",
+            "the gates' bias is left at 0: a fresh GRUCell initialises gates/bias to "
+            "1.0 (the candidate's bias to 0).",
             perturb=lambda c: {**c, "gates_bias": np.zeros_like(c["gates_bias"])},
         ),
         Mistake(
@@ -331,13 +335,14 @@ fresh_gru_step = Exercise(
             perturb=lambda c: {**c, "cand_bias": np.ones_like(c["cand_bias"])},
         ),
         Mistake(
-            "r is applied after the matmul (Keras' reset_after=True): TF1 resets the state "
-            "first, h~ = tanh([x, r * h] @ candidate_kernel + b).",
+            "r is applied after the matmul (Keras' reset_after=True): TF1 resets the "
+            "state before the candidate's matmul, so r scales what the candidate "
+            "kernel reads.",
             perturb=_as_keras_after,
         ),
         Mistake(
-            "the reset gate is left out: the candidate reads r * h, not h, "
-            "h~ = tanh([x, r * h] @ candidate_kernel + b).",
+            "the reset gate is left out: the candidate reads the state scaled by r, "
+            "not the state as it is.",
             perturb=lambda c: {**c, "gates_kernel": _block_changed(c, "gates_kernel", 0, 2,
                                                                   np.zeros_like),
                                "gates_bias": _block_changed(c, "gates_bias", 0, 2,
@@ -392,23 +397,24 @@ keras_gru_step = Exercise(
             perturb=_gates_swapped,
         ),
         Mistake(
-            "z and 1 - z are swapped: Keras keeps the old state with z, "
-            "h' = z * h + (1 - z) * h~.",
+            "z and 1 - z are swapped: in Keras, z is the share of the old state that "
+            "is kept, and the rest is the candidate's.",
             perturb=_z_flipped,
         ),
         Mistake(
             "r is applied before the matmul (reset_after=False, TF1's form): with "
-            "reset_after=True, h~ = tanh(x W_h + b_h + r * (h U_h + b'_h)).",
+            "reset_after=True, r scales the state's whole candidate term, after its "
+            "matmul and with its bias row.",
             perturb=_as_keras_before,
         ),
         Mistake(
-            "bias[1] is left out: there are two bias rows, bias[0] for x's matmul and bias[1] "
+            "bias[1] is left out: there are two bias rows, one for x's matmul and one "
             "for h's, and both count.",
             perturb=_bias_changed(_row_1_dropped),
         ),
         Mistake(
-            "the candidate's two biases were added together outside r: bias[1]'s h~ block "
-            "belongs inside, r * (h U_h + bias[1][2H:]).",
+            "the candidate's two biases were added together outside r: the state's "
+            "bias row belongs to the term that r scales, in the candidate's block.",
             perturb=_bias_changed(_rows_summed),
         ),
         Mistake(
@@ -443,6 +449,20 @@ def _port_oracle(case: Case) -> Any:
     return port
 
 
+def _keras_gru_computes(case: Case, weights: Any) -> Any:
+    """What Keras ``GRU(reset_after=False)`` weights compute (6.4's ``computes``): the outputs
+    (B, T, H) over the case's inputs from its h, by the equations in NumPy
+    (rnnbook.reference) where installed, else by the real layer."""
+    w = [np.asarray(v, np.float64) for v in weights]
+    if len(w) != 3:
+        raise ValueError("three weights")
+    try:
+        step = ref.gru_cell(ref.keras_gru_step, *w, reset_after=False)
+        return ref.unroll(step, case["inputs"], case["h"])[0]
+    except ImportError:
+        return run_keras_gru(case["inputs"], w, case["h"], reset_after=False)[0]
+
+
 def _port_reference(case: Case) -> Any:
     return ref.keras_gru_from_tf1(*_tf1(case), case["D"])
 
@@ -464,17 +484,19 @@ keras_from_tf1_gru = Exercise(
                           c["D"]),
     oracle=_port_oracle,
     reference=_port_reference,
+    computes=_keras_gru_computes,  # any weights that compute the same function pass
     parts=("kernel", "recurrent_kernel", "bias"),
     mistakes=(
         Mistake(
-            "the gate blocks are still in TF1's order (r, u, h~): Keras lays out z, r, h~ (z is "
-            "TF1's u), so swap the first two blocks of each weight.",
+            "the gate blocks are still in TF1's order (r, u, h~): Keras reads r and z "
+            "from each other's blocks (z is TF1's u) in each weight.",
             after=_each_part(lambda c, v: np.concatenate(
                 [blocks(v, 3)[k] for k in (1, 0, 2)], axis=-1)),
         ),
         Mistake(
-            "kernel and recurrent_kernel are swapped: rows [:D] of TF1's kernels multiply x "
-            "(Keras' kernel), rows [D:] multiply h (Keras' recurrent_kernel).",
+            "kernel and recurrent_kernel are swapped: Keras' kernel holds the rows of "
+            "TF1's kernels that multiply x, its recurrent_kernel the rows that "
+            "multiply h.",
             after=_parts_swapped(0, 1),
         ),
         Mistake(
@@ -490,10 +512,40 @@ keras_from_tf1_gru = Exercise(
 
 
 def _torch_case(rng: np.random.Generator, D: int, H: int) -> Case:
-    return {"D": D, "H": H,
+    case = {"D": D, "H": H,
             "kernel": normal(rng, D, 3 * H),  # (D, 3H): z, r, h~
             "recurrent_kernel": normal(rng, H, 3 * H),  # (H, 3H)
             "bias": normal(rng, 2, 3 * H)}  # (2, 3H)
+    # what an answer computes is run on these (drawn last: the weights are as before)
+    case["inputs"] = normal(rng, 3, 4, D)  # (B, T, D)
+    case["h0"] = normal(rng, 3, H)  # (B, H)
+    return case
+
+
+def torch_to_keras(weight_ih: Any, weight_hh: Any, bias_ih: Any,
+                   bias_hh: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keras ``reset_after=True`` weights for PyTorch ``nn.GRU``'s: the inverse of
+    :func:`keras_to_torch` (a layout move: the same function)."""
+    def move(a):
+        r, z, h = blocks(a, 3)
+        return np.concatenate([z, r, h], axis=-1)
+    return (move(np.asarray(weight_ih).T), move(np.asarray(weight_hh).T),
+            np.stack([move(bias_ih), move(bias_hh)]))
+
+
+def _torch_computes(case: Case, weights: Any) -> Any:
+    """The outputs (B, T, H) of PyTorch's ``nn.GRU`` with ``weights`` over the case's inputs
+    from its h0: its documented equations in NumPy (rnnbook.reference) where installed, else
+    the real Keras GRU (reset_after=True, the same equations) on the weights moved back."""
+    w = [np.asarray(v, np.float64) for v in weights]
+    if len(w) != 4:
+        raise ValueError("four weights")
+    try:
+        step = ref.gru_cell(ref.torch_gru_step, *w)
+        return ref.unroll(step, case["inputs"], case["h0"])[0]
+    except ImportError:
+        return run_keras_gru(case["inputs"], torch_to_keras(*w),
+                             case["h0"], reset_after=True)[0]
 
 
 def _torch_oracle(case: Case) -> Any:
@@ -520,29 +572,33 @@ torch_from_keras_gru = Exercise(
     call=lambda fn, c: fn(c["kernel"], c["recurrent_kernel"], c["bias"]),
     oracle=_torch_oracle,
     reference=_torch_reference,
+    source="PyTorch's equations",  # nn.GRU's, as documented, in NumPy (not installed)
+    computes=_torch_computes,  # any weights that compute the same (the biases' r, z blocks)
     parts=("weight_ih", "weight_hh", "bias_ih", "bias_hh"),
     weights=(2, 2, 1, 1),
     mistakes=(
         Mistake(
-            "the weights are not transposed: Keras stores (D, 3H) and computes x @ kernel; "
-            "PyTorch stores (3H, D) and computes W x.",
+            "the weights are not transposed: Keras stores (D, 3H) and "
+            "right-multiplies the input; PyTorch stores (3H, D) and left-multiplies "
+            "it.",
             after=lambda c, right: [np.asarray(right[0]).T, np.asarray(right[1]).T,
                                     *right[2:]],
         ),
         Mistake(
-            "the blocks are still in Keras' order z, r, h~: PyTorch's rows are r, z, n, so swap "
-            "the first two blocks.",
+            "the blocks are still in Keras' order z, r, h~: PyTorch reads r and z "
+            "from each other's rows, in every weight and bias.",
             after=_each_part(lambda c, v: _rows_order((1, 0, 2))(c, v)),
         ),
         Mistake(
-            "the two biases were summed into one: PyTorch applies r to (W_hn h + b_hn), so "
-            "bias_ih is bias[0] and bias_hh bias[1], moved, not added.",
+            "the two biases were summed into one: PyTorch applies r to the state's "
+            "candidate term with its own bias, so the candidate's two bias blocks "
+            "cannot be merged.",
             after=lambda c, right: [*right[:2], np.asarray(right[2]) + right[3],
                                     np.zeros_like(np.asarray(right[3]))],
         ),
         Mistake(
-            "the weights are reshaped, not transposed: reshape keeps the memory order and "
-            "scrambles the gates; transpose.",
+            "the weights are reshaped, not transposed: reshape keeps the memory order "
+            "and scrambles the gates.",
             after=lambda c, right: [
                 np.asarray(right[0]).T.reshape(3 * c["H"], c["D"]),
                 np.asarray(right[1]).T.reshape(3 * c["H"], c["H"]), *right[2:]],
@@ -670,7 +726,8 @@ gru_gates = Exercise(
              dict(GRAPH, B=1, t=3)),
     mistakes=(
         Mistake(
-            "r and z are swapped: GRUCell's split gives r as output :0 and u (z) as :1.",
+            "r and z are swapped: your r is the split's output that is u (z), and "
+            "your z is r.",
             after=_parts_swapped(0, 1),
         ),
         Mistake(
@@ -679,21 +736,22 @@ gru_gates = Exercise(
             after=lambda c, right: [_logit(v) for v in right],
         ),
         Mistake(
-            "you fetched the next step's split: step t's op is `split_t` (step 0's `split`).",
+            "you fetched the next step's split: your values are one step late.",
             perturb=_at_step(lambda c: c["t"] + 1),
         ),
         Mistake(
-            "you fetched step 0's split (`split`) whatever t is: step t's op is `split_t`.",
+            "you fetched step 0's split (`split`) whatever t is: each step has its "
+            "own split op.",
             perturb=_at_step(lambda c: 0),
         ),
         Mistake(
-            "`split_0` does not exist: TensorFlow names the first op `split` and step t's "
-            "`split_t`.",
+            "`split_0` does not exist: TensorFlow gives the first op of a name no "
+            "suffix.",
             perturb=_raising("split_0"),
             raises=names_split_0,
         ),
         Mistake(
-            "the placeholder 'x:0' is not fed: pass feed_dict={'x:0': inputs} to session.run.",
+            "the placeholder 'x:0' is not fed: session.run needs the inputs for it.",
             perturb=_raising(NOT_FED), raises=_says(NOT_FED),
         ),
     ),
@@ -719,12 +777,68 @@ def _sequence_reference(case: Case) -> Any:
     return ref.unroll(step, case["inputs"], case["h"])[0]
 
 
+#: 6.7's answer must come from a Keras 3 GRU built in the learner's function (issue 35: an
+#: answer that returned TF1's own outputs, or a NumPy unroll, earned full marks)
+NO_LAYER = "no Keras 3 GRU layer was built"
+NOT_ITS_OUTPUTS = "are not the outputs of the Keras 3 GRU built"
+
+
+@functools.lru_cache(maxsize=None)
+def _gru_cell_class() -> Any:
+    """Keras 3's ``GRUCell`` (every Keras 3 GRU layer holds one; ``RNN(GRUCell(...))`` too)."""
+    return importlib.import_module("keras").layers.GRUCell
+
+
+def _built_gru_cells(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
+    """``fn(*args)`` and the Keras 3 GRU cells constructed while it ran (the class's
+    ``__init__`` noted for the call's length)."""
+    cls = _gru_cell_class()
+    made: list[Any] = []
+    init = cls.__init__
+
+    def noting(self, *a, **k):
+        init(self, *a, **k)
+        made.append(self)
+
+    cls.__init__ = noting
+    try:
+        result = fn(*args)
+    finally:
+        cls.__init__ = init
+    return result, made
+
+
+def _from_built_layer(fn: Callable[..., Any], case: Case) -> Any:
+    """6.7's call: the learner's outputs, provided a Keras 3 GRU was built in the function and,
+    run again here over the inputs from the zero state, gives those outputs (so the layer
+    holds weights that compute them). Outputs of another shape (time-major) are left to the
+    comparison with TF1's, which names them."""
+    inputs = np.array(case["inputs"], copy=True)  # as given (the function may change its own)
+    outputs, cells = _built_gru_cells(
+        lambda: _with_session(fn, live_session(case), case["inputs"]))
+    cells = [cell for cell in cells if cell.built]
+    if outputs is None:  # "returns nothing", said as for every exercise
+        return None
+    if not cells:
+        raise TypeError(f"{NO_LAYER} in keras_gru_from_session: its outputs must come from a "
+                        "Keras 3 GRU holding the session's weights (a tf.keras layer is Keras "
+                        "2's)")
+    got = np.asarray(outputs, np.float64)
+    keras = importlib.import_module("keras")
+    for cell in reversed(cells):
+        again = np.asarray(keras.layers.RNN(cell, return_sequences=True)(inputs))
+        if again.shape != got.shape or np.allclose(again, got, rtol=1e-4, atol=1e-5):
+            return outputs
+    raise ValueError(f"the outputs returned {NOT_ITS_OUTPUTS} in keras_gru_from_session (run "
+                     "again over the inputs from the zero state, it gives others)")
+
+
 keras_gru_from_session = Exercise(
     name="keras_gru_from_session",
     task="outputs (B, T, H) of a Keras 3 GRU holding the weights of the session's TF1 "
     "GRUCell (read by their names), run over `inputs`: equal to TF1's",
     make_case=_session_case,
-    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"]),
+    call=_from_built_layer,
     oracle=_sequence_oracle,
     reference=_sequence_reference,
     by_hand=False,
@@ -733,18 +847,30 @@ keras_gru_from_session = Exercise(
     designs=(dict(GRAPH, B=5),),
     mistakes=(
         Mistake(
-            "the gate blocks are still in TF1's order (r, u, h~): Keras reads z, r, h~, so "
-            "swap the first two blocks of the kernel, the recurrent kernel and the bias.",
+            "the gate blocks are still in TF1's order (r, u, h~): Keras reads r and z "
+            "from each other's blocks in the kernel, the recurrent kernel and the "
+            "bias.",
             perturb=_gates_swapped,
         ),
         Mistake(
-            "the layer has reset_after=True (Keras' default): TF1's GRUCell resets h before the "
-            "candidate's matmul, so build GRU(H, reset_after=False).",
+            "the layer has reset_after=True (Keras' default): TF1's GRUCell resets h "
+            "before the candidate's matmul, and that layer resets after it.",
             perturb=_as_keras_after,
         ),
         Mistake(
             "the outputs are time-major (T, B, H): a Keras GRU's outputs are (B, T, H).",
             after=lambda c, right: np.swapaxes(right, 0, 1),
+        ),
+        Mistake(
+            f"{NO_LAYER} in the function: the exercise is to move the weights into a Keras "
+            "layer, so the outputs must come from a Keras 3 GRU holding them, not from the "
+            "session's own outputs or a NumPy loop.",
+            perturb=_raising(NO_LAYER), raises=_says(NO_LAYER),
+        ),
+        Mistake(
+            f"the outputs returned {NOT_ITS_OUTPUTS} in the function: return what that "
+            "layer gives over `inputs`.",
+            perturb=_raising(NOT_ITS_OUTPUTS), raises=_says(NOT_ITS_OUTPUTS),
         ),
     ),
 )

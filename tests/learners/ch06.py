@@ -420,3 +420,63 @@ WRONG = {
         (from_session_time_major, "the outputs are time-major"),
     ],
 }
+
+
+# --- issue 35 (h35s): answers for the checks that test their skill ---------------------------
+# 6.7 without a Keras layer: TF1's own outputs fetched from the session, and a NumPy unroll of
+# the weights read from it. Both give TF1's numbers and build no layer.
+
+
+def from_session_tf1_outputs(session, inputs):
+    T = inputs.shape[1]
+    names = [f"{CELL}add" + (f"_{t}" if t else "") + ":0" for t in range(T)]
+    steps = session.run(names, {"x:0": inputs})  # T x (B, H): each step's new h
+    return np.stack(steps, axis=1)
+
+
+def from_session_numpy(session, inputs):
+    gk, gb = _read(session, "gates/kernel"), _read(session, "gates/bias")
+    ck, cb = _read(session, "candidate/kernel"), _read(session, "candidate/bias")
+    H = cb.shape[0]
+    h = np.zeros((inputs.shape[0], H))
+    outputs = []
+    for t in range(inputs.shape[1]):
+        x = inputs[:, t]
+        gates = sigmoid(np.concatenate([x, h], 1) @ gk + gb)
+        r, u = gates[:, :H], gates[:, H:]
+        cand = np.tanh(np.concatenate([x, r * h], 1) @ ck + cb)
+        h = u * h + (1 - u) * cand
+        outputs.append(h)
+    return np.stack(outputs, axis=1)
+
+
+def from_session_layer_unused(session, inputs):
+    """A Keras GRU built (with its own random weights), TF1's outputs returned."""
+    import keras
+
+    keras.layers.GRU(3, return_sequences=True)(inputs)
+    return from_session_tf1_outputs(session, inputs)
+
+
+WRONG["keras_gru_from_session"] += [
+    (from_session_tf1_outputs, "no Keras 3 GRU layer was built"),
+    (from_session_numpy, "no Keras 3 GRU layer was built"),
+    (from_session_layer_unused, "the outputs returned are not the outputs"),
+]
+
+
+# 6.5 right in another layout: PyTorch adds the r and z blocks of its two biases before the
+# sigmoid, so moving them all into bias_ih computes the same function (the chapter's own cell
+# shows it); only the n blocks must stay apart.
+
+
+def torch_right_biases_split(kernel, recurrent_kernel, bias):
+    H = recurrent_kernel.shape[0]
+    w_ih, w_hh, b_ih, b_hh = torch_right(kernel, recurrent_kernel, bias)
+    b_ih, b_hh = b_ih.copy(), b_hh.copy()
+    b_ih[:2 * H] += b_hh[:2 * H]  # r and z: one sum either way
+    b_hh[:2 * H] = 0
+    return w_ih, w_hh, b_ih, b_hh
+
+
+RIGHT["torch_from_keras_gru"].append(torch_right_biases_split)
