@@ -348,7 +348,7 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
     if mistake is None:
         sentence = diagnosis.generic(ex, failing[0][0], wanted[0], failing[0][1],
                                      _probed(ex, probed),
-                                     (to_plain(expected[0]), answers[0]) if cases else None)
+                                     _base(probed, expected, answers))
         if sentence:
             lines.append(f"  What is wrong: {sentence}")
         else:
@@ -368,6 +368,15 @@ def _probed(ex: Any, probed: Sequence[tuple[Case, Any, Any]]) -> list[tuple[Any,
     by_name = {p.name: p for p in ex.probes}
     return [(by_name[case["probe"]], to_plain(want), got) for case, want, got in probed
             if case["probe"] in by_name]
+
+
+def _base(probed: Sequence[tuple[Case, Any, Any]], expected: Any, answers: Any
+          ) -> tuple[Any, Any] | None:
+    """``(expected, got)`` on the trial the probes changed, None without probes."""
+    if not probed:
+        return None
+    k = probed[0][0]["probed"]
+    return to_plain(expected[k]), answers[k]
 
 
 def type_sentence(ex: Any) -> str:

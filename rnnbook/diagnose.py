@@ -47,27 +47,33 @@ class Probe:
 
     ``input``: the case's key (``"h"``); ``how``: ``"zero"`` (set to zeros), ``"all"`` (every
     value changed), ``"row"`` (the last batch row changed: axis 0), or ``"block"`` (block
-    ``block`` of its last axis changed, the axis cut into the exercise's :attr:`blocks`);
-    ``said``: how the message names the input (``"h"``, ``"the bias"``)."""
+    ``block`` of ``of`` equal blocks of its last axis changed); ``said``: how the message names
+    the change (``"h"``, ``"the candidate's bias"``; default: the input's name)."""
 
     input: str
     how: str = "all"
     block: int = 0
+    of: int = 1
     said: str = ""
+
+    def __post_init__(self):
+        if self.how not in ("zero", "all", "row", "block"):
+            raise ValueError(f"probe of {self.input!r}: how={self.how!r} is not one of zero, "
+                             "all, row, block")
+        if self.how == "block" and not 0 <= self.block < self.of:
+            raise ValueError(f"probe of {self.input!r}: block {self.block} of {self.of}")
 
     @property
     def name(self) -> str:
         """The probe's name, unique within an exercise: ``h:zero``, ``bias:block2``."""
         return f"{self.input}:{self.how}" + (str(self.block) if self.how == "block" else "")
 
-    def words(self, blocks: Sequence[str]) -> str:
-        """``h``, ``the f block of the bias``, ``row 2 of x``: the change, in words."""
-        said = self.said or f"`{self.input}`"
-        if self.how == "block" and self.block < len(blocks):
-            return f"the {blocks[self.block]} block of {said}"
-        return said
+    @property
+    def words(self) -> str:
+        """``h``, ``the candidate's bias``: the change, in words."""
+        return self.said or f"`{self.input}`"
 
-    def change(self, case: Case, blocks: Sequence[str]) -> Case:
+    def change(self, case: Case) -> Case:
         """``case`` with this probe's input changed (a new case; the others' arrays shared)."""
         value = np.array(case[self.input], dtype=np.asarray(case[self.input]).dtype)
         if self.how == "zero":
@@ -75,7 +81,7 @@ class Probe:
         elif self.how == "row":
             value[-1] = _moved(value[-1])
         elif self.how == "block":
-            width = value.shape[-1] // max(len(blocks), 1)
+            width = value.shape[-1] // self.of
             cut = slice(self.block * width, (self.block + 1) * width)
             value[..., cut] = _moved(value[..., cut])
         else:
@@ -89,10 +95,19 @@ def _moved(value: np.ndarray) -> np.ndarray:
 
 
 def probe_cases(ex: Any, cases: Sequence[Case]) -> list[Case]:
-    """The extra trials of ``ex``'s probes: each probe's change of the first trial."""
+    """The extra trials of ``ex``'s probes: each probe's change of one trial
+    (:func:`probed_trial`), which each names (``probed``)."""
     if not cases or not ex.probes:
         return []
-    return [p.change(cases[0], ex.blocks) for p in ex.probes]
+    k = probed_trial(cases)
+    return [{**p.change(cases[k]), "probed": k} for p in ex.probes]
+
+
+def probed_trial(cases: Sequence[Case]) -> int:
+    """Which trial the probes change: the first of those with the most rows in the batch (a
+    changed row can then show in another)."""
+    rows = [int(c["B"]) if isinstance(c.get("B"), (int, np.integer)) else 0 for c in cases]
+    return rows.index(max(rows))
 
 
 # --- relations between an answer and the expected one ---------------------------------------
@@ -165,7 +180,7 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
         o = _float(other)
         if o is not None and o.shape == g.shape and _close(g, o, rtol, atol):
             return f"{path} holds {name}, where another value is expected."
-    said = _blocks_sentence(w, g, path, ex.blocks, rtol, atol)
+    said = _blocks_sentence(w, g, path, ex.blocks, rtol, atol, _units(case))
     if said:
         return said
     said = _scale_sentence(w, g, path, rtol, atol)
@@ -199,14 +214,26 @@ def _shape_sentence(path: str, want: tuple[int, ...], got: tuple[int, ...],
     return f"{path} has the wrong length along {which}: shape {got} where {want} is expected."
 
 
-def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[str],
-                     rtol: float, atol: float) -> str | None:
-    k = len(blocks)
-    if k < 2 or w.ndim == 0 or w.shape[-1] % k or w.shape[-1] == 0:
+def block_axis(shape: tuple[int, ...], k: int, units: int | None) -> int | None:
+    """The axis an array's ``k`` named blocks lie along: the last, else the first, whose
+    length is ``k`` blocks of ``units`` (the case's H), else whose length is ``k``."""
+    if k < 2 or not shape:
         return None
-    width = w.shape[-1] // k
-    wb = [w[..., j * width:(j + 1) * width] for j in range(k)]
-    gb = [g[..., j * width:(j + 1) * width] for j in range(k)]
+    ends = [len(shape) - 1, 0] if len(shape) > 1 else [0]
+    for want in ([k * units] if units else []) + [k]:
+        for axis in ends:
+            if shape[axis] == want:
+                return axis
+    return None
+
+
+def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[str],
+                     rtol: float, atol: float, units: int | None = None) -> str | None:
+    k = len(blocks)
+    axis = block_axis(w.shape, k, units)
+    if axis is None:
+        return None
+    wb, gb = np.split(w, k, axis=axis), np.split(g, k, axis=axis)
     same = [_close(gb[j], wb[j], rtol, atol) for j in range(k)]
     if all(same):
         return None
@@ -238,6 +265,11 @@ def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[s
         return (f"{path}: the {', '.join(blocks[j] for j in wrong)} blocks are wrong; "
                 f"{', '.join(right)} {'is' if len(right) == 1 else 'are'} right.")
     return None
+
+
+def _units(case: Case) -> int | None:
+    units = case.get("H")
+    return int(units) if isinstance(units, (int, np.integer)) else None
 
 
 def _scale_word(w: np.ndarray, g: np.ndarray, rtol: float, atol: float) -> str | None:
@@ -351,8 +383,8 @@ def _flat(value: Any, parts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
     return [("your answer", a)] if a is not None else []
 
 
-def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, Any, Any]]
-                   ) -> str | None:
+def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, Any, Any]],
+                   units: int | None = None) -> str | None:
     """The first probe whose answers respond otherwise than the oracle's, in one sentence.
 
     ``base``: ``(expected, got)`` on the first trial; ``probed``: ``(probe, expected, got)``
@@ -363,20 +395,21 @@ def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, A
         if isinstance(got, Raised):
             continue
         w1, g1 = dict(_flat(want, ex.parts)), dict(_flat(got, ex.parts))
-        what = probe.words(ex.blocks)
+        what = probe.words
         for name in w0:
             if not all(name in d for d in (w1, g0, g1)):
                 continue
             if w0[name].shape != w1[name].shape or g0[name].shape != g1[name].shape:
                 continue
-            said = _respond(name, what, probe, ex, w0[name], w1[name], g0[name], g1[name])
+            said = _respond(name, what, probe, ex, w0[name], w1[name], g0[name], g1[name],
+                           units)
             if said:
                 return said
     return None
 
 
 def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np.ndarray,
-             g0: np.ndarray, g1: np.ndarray) -> str | None:
+             g0: np.ndarray, g1: np.ndarray, units: int | None) -> str | None:
     tol = (ex.rtol, ex.atol)
     moved_w = not _close(w1, w0, *tol)
     moved_g = not _close(g1, g0, *tol)
@@ -394,12 +427,12 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
                 return (f"changing row {w0.shape[0] - 1} of the batch in {what} changes row "
                         f"{r} of {yours}; rows of the batch are independent.")
     k = len(ex.blocks)
-    if k >= 2 and w0.ndim and w0.shape[-1] % k == 0:
-        width = w0.shape[-1] // k
+    axis = block_axis(w0.shape, k, units)
+    if axis is not None:
+        cuts = [np.split(a, k, axis=axis) for a in (w0, w1, g0, g1)]
         for j in range(k):
-            cut = (..., slice(j * width, (j + 1) * width))
-            mw = not _close(w1[cut], w0[cut], *tol)
-            mg = not _close(g1[cut], g0[cut], *tol)
+            mw = not _close(cuts[1][j], cuts[0][j], *tol)
+            mg = not _close(cuts[3][j], cuts[2][j], *tol)
             if mg and not mw:
                 return f"changing {what} moves your {ex.blocks[j]}; TensorFlow's stays."
             if mw and not mg:
@@ -421,7 +454,7 @@ def generic(ex: Any, case: Case, want: Any, got: Any,
     if said:
         return _capital(said)
     if base is not None and probed:
-        said = probe_sentence(ex, base, probed)
+        said = probe_sentence(ex, base, probed, _units(case))
         if said:
             return _capital(said)
     return ""

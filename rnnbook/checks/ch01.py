@@ -25,6 +25,7 @@ import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
 from rnnbook.checks.common import split_at_h, split_at_h_raises, w_and_u_swapped
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
 from rnnbook.plaindata import Case
@@ -334,6 +335,7 @@ def _step_mistakes(state: str, parts: int | None = None) -> Any:
 
 rnn_step = Exercise(
     name="rnn_step",
+    probes=(Probe("h", "zero"), Probe("bias"), Probe("x", "row")),
     task="h', the new state: an array of shape (B, H)",
     make_case=_step_case,
     call=lambda fn, c: _arrays(fn(c["x"], c["h"], c["kernel"], c["bias"])),
@@ -571,6 +573,7 @@ def _sequence_mistakes() -> dict[str, Any]:
 
 rnn_unroll = Exercise(
     name="rnn_unroll",
+    probes=(Probe("h0", "zero"), Probe("bias"), Probe("inputs", "row")),
     task="(outputs, final_state): outputs (B, T, H), the state after every step, and the last "
     "state (B, H)",
     make_case=_unroll_case,

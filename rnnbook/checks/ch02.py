@@ -44,6 +44,7 @@ from rnnbook.checks.common import (
     split_at_h_raises,
     w_and_u_swapped_after,
 )
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 from rnnbook.plaindata import Case
@@ -470,6 +471,7 @@ def _rows_split_at(right: Any, at: int | None) -> Any:
 
 gate_weights = Exercise(
     name="gate_weights",
+    blocks=("i", "j", "f", "o"),
     task="(W, U, b), one block per gate i, j, f, o: W (4, D, H), U (4, H, H) and b (4, H), "
     "NumPy arrays",
     make_case=_weights_case,
@@ -689,6 +691,8 @@ def _with_o(change_h: Any) -> Callable[..., Any]:
 
 lstm_step = Exercise(
     name="lstm_step",
+    probes=(Probe("h", "zero"), Probe("c", "zero"), Probe("x", "row"),
+            Probe("bias", "block", 2, 4, "the f block of the bias")),
     task="(c', h'), the new state after one BasicLSTMCell(H, forget_bias=forget_bias) step: "
     "two arrays (B, H)",
     make_case=_step_case,

@@ -34,6 +34,7 @@ import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checks.common import TF1_TO_KERAS, LSTMStateTuple, reorder_blocks
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import (
     graph_bytes,
@@ -478,6 +479,7 @@ def _layers_read_x(case: Case) -> Any:
 
 stacked_step = Exercise(
     name="stacked_step",
+    probes=(Probe("state", "zero"), Probe("x", "row")),
     task="(output, new_state): the top layer's new h (B, H) and the packed new state "
     "(L, 2, B, H) after one step of every layer",
     make_case=_stacked_case,

@@ -44,6 +44,7 @@ from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the
     _with_session,  # (TensorFlow's errors, short)
 )
 from rnnbook.checks.common import names_split_0
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
     graph_bytes,
@@ -303,6 +304,8 @@ def _fresh_case(rng: np.random.Generator, **sizes: Any) -> Case:
 
 fresh_gru_step = Exercise(
     name="fresh_gru_step",
+    probes=(Probe("h", "zero"), Probe("cand_bias", said="the candidate's bias"),
+            Probe("gates_bias", "block", 0, 2, "the r block of the gates' bias")),
     task="h' (B, H), one step of a freshly built TF1 GRUCell(H) with these kernels (its biases "
     "at their initial values)",
     make_case=_fresh_case,
