@@ -384,7 +384,7 @@ def type_sentence(ex: Any) -> str:
     of the answer (:attr:`Exercise.same_type`)."""
     return ("the values are right but not their type: return each part as the exercise asks "
             "(one array where one array is asked for, not a tuple or list of its pieces: "
-            "np.stack them, or pack them as the exercise says).")
+            "pack them as the exercise says).")
 
 
 def points_said(outcome: Outcome) -> str:

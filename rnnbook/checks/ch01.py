@@ -139,8 +139,8 @@ split_kernel = Exercise(
             lambda c: tuple(block.T for block in _split(c, c["D"])),
         ),
         Mistake(
-            "you split the columns: the kernel is (D + H, H), W on top of U, so split its ROWS, "
-            "kernel[:D] and kernel[D:].",
+            "you split the columns: the kernel is (D + H, H), W on top of U, so W and "
+            "U are blocks of its ROWS (D rows for x, then H rows for h).",
             lambda c: (c["kernel"][:, :c["D"]], c["kernel"][:, c["D"]:]),
         ),
     ),
@@ -313,8 +313,9 @@ def _step_mistakes(state: str, parts: int | None = None) -> Any:
     the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
     parts of the answer are the cell's outputs."""
     return (
-        ("you concatenated [h, x], which splits the kernel at row H: concatenate [x, h] (input "
-         "first), so that x meets W = kernel[:D] and h meets U = kernel[D:].",
+        ("you concatenated [h, x], which splits the kernel at row H: the cell "
+         "concatenates [x, h] (input first), so x meets the kernel's first D rows (W) "
+         "and h the H rows after them (U).",
          dict(perturb=_rows_swapped)),
         ("sigmoid is used instead of tanh: BasicRNNCell's activation is tanh.",
          dict(perturb=_sigmoid_case(state),
@@ -345,8 +346,9 @@ rnn_step = Exercise(
     mistakes=(
         *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h")),
         split_at_h_raises(
-            "the kernel is split at row H: x (B, D) meets W = kernel[:D] and h meets "
-            "U = kernel[D:] (D = input_depth); rows [:H] fit x only where D == H."),
+            "the kernel is split at row H: x (B, D) meets W, the kernel's first D "
+            "rows (D = input_depth), and h meets U, the rows after them; a split at "
+            "row H fits x only where D == H."),
     ),
 )
 
@@ -556,8 +558,9 @@ def _sequence_mistakes() -> dict[str, Any]:
         ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
          "(`range(T)`, not `range(T - 1)`).",
          dict(perturb=lambda c: {**c, "inputs": c["inputs"][:, :-1], "T": c["T"] - 1})),
-        ("each output is the state before its step: append the NEW state h_t, computed from "
-         "x_t and h_(t-1), so outputs[:, 0] is the state after step 0.",
+        ("each output is the state before its step: the output at step t is the NEW "
+         "state h_t, computed from x_t and h_(t-1), so the first output is the state "
+         "after step 0.",
          dict(after=lambda c, right: [np.concatenate([c["h0"][:, None], right[0][:, :-1]], 1),
                                       *right[1:]])),
         ("the state is not carried from step to step: feed each step's new h into the next "

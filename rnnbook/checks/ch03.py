@@ -130,13 +130,13 @@ split_state = Exercise(
     parts=("c", "m"),
     mistakes=(
         Mistake(
-            "you read the state as [h, c], Keras' order: TF1 concatenates [c, m], c first, so c "
-            "is state[:, :num_units] and m is everything after it.",
+            "you read the state as [h, c], Keras' order: TF1 concatenates [c, m], c "
+            "first, so c is the first num_units columns and m is everything after it.",
             lambda c: (c["state"][:, _width(c):], c["state"][:, :_width(c)]),
         ),
         Mistake(
-            "c and m are swapped: c is state[:, :num_units] (the first part) and m is "
-            "state[:, num_units:]; return them as (c, m).",
+            "c and m are swapped: c is the state's first num_units columns and m the "
+            "columns after them, and the answer is (c, m) in that order.",
             after=_swapped_parts,
         ),
         Mistake(
@@ -145,8 +145,8 @@ split_state = Exercise(
             lambda c: tuple(np.split(c["state"], 2, axis=1)),
         ),
         Mistake(
-            "m got num_units columns: m is everything after c, which is num_proj columns when the "
-            "cell projects (state[:, num_units:]).",
+            "m got num_units columns: m is everything after c, which is num_proj "
+            "columns when the cell projects.",
             after=lambda c, right: (right[0], c["state"][:, c["H"]: 2 * c["H"]]),
         ),
     ),
@@ -569,7 +569,8 @@ lstm_cell_step = Exercise(
                 right[0] @ _needs(c, "projection")["projection/kernel"], right[1])),),
         ),
         Mistake(
-            "the projection is missing: with num_proj, m = m @ projection/kernel, (B, num_proj).",
+            "the projection is missing: with num_proj, m goes through "
+            "projection/kernel and is (B, num_proj).",
             perturb=lambda c: _unprojected(_needs(c, "projection")),
         ),
     ),
@@ -648,8 +649,8 @@ def _port_mistakes(name: str, few: int = False) -> Any:
     back_in_tf1_order = _on_weights(lambda _c, *weights: _reordered(*weights))
     mistakes = (
         Mistake(
-            "forget_bias is not folded: TF1 adds forget_bias to f at every step, Keras 3 adds "
-            "nothing, so add forget_bias to the f block of the Keras bias (bias[H:2H]).",
+            "forget_bias is not folded: TF1 adds forget_bias to f at every step, Keras"
+            " 3 adds nothing, so the Keras bias's f block must hold it.",
             perturb=_unfolded,
         ),
         Mistake(
@@ -661,22 +662,24 @@ def _port_mistakes(name: str, few: int = False) -> Any:
         Mistake(order, after=back_in_tf1_order,
                 variants=(_right_on(name, perturb=_keras_blocks),)),
         Mistake(
-            "the kernel was only split: reorder the gate blocks from TF1's i, j, f, o to Keras' "
-            "i, f, g, o AND add forget_bias to the f block of the bias (bias[H:2H]).",
+            "the kernel was only split: the gate blocks are still in TF1's order i, j,"
+            " f, o, not Keras' i, f, g, o, AND forget_bias is not in the bias's f "
+            "block.",
             perturb=_unfolded, after=back_in_tf1_order,
         ),
         Mistake(
-            "forget_bias went into the wrong block: after reordering, Keras' f block is the "
-            "second one, bias[H:2H], not the third.",
+            "forget_bias went into the wrong block: after reordering, Keras' f block "
+            "is the second one, not the third.",
             perturb=_unfolded, after=_fold_into(2),
         ),
         Mistake(
-            "forget_bias was added to the whole bias: it belongs to the f block only, bias[H:2H].",
+            "forget_bias was added to the whole bias: it belongs to the f block only.",
             perturb=_unfolded, after=_fold_into("all"),
         ),
         Mistake(
-            "kernel and recurrent_kernel are swapped: rows [:D] of the TF1 kernel multiply x "
-            "(Keras' kernel), rows [D:] multiply h (Keras' recurrent_kernel).",
+            "kernel and recurrent_kernel are swapped: the TF1 kernel's first D rows "
+            "multiply x (Keras' kernel), the rows after them multiply h (Keras' "
+            "recurrent_kernel).",
             after=_on_weights(lambda _c, kernel, recurrent, bias: (recurrent, kernel, bias)),
         ),
     )

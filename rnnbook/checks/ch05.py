@@ -332,8 +332,8 @@ def _rnn_step_ref(c: Case) -> Any:
                                        slip=TANH_SLIPS[c.get("tanh_grad")])
 
 
-TANH_AT_Z = ("tanh' is taken at the wrong point: tanh'(z) = 1 - tanh(z)^2 = 1 - h'^2, from the "
-             "cell's output h', not 1 - z^2 from the pre-activation z.")
+TANH_AT_Z = ("tanh' is taken at the wrong point: the derivative of tanh at z is "
+             "written with the cell's output h', not with the pre-activation z itself.")
 NO_TANH = ("the derivative of tanh is missing: dz = dh' * (1 - h'^2) is what reaches the "
            "kernel, the bias, x and h, not dh' itself.")
 BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
@@ -448,8 +448,8 @@ rnn_step_backward = Exercise(
         Mistake(SPLIT_AT_H, after=_split_at_h(0, 1)),
         Mistake(SIDE_BY_SIDE, after=_side_by_side(2), raises=_joins_unequal_rows),
         Mistake(
-            "dh went through U as it is: h' = tanh(x @ W + h @ U + b), so dh = dz @ U.T "
-            "(U = kernel[D:] is square, so the shape hides the missing transpose).",
+            "dh went through U as it is: the gradient goes back through U transposed "
+            "(U is square, so the shape hides the missing transpose).",
             _dh_through_u_as_is,
         ),
     ),
@@ -536,8 +536,8 @@ rnn_backward = Exercise(
     weights=(1, 1, 3, 1),  # a wrong dkernel earns at most half
     mistakes=(
         Mistake(
-            "dh is not carried back through time: dL/dh_t is doutputs[:, t] PLUS what step "
-            "t + 1 sends back to its previous state (the dh of its [dx, dh] = dz @ kernel^T).",
+            "dh is not carried back through time: dL/dh_t is the output's gradient at "
+            "step t PLUS what step t + 1 sends back to its previous state.",
             perturb=lambda c: {**c, "chunk": 1},  # truncated at every step
         ),
         Mistake(
@@ -547,8 +547,8 @@ rnn_backward = Exercise(
             _step_0_only,
         ),
         Mistake(
-            "the backward loop skips step 0: run t from T - 1 down to 0 inclusive "
-            "(range(T - 1, -1, -1)); step 0 gives dinputs[:, 0] and dh0.",
+            "the backward loop skips step 0: the loop must reach step 0 too, which "
+            "gives the first step's dinputs and dh0.",
             _skips_step_0,
         ),
         Mistake(TANH_AT_Z, _right("rnn_backward", tanh_grad="z"),
@@ -738,9 +738,8 @@ def _no_c_from_h(c: Case) -> Any:
 
 KERAS_ORDER = ("the gradient's gate blocks are in Keras' order i, f, g, o: TF1's kernel and bias "
                "hold i, j, f, o, so dz = [di, dj, df, do], in that order.")
-F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate is "
-                  "s = sigmoid(f + forget_bias + ...), and its derivative is s * (1 - s) at that "
-                  "same s.")
+F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the derivative belongs "
+                  "at the forget gate's own value, whose sigmoid includes forget_bias.")
 
 lstm_step_backward = Exercise(
     name="lstm_step_backward",
@@ -767,8 +766,8 @@ lstm_step_backward = Exercise(
                 variants=(_blocks_read_as_keras("lstm_step_backward", (3, 4)),)),
         Mistake(F_WITHOUT_BIAS, perturb=lambda c: {**c, "f_grad": "without forget_bias"}),
         Mistake(
-            "the path from h' back to c' is missing: h' = tanh(c') * sigmoid(o), so dc' gets "
-            "dh' * sigmoid(o) * (1 - tanh(c')^2) on top of the upstream dc'.",
+            "the path from h' back to c' is missing: h' depends on c' through tanh, so"
+            " dc' gets a share of dh' on top of the upstream dc'.",
             _no_c_from_h,
         ),
         forget_bias_hard_coded(
@@ -777,9 +776,9 @@ lstm_step_backward = Exercise(
             _lstm_with,
         ),
         forget_bias_left_out(
-            "forget_bias is left out: the cell adds it at run time (it is not in the bias "
-            "variable), so f = sigmoid(f + forget_bias) in the forward values the backward "
-            "pass recomputes too.",
+            "forget_bias is left out: the cell adds it at run time (it is not in the "
+            "bias variable), inside the forget gate, in the forward values the "
+            "backward pass recomputes too.",
             _lstm_with,
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(4)),
@@ -1189,9 +1188,9 @@ lstm_cell_backward = Exercise(
         ),
         Mistake(BIAS_AVERAGED, after=_averaged(4)),
         forget_bias_left_out(
-            "forget_bias is left out: LSTMCell adds it at run time (it is not in the bias "
-            "variable), so f = sigmoid(f + forget_bias + w_f_diag * c) in the forward values "
-            "the backward pass recomputes too.",
+            "forget_bias is left out: LSTMCell adds it at run time (it is not in the "
+            "bias variable), inside the forget gate with its peephole, in the forward "
+            "values the backward pass recomputes too.",
             _cell_with,
         ),
     ),

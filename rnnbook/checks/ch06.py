@@ -315,8 +315,8 @@ fresh_gru_step = Exercise(
     designs=STEP_SIZES,
     mistakes=(
         Mistake(
-            "r and z (TF1's u) are swapped: TF1's gates kernel holds r in columns [:H] and u in "
-            "[H:2H] (r, u = split(sigmoid(...), 2)).",
+            "r and z (TF1's u) are swapped: TF1's gates kernel holds r in its first H "
+            "columns and u in the next H.",
             perturb=_gates_swapped,
         ),
         Mistake(
@@ -334,13 +334,12 @@ fresh_gru_step = Exercise(
             perturb=lambda c: {**c, "cand_bias": np.ones_like(c["cand_bias"])},
         ),
         Mistake(
-            "r is applied after the matmul (Keras' reset_after=True): TF1 resets the state "
-            "first, h~ = tanh([x, r * h] @ candidate_kernel + b).",
+            "r is applied after the matmul (Keras' reset_after=True): TF1 resets the "
+            "state first, so the candidate's matmul reads r * h.",
             perturb=_as_keras_after,
         ),
         Mistake(
-            "the reset gate is left out: the candidate reads r * h, not h, "
-            "h~ = tanh([x, r * h] @ candidate_kernel + b).",
+            "the reset gate is left out: the candidate reads r * h, not h.",
             perturb=lambda c: {**c, "gates_kernel": _block_changed(c, "gates_kernel", 0, 2,
                                                                   np.zeros_like),
                                "gates_bias": _block_changed(c, "gates_bias", 0, 2,
