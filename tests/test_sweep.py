@@ -177,3 +177,51 @@ def test_each_known_mistake_fails_on_every_seed(stem, name):
                 "is what shows it, or drop it")
             assert outcome.mistake == mistake.sentence, (
                 f"seed {seed}: the model of {mistake.sentence!r} is named as:\n{outcome}")
+
+
+def _passing_wrong():
+    """``PASSING_WRONG`` of every chapter's learners: wrong answers that the check passes today
+    (issue 35), each with why the trials cannot tell it from the right answer."""
+    return [pytest.param(stem, name, fn, id=f"{name}-{fn.__name__}", marks=pytest.mark.xfail(
+                strict=True, reason=f"issue 35: a wrong answer the check passes: {why}"))
+            for stem in CHAPTERS
+            for name, pairs in getattr(learners(stem), "PASSING_WRONG", {}).items()
+            for fn, why in pairs]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name,fn", _passing_wrong())
+def test_wrong_answers_the_checks_pass_today(stem, name, fn):
+    """Strict xfail: turns red (XPASS) once the check rejects the answer on every seed; then
+    move it to the chapter's ``WRONG``."""
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for seed in SEEDS:
+        cases = chapter.cases(name, seed)
+        expected = [to_plain(ex.reference(case)) for case in cases]
+        outcome = evaluate(ex, cases, expected, [answer(ex, fn, case) for case in cases])
+        assert not outcome.passed, f"wrong answer {fn.__name__} passed on seed {seed}"
+
+
+def _rejected_right():
+    """``REJECTED_RIGHT`` of every chapter's learners: right answers (an equivalent layout, a
+    bias split) that the check rejects today (issue 35), each with why it is right."""
+    return [pytest.param(stem, name, fn, id=f"{name}-{fn.__name__}", marks=pytest.mark.xfail(
+                strict=True, reason=f"issue 35: a right answer the check rejects: {why}"))
+            for stem in CHAPTERS
+            for name, pairs in getattr(learners(stem), "REJECTED_RIGHT", {}).items()
+            for fn, why in pairs]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name,fn", _rejected_right())
+def test_right_answers_the_checks_reject_today(stem, name, fn):
+    """Strict xfail: turns red (XPASS) once the check passes the answer on every seed; then
+    move it to the chapter's ``RIGHT``."""
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for seed in SEEDS:
+        cases = chapter.cases(name, seed)
+        expected = [to_plain(ex.reference(case)) for case in cases]
+        outcome = evaluate(ex, cases, expected, [answer(ex, fn, case) for case in cases])
+        assert outcome.passed, f"right answer {fn.__name__}, seed {seed}:\n{outcome}"
