@@ -23,6 +23,7 @@ rest is generic.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -150,6 +151,8 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
     ``others``: ``(name, expected value)`` of the other parts, and the case's inputs, that a
     wrong answer may hold instead."""
     rtol, atol = ex.rtol, ex.atol
+    if isinstance(want, str):
+        return _name_sentence(want, got, path) if isinstance(got, str) else None
     w, g = _float(want), _float(got)
     if w is None:
         return None
@@ -201,6 +204,28 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
     if _close(g, np.zeros_like(g), 0, atol):
         return f"{path} is all zeros where TensorFlow's is not."
     return None
+
+
+def _name_sentence(want: str, got: str, path: str) -> str | None:
+    """How a graph name (``scope/op_k:i``) differs from the expected one, piece by piece."""
+    if got == want:
+        return None
+    w_op, _, w_out = want.rpartition(":") if ":" in want else (want, "", "")
+    g_op, _, g_out = got.rpartition(":") if ":" in got else (got, "", "")
+    if ":" in want and ":" not in got:
+        return f"{path} is an op's name where a tensor's is expected (op name, colon, output)."
+    if w_op == g_op:
+        return f"{path} names the right op but another of its outputs (after the colon)."
+    w_scope, _, w_last = w_op.rpartition("/")
+    g_scope, _, g_last = g_op.rpartition("/")
+    step = re.compile(r"_\d+$")
+    if w_scope != g_scope:
+        return f"{path} is in scope {g_scope or '(none)'!r}, not the scope the tensor lives in."
+    if step.sub("", w_last) == step.sub("", g_last):
+        return (f"{path} names the right kind of op at another time step (the suffix _k "
+                "numbers the op's copies, one a step).")
+    return (f"{path} names another op in the right scope: `{step.sub('', g_last)}` does not "
+            "hold this value.")
 
 
 def _shape_sentence(path: str, want: tuple[int, ...], got: tuple[int, ...],

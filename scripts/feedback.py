@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pathlib
 import sys
 from dataclasses import dataclass, field
 
@@ -133,5 +134,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, ".")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # tests.learners
     sys.exit(main())
