@@ -34,7 +34,7 @@ from rnnbook.plaindata import Case, Raised
 #: the axis names a case's sizes give (an axis whose length is one of these sizes, and no
 #: other's, is named by it)
 AXES = {"B": ("row", "rows", "of the batch"), "T": ("step", "steps", "in time"),
-        "layers": ("layer", "layers", "")}
+        "layers": ("layer", "layers", ""), "L": ("layer", "layers", "")}
 #: the constants a scaled answer is recognised by, in words
 SCALES = ((2.0, "twice"), (0.5, "half"), (-1.0, "minus"), (4.0, "four times"),
           (0.25, "a quarter of"))
@@ -153,6 +153,13 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
     rtol, atol = ex.rtol, ex.atol
     if isinstance(want, str):
         return _name_sentence(want, got, path) if isinstance(got, str) else None
+    if isinstance(want, list) and isinstance(got, list):
+        return _list_sentence(want, got, path, case, ex)
+    if isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        for key, value in case.items():
+            if (isinstance(value, float) and not isinstance(value, bool) and key != "probe"
+                    and np.isclose(got, value, rtol=rtol, atol=atol)):
+                return f"{path} is the input `{key}` unchanged, not the value computed from it."
     w, g = _float(want), _float(got)
     if w is None:
         return None
@@ -183,12 +190,19 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
         o = _float(other)
         if o is not None and o.shape == g.shape and _close(g, o, rtol, atol):
             return f"{path} holds {name}, where another value is expected."
+    said = _piece_sentence(g, path, others, rtol, atol)
+    if said:
+        return said
     said = _blocks_sentence(w, g, path, ex.blocks, rtol, atol, _units(case))
     if said:
         return said
-    said = _scale_sentence(w, g, path, rtol, atol)
+    said = _scale_sentence(w, g, path, rtol, atol) or _divided_sentence(w, g, path, case,
+                                                                        rtol, atol)
     if said:
         return said
+    if g.size > 1 and _close(np.sort(g, axis=None), np.sort(w, axis=None), rtol, atol):
+        return (f"{path} holds the expected values in another order: the same numbers, "
+                "placed at other positions.")
     names = _axis_names(g.shape, case)
     said = _shift_sentence(w, g, path, names, rtol, atol)
     if said:
@@ -203,6 +217,89 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
                     "depend on the rows' inputs (a bias, a constant) is wrong.")
     if _close(g, np.zeros_like(g), 0, atol):
         return f"{path} is all zeros where TensorFlow's is not."
+    return _range_sentence(w, g, path, rtol, atol)
+
+
+def _range_sentence(w: np.ndarray, g: np.ndarray, path: str, rtol: float,
+                    atol: float) -> str | None:
+    """Values outside the range every expected value keeps, or zeros where none are
+    expected, or right at most entries only."""
+    wrong = ~(np.abs(g - w) <= atol + rtol * np.abs(w))
+    if (np.abs(w) < 1).all() and (np.abs(g[wrong]) > 1 + atol).any():
+        inside = "(0, 1)" if (w > 0).all() else "(-1, 1)"
+        kind = "a sigmoid's" if inside == "(0, 1)" else "tanh's"
+        return (f"{path} has values outside {inside}, where every expected value is inside "
+                f"it ({kind} range): a squashing step is missing or another one is used.")
+    if (w > 0).all() and (g[wrong] <= 0).any():
+        return (f"{path} has values at or below 0 where every expected value is positive "
+                "(a sigmoid's range).")
+    if (g[wrong] == 0).all() and wrong.sum() < g.size:
+        return (f"{path} is zero at {int(wrong.sum())} entries where the expected values are "
+                "not: more is reset or masked than should be.")
+    if (w[wrong] == 0).all() and wrong.sum() < g.size:
+        return (f"{path} is not zero at {int(wrong.sum())} entries where the expected values "
+                "are: what should be reset or masked there is not.")
+    if g.size >= 4 and wrong.sum() <= g.size // 2:
+        return (f"{path} is right at {g.size - int(wrong.sum())} of its {g.size} values and "
+                "wrong at the rest: a step that applies to some values only (a clip, a mask, "
+                "a condition) is wrong.")
+    return None
+
+
+def _piece_sentence(g: np.ndarray, path: str, others: Sequence[tuple[str, Any]],
+                    rtol: float, atol: float) -> str | None:
+    """``g`` equal to a piece of a bigger value (one layer's c of a whole state)."""
+    for name, other in others:
+        o = _float(other)
+        if o is None or o.ndim <= g.ndim or o.shape[o.ndim - g.ndim:] != g.shape:
+            continue
+        for index in np.ndindex(*o.shape[:o.ndim - g.ndim]):
+            if _close(g, o[index], rtol, atol):
+                return f"{path} holds a piece of {name}, where another value is expected."
+    return None
+
+
+def _divided_sentence(w: np.ndarray, g: np.ndarray, path: str, case: Case, rtol: float,
+                      atol: float) -> str | None:
+    """``g`` the expected value divided or multiplied by a size of the case."""
+    sizes = {k: int(v) for k, v in case.items()
+             if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and int(v) > 1}
+    seen = set()
+    for key, n in list(sizes.items()) + [(f"{a}*{b}", sizes[a] * sizes[b])
+                                         for a in sizes for b in sizes if a < b]:
+        if n in seen or n > 4096:
+            continue
+        seen.add(n)
+        if _close(g * n, w, rtol, atol):
+            return (f"{path} is the expected value divided by {n} ({key} here): an average "
+                    "where a sum is expected, or a division too many.")
+        if _close(g, w * n, rtol, atol):
+            return f"{path} is {n} times the expected value ({key} here)."
+    return None
+
+
+def _list_sentence(want: list, got: list, path: str, case: Case, ex: Any) -> str | None:
+    """A sequence with another number of items, or items differing one by one."""
+    if want and all(isinstance(e, str) for e in want):
+        if not all(isinstance(g, str) for g in got):
+            return None
+        short = [g for g in got if g not in want and any(e.endswith("/" + g) for e in want)]
+        if short:
+            return (f"{path} holds short names ({short[0]!r}): each expected name is the full "
+                    "path from the graph's root.")
+        if len(got) != len(want):
+            return (f"{path} lists {len(got)} names where {len(want)} are expected: "
+                    f"{len([e for e in want if e not in got])} are missing.")
+        return None
+    if len(got) != len(want):
+        named = f" ({', '.join(ex.parts)})" if len(ex.parts) == len(want) else ""
+        return (f"{path} has {len(got)} parts where {len(want)} are expected{named}: some "
+                "part is missing, merged with another or extra.")
+    for k, (e, g) in enumerate(zip(want, got, strict=True)):
+        if not _close_any(e, g, ex):
+            said = relation(e, g, f"{path}[{k}]", case, ex)
+            if said:
+                return said
     return None
 
 
@@ -280,6 +377,9 @@ def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[s
                     "other blocks are right.")
         scaled = _scale_word(wb[j], gb[j], rtol, atol)
         extra = f" ({scaled} the expected values)" if scaled else ""
+        if wb[j].ndim == 2 and wb[j].shape[0] == wb[j].shape[1] and _close(gb[j].T, wb[j],
+                                                                            rtol, atol):
+            extra = " (transposed)"
         return f"{path}: the {blocks[j]} block is wrong{extra}; the other blocks are right."
     if len(wrong) < k and holds:
         j = next(iter(holds))
@@ -374,7 +474,7 @@ def relations(ex: Any, case: Case, want: Any, got: Any) -> str | None:
     inputs = [(f"the input `{k}` unchanged", v) for k, v in case.items()
               if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size > 1]
     if (isinstance(want, list) and isinstance(got, list) and len(want) == len(got)
-            and want and not all(isinstance(e, str) for e in want)):
+            and want and not all(isinstance(e, str) for e in want) and ex.parts):
         names = [ex.parts[k] if k < len(ex.parts) else f"answer[{k}]"
                  for k in range(len(want))]
         for k, (e, g) in enumerate(zip(want, got, strict=True)):

@@ -200,6 +200,7 @@ def _assumes_square(c: Case) -> Any:
 
 tf1_from_keras = Exercise(
     name="tf1_from_keras",
+    blocks=("W", "U"),
     task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) and bias (H,), NumPy arrays",
     make_case=_keras_case,
     call=lambda fn, c: _arrays(fn(c["kernel"], c["recurrent_kernel"], c["bias"]), 2),

@@ -725,6 +725,7 @@ def _torch_with(**change: Any) -> Any:
 
 keras_from_pytorch = Exercise(
     name="keras_from_pytorch",
+    blocks=("i", "f", "c", "o"),
     task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
     make_case=_torch_case,
     # D != H and both above 1: a reshape is not a transpose, and the two kernels differ in shape
@@ -795,6 +796,7 @@ def _port_oracle(case: Case) -> Any:
 
 keras_from_tf1 = Exercise(
     name="keras_from_tf1",
+    blocks=("i", "f", "c", "o"),
     task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
     make_case=_port_case,
     designs=PORT_DESIGNS,

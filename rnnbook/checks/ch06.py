@@ -458,6 +458,7 @@ PORT_SIZES = (dict(B=4, T=5, D=3, H=2), dict(B=1, T=3, D=2, H=4))
 
 keras_from_tf1_gru = Exercise(
     name="keras_from_tf1_gru",
+    blocks=("z", "r", "h~"),
     task="(kernel (D, 3H), recurrent_kernel (H, 3H), bias (3H,)) for Keras 3's "
     "GRU(H, reset_after=False)",
     make_case=_port_case,
