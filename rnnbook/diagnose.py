@@ -217,22 +217,22 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
                     "depend on the rows' inputs (a bias, a constant) is wrong.")
     if _close(g, np.zeros_like(g), 0, atol):
         return f"{path} is all zeros where TensorFlow's is not."
-    return _range_sentence(w, g, path, rtol, atol)
+    # a gradient (Exercise.relative_error) is no squashed value
+    return _range_sentence(w, g, path, rtol, atol, not ex.relative_error)
 
 
 def _range_sentence(w: np.ndarray, g: np.ndarray, path: str, rtol: float,
-                    atol: float) -> str | None:
+                    atol: float, squashed: bool = True) -> str | None:
     """Values outside the range every expected value keeps, or zeros where none are
     expected, or right at most entries only."""
     wrong = ~(np.abs(g - w) <= atol + rtol * np.abs(w))
-    if (np.abs(w) < 1).all() and (np.abs(g[wrong]) > 1 + atol).any():
+    if squashed and w.size >= 4 and (np.abs(w) < 1).all() and (
+            np.abs(g[wrong]) > 1 + atol).any():
         inside = "(0, 1)" if (w > 0).all() else "(-1, 1)"
-        kind = "a sigmoid's" if inside == "(0, 1)" else "tanh's"
         return (f"{path} has values outside {inside}, where every expected value is inside "
-                f"it ({kind} range): a squashing step is missing or another one is used.")
-    if (w > 0).all() and (g[wrong] <= 0).any():
-        return (f"{path} has values at or below 0 where every expected value is positive "
-                "(a sigmoid's range).")
+                "it: a squashing step (tanh, sigmoid) is missing or another one is used.")
+    if squashed and w.size >= 8 and (w > 0).all() and (g[wrong] <= 0).any():
+        return f"{path} has values at or below 0 where every expected value is positive."
     if (g[wrong] == 0).all() and wrong.sum() < g.size:
         return (f"{path} is zero at {int(wrong.sum())} entries where the expected values are "
                 "not: more is reset or masked than should be.")
@@ -461,6 +461,17 @@ def _some_sentence(w: np.ndarray, g: np.ndarray, path: str,
         bad = [t for t in range(n) if not right[t]]
         return (f"{path} is right on {many} {_listing(good)} {where} and wrong on "
                 f"{_listing(bad)}: what differs between the {many} is handled wrong.")
+    for axis in range(g.ndim - 1):  # an axis no size names: whole slices right or wrong
+        n = g.shape[axis]
+        if axis in names or n < 2:
+            continue
+        right = [_close(np.take(g, t, axis), np.take(w, t, axis), rtol, atol)
+                 for t in range(n)]
+        if any(right) and not all(right):
+            good = [t for t in range(n) if right[t]]
+            bad = [t for t in range(n) if not right[t]]
+            return (f"{path} is right at {_listing(good)} along axis {axis} and wrong at "
+                    f"{_listing(bad)}.")
     return None
 
 
@@ -586,7 +597,8 @@ def generic(ex: Any, case: Case, want: Any, got: Any,
 
 
 def _capital(sentence: str) -> str:
-    return sentence[:1].upper() + sentence[1:]
+    """"Your ..." at the start of a sentence; a part's own name keeps its case."""
+    return "Your" + sentence[4:] if sentence.startswith("your") else sentence
 
 
 def unique_names(probes: Sequence[Probe]) -> None:

@@ -49,7 +49,7 @@ CASES = [
      "Your answer is right only to about three digits"),
     ("01-basic-rnn-cell", "rnn_step",
      lambda x, h, k, b: np.asarray(STEP(x, h, k, b)).mean(0, keepdims=True) + 0 * h,
-     "Changing row"),
+     "changing row"),
     ("02-lstm-gate-tensors", "lstm_step", lambda x, c, h, k, b, fb: LSTM(x, 0 * c, h, k, b, fb),
      "Your c' does not change when `c` changes"),
     ("06-gru-layouts", "fresh_gru_step", lambda x, h, gk, ck: GRU(x, 0 * h, gk, ck),
@@ -77,11 +77,11 @@ def test_blocks_in_another_order_are_named_by_the_exercises_names():
     got = [w.copy() for w in want]
     got[2] = want[2][[0, 2, 1, 3]]  # j and f swapped in b
     said = diagnose.generic(ex, case, want, got)
-    assert said == ("B has its blocks in another order: your j block holds the f values, "
+    assert said == ("b has its blocks in another order: your j block holds the f values, "
                     "your f block holds the j values.")
     got[2] = want[2].copy()
     got[2][3] += 1  # only o wrong
-    assert diagnose.generic(ex, case, want, got).startswith("B: the o block is wrong")
+    assert diagnose.generic(ex, case, want, got).startswith("b: the o block is wrong")
 
 
 def test_a_probe_changes_only_its_input_and_is_named_on_the_case():
@@ -168,3 +168,42 @@ def test_no_message_gives_the_solution_away():
 ])
 def test_the_give_away_test_can_fail(sentence):
     assert gives_away(sentence)
+
+
+class _Recorder:
+    def __init__(self):
+        self.args = []
+
+    def __call__(self, *args, **kwargs):
+        self.args += _flattened([*args, *kwargs.values()])
+        return 0.0
+
+
+def _flattened(values):
+    found = []
+    for value in values:
+        if isinstance(value, dict):
+            found += _flattened(value.values())
+        elif isinstance(value, (list, tuple)):
+            found += _flattened(value)
+        else:
+            found.append(value)
+    return found
+
+
+@pytest.mark.parametrize("stem,name", [(stem, ex.name) for stem in checks.CHAPTERS
+                                       for ex in checks.load(stem).exercises if ex.probes])
+def test_a_probe_changes_an_input_the_function_is_given(stem, name):
+    """A probe of an input the learner's function never receives (a bias the oracle reads
+    from the case only) would blame the learner for the oracle's response."""
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for case in chapter.trial_cases(name, 0):
+        if "probe" not in case:
+            continue
+        recorder = _Recorder()
+        ex.call(recorder, case)
+        changed = case[case["probe"].split(":")[0]]
+        assert any(a is changed or (isinstance(a, np.ndarray) and a.shape == changed.shape
+                                    and np.array_equal(a, changed)) for a in recorder.args), (
+            f"{ex.number} probe {case['probe']}: the function is not given that input")

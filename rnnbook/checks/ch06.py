@@ -304,8 +304,7 @@ def _fresh_case(rng: np.random.Generator, **sizes: Any) -> Case:
 
 fresh_gru_step = Exercise(
     name="fresh_gru_step",
-    probes=(Probe("h", "zero"), Probe("cand_bias", said="the candidate's bias"),
-            Probe("gates_bias", "block", 0, 2, "the r block of the gates' bias")),
+    probes=(Probe("h", "zero"), Probe("x", "row")),
     task="h' (B, H), one step of a freshly built TF1 GRUCell(H) with these kernels (its biases "
     "at their initial values)",
     make_case=_fresh_case,
