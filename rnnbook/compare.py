@@ -346,8 +346,7 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
             return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence,
                                   right), seed)
     if mistake is None:
-        sentence = diagnosis.generic(ex, failing[0][0], wanted[0], failing[0][1],
-                                     _probed(ex, probed),
+        sentence = diagnosis.generic(ex, failing, wanted, _probed(ex, probed),
                                      _base(probed, expected, answers))
         if sentence:
             lines.append(f"  What is wrong: {sentence}")

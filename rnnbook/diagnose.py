@@ -527,6 +527,41 @@ def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, A
     on each probe's trial."""
     want0, got0 = base
     w0, g0 = dict(_flat(want0, ex.parts)), dict(_flat(got0, ex.parts))
+    said = _moves(ex, w0, g0, probed, units)
+    return said or _contrast(ex, w0, g0, probed)
+
+
+def _contrast(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
+              probed: Sequence[tuple[Any, Any, Any]]) -> str | None:
+    """Some probes move the answer as they move the oracle's and one does not: the wrong
+    response names the input whose way in is wrong."""
+    right: dict[str, list[Probe]] = {name: [] for name in w0}
+    wrong: dict[str, list[Probe]] = {name: [] for name in w0}
+    for probe, want, got in probed:
+        if isinstance(got, Raised):
+            return None
+        w1, g1 = dict(_flat(want, ex.parts)), dict(_flat(got, ex.parts))
+        for name in w0:
+            if not all(name in d and d[name].shape == w0[name].shape for d in (w1, g0, g1)):
+                return None
+            if _close(w1[name], w0[name], ex.rtol, ex.atol):
+                continue
+            same = _close(g1[name] - g0[name], w1[name] - w0[name], 1e-3, 1e-4)
+            (right if same else wrong)[name].append(probe)
+    for name in w0:
+        if right[name] and wrong[name]:
+            yours = "your answer" if name == "your answer" else f"your {name}"
+            what = wrong[name][0].words
+            return (f"{yours} responds to a change of {what} otherwise than TensorFlow's, "
+                    f"while it responds right to {right[name][0].words}: how {what} enters "
+                    "is wrong.")
+    return None
+
+
+def _moves(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
+           probed: Sequence[tuple[Any, Any, Any]], units: int | None) -> str | None:
+    """The first probe that moves the answer where it does not move the oracle's, or the
+    other way round."""
     for probe, want, got in probed:
         if isinstance(got, Raised):
             continue
@@ -580,15 +615,17 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
 # --- the one entry -------------------------------------------------------------------------
 
 
-def generic(ex: Any, case: Case, want: Any, got: Any,
+def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             probed: Sequence[tuple[Any, Any, Any]] = (),
             base: tuple[Any, Any] | None = None) -> str:
-    """The one sentence of the generic diagnosis of a failing trial, "" when nothing is found.
-    Relations come first (they say what the value is); probes, when the exercise has them,
-    say how it responds."""
-    said = relations(ex, case, want, got)
-    if said:
-        return _capital(said)
+    """The one sentence of the generic diagnosis of the failing trials (``(case, got)``, and
+    the expected answers ``wanted``), "" when nothing is found. Relations come first, on the
+    first failing trial that shows one (they say what the value is); then the probes, when the
+    exercise has them (how it responds)."""
+    for (case, got), want in zip(failing, wanted, strict=True):
+        said = relations(ex, case, want, got)
+        if said:
+            return _capital(said)
     if base is not None and probed:
         said = probe_sentence(ex, base, probed, _units(case))
         if said:

@@ -76,12 +76,12 @@ def test_blocks_in_another_order_are_named_by_the_exercises_names():
     want = to_plain(ex.reference(case))
     got = [w.copy() for w in want]
     got[2] = want[2][[0, 2, 1, 3]]  # j and f swapped in b
-    said = diagnose.generic(ex, case, want, got)
+    said = diagnose.generic(ex, [(case, got)], [want])
     assert said == ("b has its blocks in another order: your j block holds the f values, "
                     "your f block holds the j values.")
     got[2] = want[2].copy()
     got[2][3] += 1  # only o wrong
-    assert diagnose.generic(ex, case, want, got).startswith("b: the o block is wrong")
+    assert diagnose.generic(ex, [(case, got)], [want]).startswith("b: the o block is wrong")
 
 
 def test_a_probe_changes_only_its_input_and_is_named_on_the_case():
@@ -126,7 +126,7 @@ def generic_sentences():
                 continue
             for change in CHANGES:
                 got = _changed(want, change)
-                said = diagnose.generic(ex, case, want, got)
+                said = diagnose.generic(ex, [(case, got)], [want])
                 if said:
                     found.add(said)
     return sorted(found)
