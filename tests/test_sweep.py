@@ -9,6 +9,10 @@ independently of the checks' own mistake models:
   mistake sentence the check must name for it (None where no named mistake is expected); each
   must fail on every seed, naming that mistake, and earn the same share of the points
   (parts right on every trial) on every seed, as Gradescope draws a seed per submission.
+- ``WRONG_XFAIL[name]`` / ``RIGHT_XFAIL[name]`` (optional): ``(function, reason)`` pairs, a
+  wrong answer a check passes on some seed or grades unevenly, a right one it rejects (issue
+  35's holes): each is a strict xfail, red once the check is fixed; then move it to ``WRONG``
+  or ``RIGHT``.
 
 Each of the check's own mistake models must fail on every seed too, and be named as itself (a
 mistake that passes on some seed would give the same wrong code different grades on
