@@ -659,7 +659,6 @@ WRONG = {
         (unroll_bias_after, "the bias is added after tanh"),
         (unroll_batch_index, None),
         (unroll_reversed, None),
-        (unroll_float16, None),
     ],
     "run_keras_weights": [
         (port_zero_state, "h0 is ignored"),
@@ -693,5 +692,15 @@ MORE_WRONG = {
         (port_u_transposed, None),
         (port_returns_swapped, None),
         (port_sets_a_copy, None),
+    ],
+}
+
+#: Wrong answers the check passes on some seed, or grades unevenly, today (issue 35):
+#: tests/test_sweep.py holds each as a strict xfail, red once the check holds it (then move it
+#: to WRONG)
+WRONG_XFAIL = {
+    "rnn_unroll": [
+        (unroll_float16, "float16 rounding is within tolerance on some trials: share 0 on "
+                         "seed 0, 1/3 on seed 5"),
     ],
 }

@@ -602,9 +602,9 @@ WRONG = {
     ],
 }
 
-#: Right answers the check rejects today (issue 35): tests/test_sweep.py holds each as a strict
-#: xfail, which turns red once the check accepts it on every seed (then move it to RIGHT)
-REJECTED_RIGHT = {
+#: Right answers the check rejects today (issue 35): tests/test_sweep.py holds each as a
+#: strict xfail, red once the check accepts it on every seed (then move it to RIGHT)
+RIGHT_XFAIL = {
     "torch_from_keras_gru": [
         (torch_rz_biases_in_ih, "r and z see only bias_ih + bias_hh: any split of it is right"),
     ],
