@@ -26,7 +26,7 @@ EXERCISE ?=
 STEM ?=
 JOBS ?= auto
 
-.PHONY: help venv book test test-as-user exercise-check notebooks execute grade autograder release bench lint tensorboard clean
+.PHONY: help venv book test test-as-user exercise-check notebooks execute grade autograder release bench feedback lint tensorboard clean
 
 help:
 	@echo "make venv        create .venv and install the package into it, editable (every"
@@ -50,6 +50,8 @@ help:
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "                 REPOSITORY=<url>: the course's repository its Colab cells install from"
 	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
+	@echo "make feedback    the share of tests/learners' wrong answers whose message names the"
+	@echo "                 mistake, per chapter (listed, generic, raised, plain); -v lists the plain"
 	@echo "make lint        ruff over the package, tests, benchmarks and scripts; mypy over"
 	@echo "                 the package (pyproject.toml's [tool.mypy])"
 	@echo "make tensorboard serve book/logs/ (the chapters' graphs) on http://127.0.0.1:6006"
@@ -109,6 +111,9 @@ release: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
+
+feedback: $(STAMP)
+	$(BIN)/python scripts/feedback.py -v
 
 lint: $(STAMP)
 	$(BIN)/ruff check rnnbook tests benchmarks scripts

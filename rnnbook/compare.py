@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from rnnbook import diagnose as diagnosis
 from rnnbook.byhand import BY_HAND
 from rnnbook.plaindata import CHANGED, Case, Raised, changed_sentence, to_plain
 
@@ -290,8 +291,14 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
     the failing trials best. ``seed`` (the trials' seed) lets a failure say how to see it
     again: ``check(fn, seed=N)`` makes the same trials, in the notebook and from the grader's
     seed."""
+    main = [k for k, case in enumerate(cases) if "probe" not in case]
+    probed = [(case, want, got) for case, want, got in zip(cases, expected, answers, strict=True)
+              if "probe" in case]  # the probes' trials (rnnbook.diagnose): diagnosis only
+    cases, expected, answers = ([cases[k] for k in main], [expected[k] for k in main],
+                                [answers[k] for k in main])
     failing: list[tuple[Case, Any]] = []
     passing: list[tuple[Case, Any]] = []
+    wanted: list[Any] = []  # the expected answers of the failing trials
     first: tuple[str, str | None] | None = None  # where the first failing trial is, and why
     error: tuple[Raised, str, Case] | None = None  # the first error raised, where, on what
     loose = True  # whether every failing answer has the right values in another type
@@ -306,6 +313,7 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
             passing.append((case, got))
             continue
         failing.append((case, got))  # only the first failing trial's difference is shown
+        wanted.append(want)
         loose = loose and ex.same_type and agrees(want, got, ex.rtol, ex.atol)
         first = first or (where, difference(want, got, ex.rtol, ex.atol, parts=ex.parts,
                                             strict=ex.same_type, relative=ex.relative_error))
@@ -339,8 +347,14 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
             return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence,
                                   right), seed)
     if mistake is None:
-        lines.append(f"  It should return {ex.task}.")
-        return _again(Outcome(ex, False, "\n".join(lines), len(cases), parts_right=right), seed)
+        sentence = diagnosis.generic(ex, failing, wanted, _probed(ex, probed),
+                                     _base(probed, expected, answers))
+        if sentence:
+            lines.append(f"  What is wrong: {sentence}")
+        else:
+            lines.append(f"  It should return {ex.task}.")
+        return _again(Outcome(ex, False, "\n".join(lines), len(cases), sentence,
+                              parts_right=right), seed)
     hedge = (f"it explains {len(hits)} of the {len(failing)} failing trials"
              if len(hits) < len(failing) else "")
     lines.append(f"  Likely mistake ({hedge}): {mistake.sentence}" if hedge
@@ -349,12 +363,28 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
                           hedge), seed)
 
 
+def _probed(ex: Any, probed: Sequence[tuple[Case, Any, Any]]) -> list[tuple[Any, Any, Any]]:
+    """``(probe, expected, got)`` of each probe trial, by the probe's name on the case."""
+    by_name = {p.name: p for p in ex.probes}
+    return [(by_name[case["probe"]], to_plain(want), got) for case, want, got in probed
+            if case["probe"] in by_name]
+
+
+def _base(probed: Sequence[tuple[Case, Any, Any]], expected: Any, answers: Any
+          ) -> tuple[Any, Any] | None:
+    """``(expected, got)`` on the trial the probes changed, None without probes."""
+    if not probed:
+        return None
+    k = probed[0][0]["probed"]
+    return to_plain(expected[k]), answers[k]
+
+
 def type_sentence(ex: Any) -> str:
     """The mistake of an answer with the right values in another type, where the type is part
     of the answer (:attr:`Exercise.same_type`)."""
     return ("the values are right but not their type: return each part as the exercise asks "
             "(one array where one array is asked for, not a tuple or list of its pieces: "
-            "np.stack them, or pack them as the exercise says).")
+            "pack them as the exercise says).")
 
 
 def points_said(outcome: Outcome) -> str:

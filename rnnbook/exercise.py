@@ -22,6 +22,7 @@ import numpy as np
 from rnnbook import record
 from rnnbook.byhand import answer
 from rnnbook.compare import ATOL, RTOL, Outcome, evaluate
+from rnnbook.diagnose import Probe, probe_cases, unique_names
 from rnnbook.memo import remembered
 from rnnbook.plaindata import Case, Raised, to_plain
 
@@ -140,8 +141,16 @@ class Exercise:
     #: an answer that computes what the expected weights compute passes, whatever its
     #: layout (two biases split another way). None: the answer is compared as it stands
     computes: Callable[[Case, Any], Any] | None = None
+    #: the names of the equal blocks the last axis of the answer's arrays is cut into, in
+    #: order (("i", "j", "f", "o"), ("r", "z", "h~")): the generic diagnosis
+    #: (rnnbook.diagnose) names a block wrong or blocks in another order by these
+    blocks: tuple[str, ...] = ()
+    #: the inputs the generic diagnosis changes, one extra trial each
+    #: (rnnbook.diagnose.Probe): how the learner's answer responds against the oracle's
+    probes: tuple[Probe, ...] = ()
 
     def __post_init__(self):
+        unique_names(self.probes)
         if self.designs:
             self.trials = len(self.designs)
         if self.weights and len(self.weights) != len(self.parts):
@@ -198,6 +207,13 @@ class Chapter:
             return [ex.make_case(rng, **design) for design in ex.designs]
         return [ex.make_case(rng) for _ in range(trials or ex.trials)]
 
+    def trial_cases(self, name: str, seed: int) -> list[Case]:
+        """What the learner's function answers: the trials (:meth:`cases`), then the probes'
+        trials made from the first (:func:`rnnbook.diagnose.probe_cases`), which the verdict
+        leaves out and the diagnosis reads. The notebook's check and the grader ask these."""
+        cases = self.cases(name, seed)
+        return cases + probe_cases(self[name], cases)
+
     def check(self, fn: Callable[..., Any], name: str | None = None,
               seed: int | None = None) -> Outcome | None:
         """Check the learner's function ``fn`` on fresh random trials, print the verdict and
@@ -214,7 +230,7 @@ class Chapter:
         ex = self[name]
         if seed is None:  # a fresh SeedSequence's entropy is an int
             seed = int(np.random.SeedSequence().entropy % 2**32)  # type: ignore[operator]
-        cases = self.cases(name, seed)
+        cases = self.trial_cases(name, seed)
         expected = [ex.oracle(case) for case in cases]
         answers = [answer(ex, fn, case) for case in cases]
         outcome = evaluate(ex, cases, expected, answers, seed=seed)

@@ -9,6 +9,10 @@ independently of the checks' own mistake models:
   mistake sentence the check must name for it (None where no named mistake is expected); each
   must fail on every seed, naming that mistake, and earn the same share of the points
   (parts right on every trial) on every seed, as Gradescope draws a seed per submission.
+- ``WRONG_XFAIL[name]`` / ``RIGHT_XFAIL[name]`` (optional): ``(function, reason)`` pairs, a
+  wrong answer a check passes on some seed or grades unevenly, a right one it rejects (issue
+  35's holes): each is a strict xfail, red once the check is fixed; then move it to ``WRONG``
+  or ``RIGHT``.
 
 Each of the check's own mistake models must fail on every seed too, and be named as itself (a
 mistake that passes on some seed would give the same wrong code different grades on
@@ -177,3 +181,46 @@ def test_each_known_mistake_fails_on_every_seed(stem, name):
                 "is what shows it, or drop it")
             assert outcome.mistake == mistake.sentence, (
                 f"seed {seed}: the model of {mistake.sentence!r} is named as:\n{outcome}")
+
+
+
+def _xfail(table, what):
+    """``WRONG_XFAIL`` or ``RIGHT_XFAIL`` of every chapter's learners as strict xfails: answers
+    that break the sweep's contract today (issue 35), each with the reason."""
+    return [pytest.param(stem, name, fn, id=f"{name}-{fn.__name__}", marks=pytest.mark.xfail(
+                strict=True, reason=f"issue 35: {what}: {why}"))
+            for stem in CHAPTERS
+            for name, pairs in getattr(learners(stem), table, {}).items()
+            for fn, why in pairs]
+
+
+def _outcomes(stem, name, fn):
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for seed in SEEDS:
+        cases = chapter.cases(name, seed)
+        expected = [to_plain(ex.reference(case)) for case in cases]
+        yield seed, evaluate(ex, cases, expected, [answer(ex, fn, case) for case in cases])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name,fn", _xfail("WRONG_XFAIL", "a wrong answer the check "
+                                                 "passes on some seed, or grades unevenly"))
+def test_wrong_answers_the_checks_miss_today(stem, name, fn):
+    """What ``WRONG`` asks of a wrong answer (fails on every seed, one share on all): a strict
+    xfail, red (XPASS) once the check holds it; then move the answer to ``WRONG``."""
+    shares = set()
+    for seed, outcome in _outcomes(stem, name, fn):
+        assert not outcome.passed, f"wrong answer {fn.__name__} passed on seed {seed}"
+        shares.add(outcome.share)
+    assert len(shares) == 1, f"{fn.__name__} earns shares {sorted(shares)} on different seeds"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name,fn", _xfail("RIGHT_XFAIL", "a right answer the check "
+                                                 "rejects"))
+def test_right_answers_the_checks_reject_today(stem, name, fn):
+    """What ``RIGHT`` asks of a right answer (passes on every seed): a strict xfail, red
+    (XPASS) once the check accepts it; then move the answer to ``RIGHT``."""
+    for seed, outcome in _outcomes(stem, name, fn):
+        assert outcome.passed, f"right answer {fn.__name__}, seed {seed}:\n{outcome}"

@@ -25,6 +25,7 @@ import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
 from rnnbook.checks.common import split_at_h, split_at_h_raises, w_and_u_swapped
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
 from rnnbook.plaindata import Case
@@ -138,8 +139,8 @@ split_kernel = Exercise(
             lambda c: tuple(block.T for block in _split(c, c["D"])),
         ),
         Mistake(
-            "you split the columns: the kernel is (D + H, H), W on top of U, so split its ROWS, "
-            "kernel[:D] and kernel[D:].",
+            "you split the columns: the kernel is (D + H, H), W on top of U, so W and "
+            "U are blocks of its ROWS (D rows for x, then H rows for h).",
             lambda c: (c["kernel"][:, :c["D"]], c["kernel"][:, c["D"]:]),
         ),
     ),
@@ -199,6 +200,7 @@ def _assumes_square(c: Case) -> Any:
 
 tf1_from_keras = Exercise(
     name="tf1_from_keras",
+    blocks=("W", "U"),
     task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) and bias (H,), NumPy arrays",
     make_case=_keras_case,
     call=lambda fn, c: _arrays(fn(c["kernel"], c["recurrent_kernel"], c["bias"]), 2),
@@ -313,8 +315,9 @@ def _step_mistakes(state: str, parts: int | None = None) -> Any:
     the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
     parts of the answer are the cell's outputs."""
     return (
-        ("you concatenated [h, x], which splits the kernel at row H: concatenate [x, h] (input "
-         "first), so that x meets W = kernel[:D] and h meets U = kernel[D:].",
+        ("you concatenated [h, x], which splits the kernel at row H: the cell "
+         "concatenates [x, h] (input first), so x meets the kernel's first D rows (W) "
+         "and h the H rows after them (U).",
          dict(perturb=_rows_swapped)),
         ("sigmoid is used instead of tanh: BasicRNNCell's activation is tanh.",
          dict(perturb=_sigmoid_case(state),
@@ -335,6 +338,7 @@ def _step_mistakes(state: str, parts: int | None = None) -> Any:
 
 rnn_step = Exercise(
     name="rnn_step",
+    probes=(Probe("h", "zero"), Probe("bias"), Probe("x", "row")),
     task="h', the new state: an array of shape (B, H)",
     make_case=_step_case,
     call=lambda fn, c: _arrays(fn(c["x"], c["h"], c["kernel"], c["bias"])),
@@ -344,8 +348,9 @@ rnn_step = Exercise(
     mistakes=(
         *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h")),
         split_at_h_raises(
-            "the kernel is split at row H: x (B, D) meets W = kernel[:D] and h meets "
-            "U = kernel[D:] (D = input_depth); rows [:H] fit x only where D == H."),
+            "the kernel is split at row H: x (B, D) meets W, the kernel's first D "
+            "rows (D = input_depth), and h meets U, the rows after them; a split at "
+            "row H fits x only where D == H."),
     ),
 )
 
@@ -555,8 +560,9 @@ def _sequence_mistakes() -> dict[str, Any]:
         ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
          "(`range(T)`, not `range(T - 1)`).",
          dict(perturb=lambda c: {**c, "inputs": c["inputs"][:, :-1], "T": c["T"] - 1})),
-        ("each output is the state before its step: append the NEW state h_t, computed from "
-         "x_t and h_(t-1), so outputs[:, 0] is the state after step 0.",
+        ("each output is the state before its step: the output at step t is the NEW "
+         "state h_t, computed from x_t and h_(t-1), so the first output is the state "
+         "after step 0.",
          dict(after=lambda c, right: [np.concatenate([c["h0"][:, None], right[0][:, :-1]], 1),
                                       *right[1:]])),
         ("the state is not carried from step to step: feed each step's new h into the next "
@@ -572,6 +578,7 @@ def _sequence_mistakes() -> dict[str, Any]:
 
 rnn_unroll = Exercise(
     name="rnn_unroll",
+    probes=(Probe("h0", "zero"), Probe("bias"), Probe("inputs", "row")),
     task="(outputs, final_state): outputs (B, T, H), the state after every step, and the last "
     "state (B, H)",
     make_case=_unroll_case,

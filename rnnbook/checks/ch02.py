@@ -44,6 +44,7 @@ from rnnbook.checks.common import (
     split_at_h_raises,
     w_and_u_swapped_after,
 )
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
 from rnnbook.plaindata import Case
@@ -470,6 +471,7 @@ def _rows_split_at(right: Any, at: int | None) -> Any:
 
 gate_weights = Exercise(
     name="gate_weights",
+    blocks=("i", "j", "f", "o"),
     task="(W, U, b), one block per gate i, j, f, o: W (4, D, H), U (4, H, H) and b (4, H), "
     "NumPy arrays",
     make_case=_weights_case,
@@ -481,21 +483,24 @@ gate_weights = Exercise(
     designs=(dict(D=2, H=3), dict(D=3, H=2), dict(D=1, H=4)),  # D != H: rows D and H differ
     mistakes=(
         keras_order_case(
-            "you used Keras' gate order (i, f, g, o): in TF1's kernel the column blocks are i, "
-            "j, f, o, so j is columns [H:2H] and f is columns [2H:3H].",
+            "you used Keras' gate order (i, f, g, o): in TF1's kernel the column "
+            "blocks are i, j, f, o, so j is the second block of H columns and f the "
+            "third.",
         ),
         w_and_u_swapped_after(
             "W and U are swapped: the first D rows of the kernel multiply x (W), the last H "
             "rows multiply h (U).",
         ),
         Mistake(
-            "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
-            "[x, h], so rows [:D] are W and rows [D:] are U (D = input_depth).",
+            "you split the kernel at row H, as if the cell concatenated [h, x]: it "
+            "concatenates [x, h], so W is the first D rows and U the H rows after them"
+            " (D = input_depth).",
             after=lambda c, right: _rows_split_at(right, c["H"]),
         ),
         Mistake(
-            "forget_bias is not stored in the bias variable: the forget gate's bias is just "
-            "bias[2H:3H]; BasicLSTMCell adds forget_bias at run time, inside the sigmoid.",
+            "forget_bias is not stored in the bias variable: the forget gate's bias is"
+            " just the f block of the bias variable; BasicLSTMCell adds forget_bias at"
+            " run time, inside the sigmoid.",
             after=lambda c, right: [*right[:2], right[2] + np.array([[0], [0], [1.0], [0]])],
         ),
         Mistake(
@@ -505,9 +510,9 @@ gate_weights = Exercise(
                                     right[2]],
         ),
         Mistake(
-            "reshape(4, D, H) mixes the gates' columns: a gate is a block of H COLUMNS, "
-            "kernel[:, k*H:(k+1)*H]; slice the blocks (or reshape to (D, 4, H) and move the "
-            "gate axis first).",
+            "reshape(4, D, H) mixes the gates' columns: a gate is a block of H "
+            "consecutive COLUMNS, and a reshape to (4, D, H) cuts the kernel's rows "
+            "instead.",
             lambda c: (c["kernel"][:c["D"]].reshape(4, c["D"], c["H"]),
                        c["kernel"][c["D"]:].reshape(4, c["H"], c["H"]), c["bias"].reshape(4, -1)),
         ),
@@ -689,6 +694,8 @@ def _with_o(change_h: Any) -> Callable[..., Any]:
 
 lstm_step = Exercise(
     name="lstm_step",
+    probes=(Probe("h", "zero"), Probe("c", "zero"), Probe("x", "row"),
+            Probe("bias", "block", 2, 4, "the f block of the bias")),
     task="(c', h'), the new state after one BasicLSTMCell(H, forget_bias=forget_bias) step: "
     "two arrays (B, H)",
     make_case=_step_case,
@@ -733,22 +740,23 @@ lstm_step = Exercise(
                                           c["forget_bias"], candidate=ref.sigmoid),
         ),
         Mistake(
-            "h' is computed from the old cell state: h' = tanh(c') * sigmoid(o) with the NEW "
-            "c'.",
+            "h' is computed from the old cell state: h' comes from the NEW c', the one"
+            " this step computes.",
             perturb=_o_probed, after=_with_o(lambda c, new, o: np.tanh(c["c"]) * o),
         ),
         Mistake(
-            "tanh of the new cell state is missing: h' = tanh(c') * sigmoid(o).",
+            "tanh of the new cell state is missing: the output gate scales tanh of c',"
+            " not c' itself.",
             perturb=_o_probed, after=_with_o(lambda c, new, o: new * o),
         ),
         Mistake(
-            "x and h are swapped: concatenate [x, h] (input first), so rows [:D] of the kernel "
-            "multiply x.",
+            "x and h are swapped: the cell concatenates [x, h] (input first), so the "
+            "kernel's first D rows multiply x.",
             perturb=_xh_swapped,
         ),
         Mistake(
-            "the previous h is left out: the gates are [x, h] @ kernel + bias, so h's rows "
-            "[D:] of the kernel count too.",
+            "the previous h is left out: the gates read [x, h], so the kernel's rows "
+            "for h count too.",
             perturb=lambda c: {**c, "h": np.zeros_like(c["h"])},
         ),
         Mistake(
@@ -757,8 +765,9 @@ lstm_step = Exercise(
         ),
         parts_swapped_after("c' and h' are swapped: LSTMStateTuple is (c, h), cell state first."),
         split_at_h_raises(
-            "the kernel is split at row H: x (B, D) meets rows [:D] of the kernel and h rows "
-            "[D:] (D = input_depth); rows [:H] fit x only where D == H."),
+            "the kernel is split at row H: x (B, D) meets the kernel's first D rows "
+            "and h the rows after them (D = input_depth); a split at row H fits x "
+            "only where D == H."),
     ),
 )
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checks.common import TF1_TO_KERAS, reorder_blocks, tf1_to_keras_weights
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 from rnnbook.plaindata import Case, to_plain
@@ -487,6 +488,8 @@ def _clip_m(case: Case, right: Any) -> Any:
 
 lstm_cell_step = Exercise(
     name="lstm_cell_step",
+    probes=(Probe("c", "zero"), Probe("m", "zero"),
+            Probe("w_f_diag", "zero", said="the forget peephole")),
     task="(c, m), the new state: c (B, num_units), m (B, num_proj or num_units)",
     make_case=_step_case,
     designs=STEP_DESIGNS,
@@ -739,6 +742,7 @@ def _torch_with(**change: Any) -> Any:
 
 keras_from_pytorch = Exercise(
     name="keras_from_pytorch",
+    blocks=("i", "f", "c", "o"),
     task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
     make_case=_torch_case,
     # D != H and both above 1: a reshape is not a transpose, and the two kernels differ in shape
@@ -811,6 +815,7 @@ def _port_oracle(case: Case) -> Any:
 
 keras_from_tf1 = Exercise(
     name="keras_from_tf1",
+    blocks=("i", "f", "c", "o"),
     task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
     make_case=_port_case,
     designs=PORT_DESIGNS,
@@ -890,6 +895,7 @@ def _with_state(case: Case, weights: Sequence[np.ndarray], state: Any = None) ->
 
 port_to_keras = Exercise(
     name="port_to_keras",
+    blocks=("i", "f", "c", "o"),
     task="(weights, initial_state): weights = [kernel (D, 4H), recurrent_kernel (H, 4H), bias "
          "(4H,)] and initial_state, the list of two (B, H) arrays Keras 3's LSTM takes",
     make_case=_move_case,

@@ -34,6 +34,7 @@ import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checks.common import TF1_TO_KERAS, LSTMStateTuple, reorder_blocks
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import (
     graph_bytes,
@@ -257,7 +258,7 @@ ONLY_H = ("only h is reset: c is the memory that carries the old sequence forwar
           "c and h of those rows.")
 ONLY_C = "only c is reset: zero h as well, it feeds the next step too."
 UNITS_AXIS = ("the mask indexes the units axis (the last one): the rows are axis 2 of "
-              "(L, 2, B, H), so index state[:, :, ended].")
+              "(L, 2, B, H), and the mask picks rows.")
 
 
 def _units_axis(case: Case) -> Any:
@@ -478,6 +479,7 @@ def _layers_read_x(case: Case) -> Any:
 
 stacked_step = Exercise(
     name="stacked_step",
+    probes=(Probe("state", "zero"), Probe("x", "row")),
     task="(output, new_state): the top layer's new h (B, H) and the packed new state "
     "(L, 2, B, H) after one step of every layer",
     make_case=_stacked_case,
@@ -936,8 +938,9 @@ def _broadcast_error(case: Case, got: Any) -> bool:
                        or f"[{B}]" in text and f"[{B},{H}]" in text)
 
 
-MASK_OVER_UNITS = ("the (B,) mask lines up with the units axis, not the rows: index it as "
-                   "starts[k][:, None], shape (B, 1), so it zeros whole rows of h and c.")
+MASK_OVER_UNITS = ("the (B,) mask lines up with the units axis, not the rows: against "
+                   "(B, H) it broadcasts along the last axis, so it zeros units, not "
+                   "whole rows of h and c.")
 
 
 drive_stateful = Exercise(
@@ -1076,8 +1079,8 @@ serve_at_batch_1 = Exercise(
             perturb=lambda c: {**c, "row": 0},
         ),
         Mistake(
-            "the stream continues the last row: copy row `row` of the trained layer's h and c "
-            "(theirs[row : row + 1]), not theirs[-1:].",
+            "the stream continues the last row: the served state is row `row` of the "
+            "trained layer's h and c, not its last row.",
             perturb=lambda c: {**c, "row": c["B"] - 1},
         ),
         Mistake(

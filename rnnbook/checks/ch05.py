@@ -45,6 +45,7 @@ from rnnbook.checks.common import (
     tf1_to_keras_weights,
 )
 from rnnbook.compare import relative_error
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import keras3, load_weights, quick_session, run_tf1, tensorflow
 from rnnbook.plaindata import Case
@@ -421,6 +422,7 @@ def _transposed(part: int) -> Callable[..., Any]:
 
 rnn_step_backward = Exercise(
     name="rnn_step_backward",
+    probes=(Probe("h", "zero"), Probe("dh_new", "row")),
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dx (B, D), dh (B, H), dkernel (D + H, H), dbias (H,)) for one BasicRNNCell step",
     make_case=_rnn_step_case,
@@ -522,6 +524,7 @@ def _step_0_only(c: Case) -> Any:
 
 rnn_backward = Exercise(
     name="rnn_backward",
+    probes=(Probe("h0", "zero"), Probe("doutputs", "row")),
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dinputs (B, T, D), dh0 (B, H), dkernel (D + H, H), dbias (H,)) through the whole "
          "sequence",
@@ -743,6 +746,8 @@ F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate's
 
 lstm_step_backward = Exercise(
     name="lstm_step_backward",
+    blocks=("i", "j", "f", "o"),
+    probes=(Probe("c", "zero"), Probe("dc_new", "zero"), Probe("dh_new", "row")),
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dx (B, D), dc (B, H), dh (B, H), dkernel (D + H, 4H), dbias (4H,)) for one "
          "BasicLSTMCell step",
@@ -990,6 +995,7 @@ def _recurrent_on_top(case: Case, right: Any) -> Any:
 
 keras_grads_to_tf1 = Exercise(
     name="keras_grads_to_tf1",
+    blocks=("i", "j", "f", "o"),
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dkernel (D + H, 4H), dbias (4H,)): two arrays with the shapes of the TF1 "
          "BasicLSTMCell's kernel and bias",
@@ -1139,6 +1145,8 @@ def _no_peephole_terms_in_dc(c: Case) -> Any:
 
 lstm_cell_backward = Exercise(
     name="lstm_cell_backward",
+    blocks=("i", "j", "f", "o"),
+    probes=(Probe("dc_new", "zero"), Probe("dm_new", "row")),
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dx, dc, dm, dkernel, dbias, dw_i_diag, dw_f_diag, dw_o_diag, dprojection) for one "
          "LSTMCell step with peepholes, cell_clip and num_proj",

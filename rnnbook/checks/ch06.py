@@ -45,6 +45,7 @@ from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the
     _with_session,  # (TensorFlow's errors, short)
 )
 from rnnbook.checks.common import names_split_0
+from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
     graph_bytes,
@@ -306,6 +307,7 @@ def _fresh_case(rng: np.random.Generator, **sizes: Any) -> Case:
 
 fresh_gru_step = Exercise(
     name="fresh_gru_step",
+    probes=(Probe("h", "zero"), Probe("x", "row")),
     task="h' (B, H), one step of a freshly built TF1 GRUCell(H) with these kernels (its biases "
     "at their initial values)",
     make_case=_fresh_case,
@@ -383,6 +385,8 @@ def _row_1_dropped(bias: np.ndarray, cand: slice) -> None:
 
 keras_gru_step = Exercise(
     name="keras_gru_step",
+    probes=(Probe("h", "zero"), *(Probe("bias", "block", k, 3, f"the {b} block of the bias")
+                                   for k, b in enumerate(("z", "r", "h~")))),
     task="h' (B, H), one step of Keras 3's GRU(H) with reset_after=True (the default): kernel "
     "(D, 3H), recurrent_kernel (H, 3H), bias (2, 3H)",
     make_case=_keras_case,
@@ -476,6 +480,7 @@ PORT_SIZES = (dict(B=4, T=5, D=3, H=2), dict(B=1, T=3, D=2, H=4))
 
 keras_from_tf1_gru = Exercise(
     name="keras_from_tf1_gru",
+    blocks=("z", "r", "h~"),
     task="(kernel (D, 3H), recurrent_kernel (H, 3H), bias (3H,)) for Keras 3's "
     "GRU(H, reset_after=False)",
     make_case=_port_case,

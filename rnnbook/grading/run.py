@@ -292,7 +292,7 @@ class Run:
         for stem in self.chapters:
             chapter = checks.load(stem)
             for cell, ex in self.tables[stem]:
-                cases = chapter.cases(ex.name, self.seed)
+                cases = chapter.trial_cases(ex.name, self.seed)  # the probes' trials too
                 key = (stem, ex.name)
                 self.cases[key] = cases
                 plain = plain_trials(ex, cases) if cell.by_hand else None

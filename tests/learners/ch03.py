@@ -65,7 +65,25 @@ def split_c_from_the_end(state, num_units):
     return c, m
 
 
-# --- step_lstm_cell ---------------------------------------------------------------------------
+def split_rows(state, num_units):
+    return state[:num_units], state[num_units:]  # "the first num_units are c"
+
+
+def split_off_by_one(state, num_units):
+    return state[:, :num_units + 1], state[:, num_units + 1:]  # "c ends at num_units"
+
+
+def split_float16(state, num_units):
+    state = state.astype(np.float16)  # "a state is small numbers"
+    return state[:, :num_units], state[:, num_units:]
+
+
+def split_hsplit(state, num_units):
+    c, m = np.hsplit(np.array(state, dtype=np.float32), [num_units])
+    return c, m
+
+
+# --- step_lstm_cell -----------------------------------------------------------------------
 
 
 def step_tuple_or_concat(cell, x, c, m):
@@ -149,7 +167,24 @@ def step_zero_state(cell, x, c, m):
     return new[:, :H], new[:, H:]
 
 
-# --- lstm_cell_step ---------------------------------------------------------------------------
+def step_tuple_m_first(cell, x, c, m):
+    if isinstance(cell.state_size, tuple):
+        _, new = cell(x, tf.compat.v1.nn.rnn_cell.LSTMStateTuple(m, c))  # "(h, c), as Keras"
+        return new.c, new.h
+    _, new = cell(x, tf.concat([c, m], axis=1))
+    H = c.shape[1]
+    return new[:, :H], new[:, H:]
+
+
+def step_returns_old_c(cell, x, c, m):
+    if isinstance(cell.state_size, tuple):
+        _, new = cell(x, tf.compat.v1.nn.rnn_cell.LSTMStateTuple(c, m))
+        return c, new.h  # "c is the memory, it is carried"
+    _, new = cell(x, tf.concat([c, m], axis=1))
+    return c, new[:, c.shape[1]:]
+
+
+# --- lstm_cell_step -----------------------------------------------------------------------
 
 
 def cell_step_solution(x, c, m, weights, use_peepholes=False, cell_clip=None, num_proj=None,
@@ -285,7 +320,59 @@ def cell_step_no_proj_clip(x, c, m, weights, use_peepholes=False, cell_clip=None
     return c, m
 
 
-# --- keras_from_pytorch -----------------------------------------------------------------------
+def cell_step_no_f_peephole(x, c, m, weights, use_peepholes=False, cell_clip=None,
+                            num_proj=None, proj_clip=None, forget_bias=1.0):
+    i, j, f, o = np.split(np.hstack([x, m]) @ weights["kernel"] + weights["bias"], 4, 1)
+    if use_peepholes:
+        i = i + weights["w_i_diag"] * c  # "peepholes feed i and o"
+    c = sigmoid(f + forget_bias) * c + sigmoid(i) * np.tanh(j)
+    c = c if cell_clip is None else np.clip(c, -cell_clip, cell_clip)
+    o = o + weights["w_o_diag"] * c if use_peepholes else o
+    m = sigmoid(o) * np.tanh(c)
+    m = m if num_proj is None else m @ weights["projection/kernel"]
+    return c, (m if proj_clip is None or num_proj is None else np.clip(m, -proj_clip, proj_clip))
+
+
+def cell_step_clip_above_only(x, c, m, weights, use_peepholes=False, cell_clip=None,
+                              num_proj=None, proj_clip=None, forget_bias=1.0):
+    i, j, f, o = np.split(np.hstack([x, m]) @ weights["kernel"] + weights["bias"], 4, 1)
+    if use_peepholes:
+        i, f = i + weights["w_i_diag"] * c, f + weights["w_f_diag"] * c
+    c = sigmoid(f + forget_bias) * c + sigmoid(i) * np.tanh(j)
+    c = c if cell_clip is None else np.minimum(c, cell_clip)  # "clip: at most cell_clip"
+    o = o + weights["w_o_diag"] * c if use_peepholes else o
+    m = sigmoid(o) * np.tanh(c)
+    m = m if num_proj is None else m @ weights["projection/kernel"]
+    return c, (m if proj_clip is None or num_proj is None else np.clip(m, -proj_clip, proj_clip))
+
+
+def cell_step_projection_transposed(x, c, m, weights, use_peepholes=False, cell_clip=None,
+                                    num_proj=None, proj_clip=None, forget_bias=1.0):
+    i, j, f, o = np.split(np.hstack([x, m]) @ weights["kernel"] + weights["bias"], 4, 1)
+    if use_peepholes:
+        i, f = i + weights["w_i_diag"] * c, f + weights["w_f_diag"] * c
+    c = sigmoid(f + forget_bias) * c + sigmoid(i) * np.tanh(j)
+    c = c if cell_clip is None else np.clip(c, -cell_clip, cell_clip)
+    o = o + weights["w_o_diag"] * c if use_peepholes else o
+    m = sigmoid(o) * np.tanh(c)
+    m = m if num_proj is None else m @ weights["projection/kernel"].T  # "P x H, as W x"
+    return c, (m if proj_clip is None or num_proj is None else np.clip(m, -proj_clip, proj_clip))
+
+
+def cell_step_compact(x, c, m, weights, use_peepholes=False, cell_clip=None,
+                      num_proj=None, proj_clip=None, forget_bias=1.0):
+    i, j, f, o = np.split(np.hstack([x, m]) @ weights["kernel"] + weights["bias"], 4, 1)
+    if use_peepholes:
+        i, f = i + weights["w_i_diag"] * c, f + weights["w_f_diag"] * c
+    c = sigmoid(f + forget_bias) * c + sigmoid(i) * np.tanh(j)
+    c = c if cell_clip is None else np.clip(c, -cell_clip, cell_clip)
+    o = o + weights["w_o_diag"] * c if use_peepholes else o
+    m = sigmoid(o) * np.tanh(c)
+    m = m if num_proj is None else m @ weights["projection/kernel"]
+    return c, (m if proj_clip is None or num_proj is None else np.clip(m, -proj_clip, proj_clip))
+
+
+# --- keras_from_pytorch -------------------------------------------------------------------
 
 
 def torch_transpose(weight_ih, weight_hh, bias_ih, bias_hh):
@@ -330,7 +417,26 @@ def torch_forget_bias_added(weight_ih, weight_hh, bias_ih, bias_hh):
     return weight_ih.T, weight_hh.T, bias
 
 
-# --- keras_from_tf1 ---------------------------------------------------------------------------
+def torch_bias_averaged(weight_ih, weight_hh, bias_ih, bias_hh):
+    return weight_ih.T, weight_hh.T, (bias_ih + bias_hh) / 2  # "one bias from the two"
+
+
+def torch_hh_not_transposed(weight_ih, weight_hh, bias_ih, bias_hh):
+    return weight_ih.T, weight_hh, bias_ih + bias_hh  # "(4H, H) fits already... it is square?"
+
+
+def torch_float16(weight_ih, weight_hh, bias_ih, bias_hh):
+    return (weight_ih.T.astype(np.float16), weight_hh.T.astype(np.float16),  # "half size"
+            (bias_ih + bias_hh).astype(np.float16))
+
+
+def torch_blockwise(weight_ih, weight_hh, bias_ih, bias_hh):
+    kernel = np.hstack([block.T for block in np.split(weight_ih, 4)])  # (D, H) per gate
+    recurrent = np.hstack([block.T for block in np.split(weight_hh, 4)])
+    return kernel, recurrent, np.sum([bias_ih, bias_hh], axis=0)
+
+
+# --- keras_from_tf1 -----------------------------------------------------------------------
 
 
 def tf1_port(kernel, bias, forget_bias, input_depth):
@@ -387,7 +493,41 @@ def tf1_port_forget_bias_one(kernel, bias, forget_bias, input_depth):
     return kernel[:input_depth], kernel[input_depth:], bias
 
 
-# --- port_to_keras ----------------------------------------------------------------------------
+def tf1_port_kernel_only_reordered(kernel, bias, forget_bias, input_depth):
+    i, j, f, o = np.split(kernel, 4, axis=1)
+    kernel = np.concatenate([i, f, j, o], axis=1)
+    H = bias.shape[0] // 4
+    bias = bias.copy()
+    bias[2 * H:3 * H] += forget_bias  # "f's bias": the blocks of the bias stay as they were
+    return kernel[:input_depth], kernel[input_depth:], bias
+
+
+def tf1_port_forget_bias_subtracted(kernel, bias, forget_bias, input_depth):
+    i, j, f, o = np.split(kernel, 4, axis=1)
+    bi, bj, bf, bo = np.split(bias, 4)
+    kernel = np.concatenate([i, f, j, o], axis=1)
+    bias = np.concatenate([bi, bf - forget_bias, bj, bo])  # "Keras must not add it again"
+    return kernel[:input_depth], kernel[input_depth:], bias
+
+
+def tf1_port_split_at_h(kernel, bias, forget_bias, input_depth):
+    i, j, f, o = np.split(kernel, 4, axis=1)
+    bi, bj, bf, bo = np.split(bias, 4)
+    kernel = np.concatenate([i, f, j, o], axis=1)
+    H = kernel.shape[1] // 4
+    return kernel[:-H - 1], kernel[-H - 1:], np.concatenate([bi, bf + forget_bias, bj, bo])
+
+
+def tf1_port_take(kernel, bias, forget_bias, input_depth):
+    H = len(bias) // 4
+    order = [k * H + u for k in (0, 2, 1, 3) for u in range(H)]
+    new_bias = np.take(bias, order).astype(np.float32)
+    new_bias[H:2 * H] += np.float32(forget_bias)
+    moved = np.take(kernel, order, axis=1)
+    return moved[:input_depth], moved[input_depth:], new_bias
+
+
+# --- port_to_keras ------------------------------------------------------------------------
 
 
 def move_get_weights(cell, state):
@@ -469,16 +609,35 @@ def move_c_first_tuple_only(cell, state):
     return weights, [c, h]
 
 
+def move_weights_unsplit(cell, state):
+    weights, initial = move_get_weights(cell, state)
+    kernel = np.concatenate(weights[:2])  # "one kernel, as the cell keeps it"
+    return [kernel, weights[2]], initial
+
+
+def move_zero_state(cell, state):
+    weights = move_get_weights(cell, state)[0]
+    B, H = np.asarray(state[0] if isinstance(state, tuple) else state).shape[0], cell.output_size
+    return weights, [np.zeros((B, H)), np.zeros((B, H))]  # "a fresh layer starts from zeros"
+
+
+def move_units_from_kernel(cell, state):
+    weights = move_get_weights(cell, state)[0]
+    H = weights[0].shape[1]  # "kernel is (D, H)"
+    c, h = state if isinstance(state, tuple) else (state[:, :H], state[:, H:])
+    return weights, [h, c]
+
+
 # ---------------------------------------------------------------------------------------------
 
 PORT_ORDER = "the gate blocks are still in TF1's order"
 
 RIGHT = {
-    "split_state": [split_slices, split_np_split, split_lists_float64],
+    "split_state": [split_slices, split_np_split, split_lists_float64, split_hsplit],
     "step_lstm_cell": [step_tuple_or_concat, step_by_config],
-    "lstm_cell_step": [cell_step_solution, cell_step_float64_inplace],
-    "keras_from_pytorch": [torch_transpose, torch_np_transpose_float64],
-    "keras_from_tf1": [tf1_port, tf1_port_index],
+    "lstm_cell_step": [cell_step_solution, cell_step_float64_inplace, cell_step_compact],
+    "keras_from_pytorch": [torch_transpose, torch_np_transpose_float64, torch_blockwise],
+    "keras_from_tf1": [tf1_port, tf1_port_index, tf1_port_take],
     "port_to_keras": [move_get_weights, move_tf_ops],
 }
 
@@ -490,6 +649,9 @@ WRONG = {
         (split_swapped, "c and m are swapped"),
         (split_m_as_wide_as_c, "m got num_units columns"),
         (split_c_from_the_end, "you read the state as [h, c]"),
+        (split_rows, None),
+        (split_off_by_one, None),
+        (split_float16, None),
     ],
     "step_lstm_cell": [
         (step_concat_h_first, "the state went in h first"),
@@ -499,6 +661,8 @@ WRONG = {
         (step_returns_m_c, "c and m are swapped in what you return"),
         (step_concat_h_first_np, "the state went in h first"),
         (step_returns_whole, "the new state is returned whole"),
+        (step_tuple_m_first, None),
+        (step_returns_old_c, None),
     ],
     "lstm_cell_step": [
         (cell_step_forget_bias_hardcoded, "forget_bias is ignored"),
@@ -515,6 +679,9 @@ WRONG = {
         (_wrong_step("swapped"), "c and m are swapped"),
         (_wrong_step("project c"), "the projection is applied to c"),
         (_wrong_step("no projection"), "the projection is missing"),
+        (cell_step_no_f_peephole, None),
+        (cell_step_clip_above_only, None),
+        (cell_step_projection_transposed, None),
     ],
     "keras_from_pytorch": [
         (torch_not_transposed, "the PyTorch weights are not transposed"),
@@ -523,6 +690,9 @@ WRONG = {
         (torch_bias_hh_only, "one of PyTorch's two biases is dropped"),
         (torch_reordered, "the gate blocks were moved"),
         (torch_forget_bias_added, "a forget bias was added"),
+        (torch_bias_averaged, None),
+        (torch_hh_not_transposed, None),
+        (torch_float16, None),
     ],
     "keras_from_tf1": [
         (_wrong_port("no fold"), "forget_bias is not folded"),
@@ -532,6 +702,9 @@ WRONG = {
         (_wrong_port("kernels swapped"), "kernel and recurrent_kernel are swapped"),
         (_wrong_port("only split"), "the kernel was only split"),
         (_wrong_port("fold everywhere"), "forget_bias was added to the whole bias"),
+        (tf1_port_kernel_only_reordered, None),
+        (tf1_port_forget_bias_subtracted, None),
+        (tf1_port_split_at_h, None),
     ],
     "port_to_keras": [
         (move_c_first_tuple_only, "h and c are swapped in initial_state"),
@@ -542,5 +715,8 @@ WRONG = {
         (_move_wrong("kernels swapped"), "kernel and recurrent_kernel are swapped"),
         (_move_wrong("c first"), "h and c are swapped in initial_state"),
         (move_state_as_given, "h and c are swapped in initial_state"),
+        (move_weights_unsplit, None),
+        (move_zero_state, None),
+        (move_units_from_kernel, None),
     ],
 }

@@ -61,7 +61,25 @@ def clip_in_place(grads, clip_norm):
     return grads, norm
 
 
-# --- rnn_step_backward -----------------------------------------------------------------------
+def clip_returns_new_norm(grads, clip_norm):
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    scale = clip_norm / max(norm, clip_norm)
+    return [g * scale for g in grads], norm * scale  # "the norm, after clipping"
+
+
+def clip_rms(grads, clip_norm):
+    flat = np.concatenate([np.ravel(g) for g in grads])
+    norm = np.sqrt(np.mean(flat ** 2))  # "the norm of one long vector"
+    return [g * clip_norm / max(norm, clip_norm) for g in grads], norm
+
+
+def clip_float16(grads, clip_norm):
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    scale = clip_norm / max(norm, clip_norm)
+    return [(g * scale).astype(np.float16) for g in grads], norm  # "gradients in half"
+
+
+# --- rnn_step_backward -------------------------------------------------------------------
 
 
 def rnn_step_a(x, h, kernel, bias, dh_new, wrong=None):
@@ -102,7 +120,19 @@ def rnn_step_b(x, h, kernel, bias, dh_new):
     return [dz @ W.T, dz @ U.T, np.vstack([dW, dU]), np.sum(dz, axis=0)]
 
 
-# --- rnn_backward ----------------------------------------------------------------------------
+def rnn_step_c(x, h, kernel, bias, dh_new, wrong=None):
+    """Learner C: W and U from the kernel, the batch summed by einsum."""
+    D = x.shape[1]
+    h_new = np.tanh(np.concatenate([x, h], 1) @ kernel + bias)
+    dz = dh_new * (1 - (h if wrong == "old h" else h_new) ** 2)
+    dkernel = np.einsum("bk,bh->kh", np.concatenate([x, h], 1), dz)
+    if wrong == "dkernel mean":
+        dkernel = dkernel / x.shape[0]  # "average over the batch"
+    dbias = dz.sum(axis=1 if wrong == "bias axis" else 0)
+    return dz @ kernel[:D].T, dz @ kernel[D:].T, dkernel, dbias
+
+
+# --- rnn_backward ------------------------------------------------------------------------
 
 
 def rnn_seq_a(inputs, h0, kernel, bias, doutputs, wrong=None):
@@ -159,7 +189,27 @@ def rnn_seq_b(inputs, h0, kernel, bias, doutputs):
     return np.stack(dxs, axis=1), carry, np.concatenate([dW, dU]), db
 
 
-# --- truncated_rnn_backward ------------------------------------------------------------------
+def rnn_seq_c(inputs, h0, kernel, bias, doutputs, wrong=None):
+    """Learner C: a list of the states, dinputs gathered in a list while walking back."""
+    D, T = inputs.shape[2], inputs.shape[1]
+    hs = [h0]
+    for t in range(T):
+        hs.append(np.tanh(np.concatenate([inputs[:, t], hs[-1]], 1) @ kernel + bias))
+    dk, db, carry, dxs = np.zeros(kernel.shape), np.zeros(bias.shape), np.zeros(h0.shape), []
+    steps = range(T) if wrong == "forward walk" else reversed(range(T))
+    for t in steps:
+        after = hs[t] if wrong == "tanh at h_t-1" else hs[t + 1]
+        dz = (doutputs[:, t] + carry) * (1 - after ** 2)
+        dk += np.concatenate([inputs[:, t], hs[t]], 1).T @ dz
+        db += dz.sum(0)
+        dxs.append(dz @ kernel[:D].T)
+        carry = dz @ kernel[D:].T
+    if wrong != "dinputs reversed":
+        dxs = dxs if wrong == "forward walk" else dxs[::-1]
+    return np.stack(dxs, axis=1), carry, dk, db
+
+
+# --- truncated_rnn_backward --------------------------------------------------------------
 
 
 def trunc_a(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
@@ -215,7 +265,26 @@ def trunc_b(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
     return [dkernel, dbias]
 
 
-# --- lstm_step_backward ----------------------------------------------------------------------
+def trunc_c(inputs, h0, kernel, bias, doutputs, chunk, wrong=None):
+    """Learner C: one backward loop, dh cut where a chunk begins; chunks counted."""
+    D, T = inputs.shape[2], inputs.shape[1]
+    hs = [h0]
+    for t in range(T):
+        hs.append(np.tanh(np.concatenate([inputs[:, t], hs[-1]], 1) @ kernel + bias))
+    dk, db, carry = np.zeros(kernel.shape), np.zeros(bias.shape), np.zeros(h0.shape)
+    for t in reversed(range(T)):
+        dz = (doutputs[:, t] + carry) * (1 - hs[t + 1] ** 2)
+        dk, db = dk + np.concatenate([inputs[:, t], hs[t]], 1).T @ dz, db + dz.sum(0)
+        carry = dz @ kernel[D:].T
+        cut = (t + 1) % chunk == 0 if wrong == "cut after" else t % chunk == 0
+        carry = np.zeros(h0.shape) if cut else carry
+    if wrong == "mean of chunks":
+        n = -(-T // chunk)
+        return dk / n, db / n  # "the average over the chunks"
+    return dk, db
+
+
+# --- lstm_step_backward ------------------------------------------------------------------
 
 
 def lstm_a(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
@@ -269,7 +338,23 @@ def lstm_b(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
     return [dz @ K[:D].T, dc2 * f, dz @ K[D:].T, dK, dz.sum(axis=0)]
 
 
-# --- split_grad_by_name (API) ----------------------------------------------------------------
+def lstm_c(x, c, h, kernel, bias, forget_bias, dc_new, dh_new, wrong=None):
+    """Learner C: gates from np.split, the chain rule one gate at a time."""
+    D = x.shape[1]
+    xh = np.concatenate([x, h], 1)
+    i, j, f, o = np.split(xh @ kernel + bias, 4, axis=1)
+    si, tj, sf, so = sig(i), np.tanh(j), sig(f + forget_bias), sig(o)
+    tc = np.tanh(c * sf + si * tj)
+    dct = dc_new + dh_new * so * (1 - tc ** 2)
+    do = dh_new * (np.tanh(c) if wrong == "o old c" else tc) * so * (1 - so)
+    dj = dct * si * (tj * (1 - tj) if wrong == "j sigmoid prime" else 1 - tj ** 2)
+    dz = np.concatenate([dct * tj * si * (1 - si), dj, dct * c * sf * (1 - sf), do], 1)
+    dc = dct if wrong == "dc no f" else dct * sf
+    dxh = dz @ kernel.T
+    return dxh[:, :D], dc, dxh[:, D:], xh.T @ dz, dz.sum(0)
+
+
+# --- split_grad_by_name (API) ------------------------------------------------------------
 
 
 def by_name_a(session, feed, t, wrong=None):
@@ -307,7 +392,19 @@ def by_name_op_outputs(session, feed, t):
     return [dz[:, k * H:(k + 1) * H] for k in range(4)]
 
 
-# --- keras_grads_to_tf1 (API) ----------------------------------------------------------------
+def by_name_rows(session, feed, t):
+    name = "split_grad" if t == 0 else f"split_{t}_grad"
+    dz = session.run(f"gradients/rnn/basic_lstm_cell/{name}/concat:0", feed)
+    return tuple(np.array_split(dz, 4))  # "four blocks"
+
+
+def by_name_no_feed(session, feed, t):
+    name = "split_grad" if t == 0 else f"split_{t}_grad"
+    dz = session.run(f"gradients/rnn/basic_lstm_cell/{name}/concat:0")  # "the graph has it"
+    return tuple(np.split(dz, 4, axis=1))
+
+
+# --- keras_grads_to_tf1 (API) ------------------------------------------------------------
 
 
 def keras_a(cell, x, state, dh, wrong=None):
@@ -348,7 +445,54 @@ def keras_b(cell, x, state, dh):
     return kernel.numpy(), bias.numpy()
 
 
-# --- lstm_cell_backward ----------------------------------------------------------------------
+def _keras_grads(cell, x, state, dh, loss_of):
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        h, new_state = cell(x, [state.h, state.c])
+        loss = loss_of(h, new_state)
+    grads = tape.gradient(loss, [cell.kernel, cell.recurrent_kernel, cell.bias])
+    return [np.asarray(g) for g in grads]
+
+
+def _ifjo_to_ijfo(a):
+    i, f, j, o = np.split(a, 4, axis=-1)
+    return np.concatenate([i, j, f, o], axis=-1)
+
+
+def keras_loss_mean(cell, x, state, dh):
+    import tensorflow as tf
+
+    dk, dr, db = _keras_grads(cell, x, state, dh,
+                              lambda h, s: tf.reduce_mean(h * dh))  # "the loss is a mean"
+    return _ifjo_to_ijfo(np.concatenate([dk, dr])), _ifjo_to_ijfo(db)
+
+
+def keras_loss_of_c(cell, x, state, dh):
+    import tensorflow as tf
+
+    dk, dr, db = _keras_grads(cell, x, state, dh,
+                              lambda h, s: tf.reduce_sum(s[-1] * dh))  # "the state's last"
+    return _ifjo_to_ijfo(np.concatenate([dk, dr])), _ifjo_to_ijfo(db)
+
+
+def keras_bias_not_reordered(cell, x, state, dh):
+    import tensorflow as tf
+
+    dk, dr, db = _keras_grads(cell, x, state, dh, lambda h, s: tf.reduce_sum(h * dh))
+    return _ifjo_to_ijfo(np.concatenate([dk, dr])), db  # "a bias has no layout"
+
+
+def keras_c(cell, x, state, dh):
+    import tensorflow as tf
+
+    dk, dr, db = _keras_grads(cell, x, state, dh, lambda h, s: tf.reduce_sum(h * dh))
+    H = dr.shape[0]
+    cols = np.r_[0:H, 2 * H:3 * H, H:2 * H, 3 * H:4 * H]
+    return np.vstack([dk, dr])[:, cols].astype(np.float64), db[cols]
+
+
+# --- lstm_cell_backward ------------------------------------------------------------------
 
 
 def cell_a(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None):
@@ -423,7 +567,33 @@ def cell_b(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new):
             np.sum(d_zf * c, axis=0), np.sum(d_zo * c1, axis=0), hidden.T @ dm_new]
 
 
-# --- gradient_check --------------------------------------------------------------------------
+def cell_c(x, c, m, weights, forget_bias, cell_clip, dc_new, dm_new, wrong=None):
+    """Learner C: the forward pass with every value named, then backward in reverse."""
+    w = weights
+    D = x.shape[1]
+    xm = np.concatenate([x, m], 1)
+    i, j, f, o = np.split(xm @ w["kernel"] + w["bias"], 4, axis=1)
+    gi, gj = sig(i + w["w_i_diag"] * c), np.tanh(j)
+    gf = sig(f + forget_bias + w["w_f_diag"] * c)
+    c_raw = gf * c + gi * gj
+    c2 = np.clip(c_raw, -cell_clip, cell_clip)
+    go = sig(o + w["w_o_diag"] * c2)
+    hidden = go * np.tanh(c2)
+    dhid = dm_new @ w["projection/kernel"].T
+    do = dhid * np.tanh(c2) * go * (1 - go)
+    dc2 = (dc_new + dhid * go * (1 - np.tanh(c2) ** 2) + do * w["w_o_diag"])
+    dc2 = dc2 * (np.abs(c_raw) <= cell_clip)
+    di, dj = dc2 * gj * gi * (1 - gi), dc2 * gi * (1 - gj ** 2)
+    df = dc2 * (c2 if wrong == "df new c" else c) * gf * (1 - gf)
+    dz = np.concatenate([di, dj, df, do], 1)
+    dxm = dz @ w["kernel"].T
+    dwo = (do * (c if wrong == "dwo old c" else c2)).sum(0)
+    dm = dhid if wrong == "dm before projection" else dxm[:, D:]
+    return (dxm[:, :D], dc2 * gf + di * w["w_i_diag"] + df * w["w_f_diag"], dm, xm.T @ dz,
+            dz.sum(0), (di * c).sum(0), (df * c).sum(0), dwo, hidden.T @ dm_new)
+
+
+# --- gradient_check ----------------------------------------------------------------------
 
 
 def grad_check_a(x, h, kernel, bias, dh_new, dkernel, eps, wrong=None):
@@ -467,16 +637,37 @@ def grad_check_b(x, h, kernel, bias, dh_new, dkernel, eps):
     return [numeric.tolist(), rel.max()]
 
 
+def grad_check_c(x, h, kernel, bias, dh_new, dkernel, eps, wrong=None):
+    """Learner C: nudges one entry at a time, the loss as a function of the kernel."""
+    def loss(k):
+        value = np.tanh(np.concatenate([x, h], 1) @ k + bias) * dh_new
+        return value.mean() if wrong == "loss mean" else value.sum()
+
+    numeric = np.zeros(kernel.shape)
+    k = kernel if wrong == "in place" else kernel.copy()
+    for index in np.ndindex(*kernel.shape):
+        k[index] += eps
+        up = loss(k)
+        k[index] -= 2 * eps
+        numeric[index] = (up - loss(k)) / (2 * eps)
+        if wrong != "in place":
+            k[index] += eps  # "put it back" (the in-place one forgets to)
+    gap = np.abs(numeric - dkernel)
+    if wrong == "global":
+        return numeric, gap.max() / max(np.abs(numeric).max(), np.abs(dkernel).max())
+    return numeric, float(np.max(gap / np.maximum(np.abs(numeric), np.abs(dkernel))))
+
+
 RIGHT = {
     "clip_global_norm": [clip_a, clip_b, clip_in_place],
-    "rnn_step_backward": [rnn_step_a, rnn_step_b],
-    "rnn_backward": [rnn_seq_a, rnn_seq_b],
-    "truncated_rnn_backward": [trunc_a, trunc_b],
-    "lstm_step_backward": [lstm_a, lstm_b],
+    "rnn_step_backward": [rnn_step_a, rnn_step_b, rnn_step_c],
+    "rnn_backward": [rnn_seq_a, rnn_seq_b, rnn_seq_c],
+    "truncated_rnn_backward": [trunc_a, trunc_b, trunc_c],
+    "lstm_step_backward": [lstm_a, lstm_b, lstm_c],
     "split_grad_by_name": [by_name_a, by_name_search, by_name_op_outputs],
-    "keras_grads_to_tf1": [keras_a, keras_b],
-    "lstm_cell_backward": [cell_a, cell_b],
-    "gradient_check": [grad_check_a, grad_check_b],
+    "keras_grads_to_tf1": [keras_a, keras_b, keras_c],
+    "lstm_cell_backward": [cell_a, cell_b, cell_c],
+    "gradient_check": [grad_check_a, grad_check_b, grad_check_c],
 }
 
 WRONG = {
@@ -485,6 +676,9 @@ WRONG = {
         (named(clip_a, "clip_sum_of_norms", wrong="sum of norms"), "the global norm is the sum"),
         (named(clip_a, "clip_always", wrong="always"), "the tensors are rescaled even"),
         (named(clip_a, "clip_no_sqrt", wrong="no sqrt"), "the square root is missing"),
+        (clip_returns_new_norm, None),
+        (clip_rms, None),
+        (clip_float16, None),
     ],
     "rnn_step_backward": [
         (named(rnn_step_a, "tanh_prime_at_z", wrong="tanh at z"), "tanh' is taken at the wrong"),
@@ -496,6 +690,9 @@ WRONG = {
          "the bias gradient is averaged"),
         (named(rnn_step_a, "dxh_split_at_h", wrong="split at H"), "dx and dh are split at"),
         (rnn_step_side_by_side, "dW and dU are joined side by side"),
+        (named(rnn_step_c, "tanh_prime_at_old_h", wrong="old h"), None),
+        (named(rnn_step_c, "dkernel_mean_over_batch", wrong="dkernel mean"), None),
+        (named(rnn_step_c, "dbias_summed_over_units", wrong="bias axis"), None),
     ],
     "rnn_backward": [
         (named(rnn_seq_a, "dh_not_carried", wrong="no carry"), "dh is not carried back"),
@@ -505,6 +702,9 @@ WRONG = {
         (named(rnn_seq_a, "tanh_prime_at_z_in_time", wrong="tanh at z"),
          "tanh' is taken at the wrong"),
         (named(rnn_seq_a, "dbias_mean_in_time", wrong="mean"), "the bias gradient is averaged"),
+        (named(rnn_seq_c, "walks_forward", wrong="forward walk"), None),
+        (named(rnn_seq_c, "dinputs_in_backward_order", wrong="dinputs reversed"), None),
+        (named(rnn_seq_c, "tanh_prime_at_previous_state", wrong="tanh at h_t-1"), None),
     ],
     "truncated_rnn_backward": [
         (named(trunc_b, "not_truncated", wrong="full"), "the gradient is not truncated"),
@@ -512,6 +712,8 @@ WRONG = {
         (named(trunc_a, "last_chunk_only", wrong="keep last"), "only one chunk's gradient"),
         (named(trunc_a, "tail_dropped", wrong="drop tail"), "the last, shorter chunk"),
         (trunc_equal_pieces, "the last, shorter chunk"),
+        (named(trunc_c, "cut_one_step_late", wrong="cut after"), None),
+        (named(trunc_c, "chunks_averaged", wrong="mean of chunks"), None),
     ],
     "lstm_step_backward": [
         (named(lstm_a, "grad_for_forget_bias", wrong="d forget_bias"),
@@ -525,6 +727,9 @@ WRONG = {
         (named(lstm_a, "lstm_dkernel_transposed", wrong="transposed"), "dkernel is transposed"),
         (named(lstm_a, "lstm_dxh_split_at_h", wrong="split at H"), "dx and dh are split at"),
         (named(lstm_b, "lstm_dw_du_hstacked", wrong="hstack"), "dW and dU are joined side by"),
+        (named(lstm_c, "dc_not_through_f", wrong="dc no f"), None),
+        (named(lstm_c, "do_from_old_c", wrong="o old c"), None),
+        (named(lstm_c, "dj_with_sigmoid_prime", wrong="j sigmoid prime"), None),
     ],
     "split_grad_by_name": [
         (named(by_name_a, "keras_blocks", wrong="keras"), "the blocks are in Keras' order"),
@@ -534,6 +739,8 @@ WRONG = {
         (named(by_name_a, "forward_split", wrong="forward"), "you fetched the forward"),
         (named(by_name_a, "first_suffix_wrong", wrong="first suffix"),
          "you fetched the previous step's"),
+        (by_name_rows, None),
+        (by_name_no_feed, None),
     ],
     "keras_grads_to_tf1": [
         (named(keras_a, "left_in_keras_order", wrong="keras order"),
@@ -541,6 +748,9 @@ WRONG = {
         (named(keras_a, "state_c_first", wrong="c first"), "the state went into the Keras"),
         (named(keras_a, "recurrent_stacked_first", wrong="recurrent first"),
          "the recurrent kernel's gradient is stacked"),
+        (keras_loss_mean, None),
+        (keras_loss_of_c, None),
+        (keras_bias_not_reordered, None),
     ],
     "lstm_cell_backward": [
         (named(cell_a, "clip_not_zeroed", wrong="no mask"), "the clipped region is not zeroed"),
@@ -554,6 +764,9 @@ WRONG = {
          "dprojection is transposed"),
         (named(cell_a, "cell_dbias_mean", wrong="mean"), "the bias gradient is averaged"),
         (named(cell_a, "cell_forget_bias_left_out", wrong="fb 0"), "forget_bias is left out"),
+        (named(cell_c, "dwo_from_old_c", wrong="dwo old c"), None),
+        (named(cell_c, "df_from_new_c", wrong="df new c"), None),
+        (named(cell_c, "dm_before_projection", wrong="dm before projection"), None),
     ],
     "gradient_check": [
         (named(grad_check_a, "one_sided_difference", wrong="forward"),
@@ -566,6 +779,9 @@ WRONG = {
          "the relative error is averaged"),
         (named(grad_check_a, "relative_to_analytic", wrong="analytic only"),
          "the relative error divides by |dkernel|"),
+        (named(grad_check_c, "kernel_nudged_in_place", wrong="in place"), None),
+        (named(grad_check_c, "relative_error_of_maxima", wrong="global"), None),
+        (named(grad_check_c, "loss_as_mean", wrong="loss mean"), None),
     ],
 }
 

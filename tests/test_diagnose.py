@@ -1,0 +1,209 @@
+"""The diagnosis that needs no list (rnnbook/diagnose.py, issue 35), and messages that never
+give the answer away.
+
+- Wrong answers no listed mistake models (the right answer with h ignored, doubled, in
+  float16, its batch rows mixed, its blocks reordered) get one sentence naming what is wrong,
+  from relations between the arrays or from the probes' extra trials.
+- No message a learner can see (every listed mistake's sentence, every generic diagnosis made
+  from every exercise's right answer changed in each way the diagnosis knows) holds the
+  solution's slices, index expressions or a whole formula.
+"""
+import re
+
+import numpy as np
+import pytest
+
+from rnnbook import checks, diagnose
+from rnnbook.byhand import answer
+from rnnbook.compare import evaluate, type_sentence
+from rnnbook.exercise import right_answer
+from rnnbook.plaindata import to_plain
+from tests.learners import ch01, ch02, ch05, ch06
+
+
+def judged(stem, name, fn, seed=0):
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    cases = chapter.trial_cases(name, seed)
+    right = right_answer(ex)
+    expected = [to_plain(right(case)) for case in cases]
+    return evaluate(ex, cases, expected, [answer(ex, fn, case) for case in cases], seed=seed)
+
+
+STEP = ch01.RIGHT["rnn_step"][0]
+LSTM = ch02.RIGHT["lstm_step"][0]
+GRU = ch06.RIGHT["fresh_gru_step"][0]
+BACK = ch05.RIGHT["rnn_step_backward"][0]
+
+
+def _half16(*arrays):
+    return [np.asarray(a).astype(np.float16) for a in arrays]
+
+
+CASES = [
+    ("01-basic-rnn-cell", "rnn_step", lambda x, h, k, b: 2 * np.asarray(STEP(x, h, k, b)),
+     "Your answer is twice the expected values"),
+    ("01-basic-rnn-cell", "rnn_step", lambda x, h, k, b: -np.asarray(STEP(x, h, k, b)),
+     "Your answer has the right size but the opposite sign"),
+    ("01-basic-rnn-cell", "rnn_step", lambda *a: np.asarray(STEP(*_half16(*a))),
+     "Your answer is right only to about three digits"),
+    ("01-basic-rnn-cell", "rnn_step",
+     lambda x, h, k, b: np.asarray(STEP(x, h, k, b)).mean(0, keepdims=True) + 0 * h,
+     "changing row"),
+    ("02-lstm-gate-tensors", "lstm_step", lambda x, c, h, k, b, fb: LSTM(x, 0 * c, h, k, b, fb),
+     "Your c' does not change when `c` changes"),
+    ("06-gru-layouts", "fresh_gru_step", lambda x, h, gk, ck: GRU(x, 0 * h, gk, ck),
+     "Your answer does not change when `h` changes"),
+    ("05-gradients-by-hand", "rnn_step_backward",
+     lambda x, h, k, b, d: [*BACK(x, h, k, b, d)[:2], BACK(x, h, k, b, d)[2].T,
+                            BACK(x, h, k, b, d)[3]],
+     "dkernel is transposed"),
+]
+
+
+@pytest.mark.parametrize("stem,name,fn,sentence", CASES)
+def test_an_unlisted_mistake_is_named(stem, name, fn, sentence):
+    outcome = judged(stem, name, fn)
+    assert not outcome.passed
+    assert outcome.mistake.startswith(sentence), outcome.message
+    if not any(m.sentence == outcome.mistake for m in outcome.exercise.mistakes):
+        assert f"What is wrong: {outcome.mistake}" in outcome.message
+
+
+def test_blocks_in_another_order_are_named_by_the_exercises_names():
+    ex = checks.load("02-lstm-gate-tensors")["gate_weights"]
+    case = checks.load("02-lstm-gate-tensors").cases("gate_weights", 0)[0]
+    want = to_plain(ex.reference(case))
+    got = [w.copy() for w in want]
+    got[2] = want[2][[0, 2, 1, 3]]  # j and f swapped in b
+    said = diagnose.generic(ex, [(case, got)], [want])
+    assert said == ("b has its blocks in another order: your j block holds the f values, "
+                    "your f block holds the j values.")
+    got[2] = want[2].copy()
+    got[2][3] += 1  # only o wrong
+    assert diagnose.generic(ex, [(case, got)], [want]).startswith("b: the o block is wrong")
+
+
+def test_a_probe_changes_only_its_input_and_is_named_on_the_case():
+    chapter = checks.load("02-lstm-gate-tensors")
+    cases = chapter.trial_cases("lstm_step", 3)
+    main = chapter.cases("lstm_step", 3)
+    probes = [c for c in cases if "probe" in c]
+    assert len(probes) == len(chapter["lstm_step"].probes) and len(cases) == len(main) + len(
+        probes) and all("probe" not in case for case in cases[:len(main)])
+    for probe, case in zip(chapter["lstm_step"].probes, probes, strict=True):
+        base = main[case["probed"]]
+        changed = [k for k in base if not np.array_equal(np.asarray(base[k]),
+                                                         np.asarray(case[k]))]
+        assert changed == [probe.input] and case["probe"] == probe.name
+
+
+# --- no message gives the answer away -------------------------------------------------------
+
+#: a slice or index expression (``kernel[:, H:2H]``, ``[H:2H]``, ``bias[H:]``), an equation
+#: with the cell's operations on its right, or code to call
+GIVE_AWAY = [
+    re.compile(r"\[[^\]\[]*:[^\]\[]*\]"),
+    re.compile(r"=\s*[^=.;]*(@|\btanh\(|\bsigmoid\(|\bsplit\()"),
+    re.compile(r"\bnp\.\w+"),
+]
+
+
+def gives_away(sentence):
+    return [p.pattern for p in GIVE_AWAY if p.search(sentence)]
+
+
+def generic_sentences():
+    """Every exercise's right answer changed in each way the diagnosis knows, diagnosed."""
+    found = set()
+    for stem in checks.CHAPTERS:
+        chapter = checks.load(stem)
+        for ex in chapter.exercises:
+            case = chapter.cases(ex.name, 0)[0]
+            try:
+                want = to_plain(right_answer(ex)(case))
+            except Exception:  # noqa: BLE001 - an API exercise whose oracle needs more
+                continue
+            for change in CHANGES:
+                got = _changed(want, change)
+                said = diagnose.generic(ex, [(case, got)], [want])
+                if said:
+                    found.add(said)
+    return sorted(found)
+
+
+def _changed(value, change):
+    if isinstance(value, list):
+        return [_changed(v, change) if k == len(value) - 1 else v
+                for k, v in enumerate(value)]
+    if not isinstance(value, np.ndarray) or value.dtype.kind != "f":
+        return value
+    return change(value)
+
+
+CHANGES = [
+    lambda a: 2 * a, lambda a: -a, lambda a: a.T.copy(), lambda a: np.flip(a, -1),
+    lambda a: np.roll(a, 1, axis=0), lambda a: np.roll(a, 1, axis=-1),
+    lambda a: a.astype(np.float16), lambda a: a + 1.0, lambda a: np.zeros_like(a),
+    lambda a: a.reshape(-1), lambda a: a[..., :-1], lambda a: np.full_like(a, np.nan),
+]
+
+
+def test_no_message_gives_the_solution_away():
+    sentences = [(f"{stem} {ex.number}", m.sentence) for stem in checks.CHAPTERS
+                 for ex in checks.load(stem).exercises for m in ex.mistakes]
+    sentences.append(("compare.type_sentence", type_sentence(None)))
+    generic = generic_sentences()
+    assert len(generic) > 10  # the diagnosis said something for most changes
+    sentences += [("rnnbook.diagnose", s) for s in generic]
+    bad = [f"{where}: {sentence!r} ({', '.join(found)})" for where, sentence in sentences
+           if (found := gives_away(sentence))]
+    assert not bad, ("messages that give the solution away (say what is wrong, never the "
+                     "slice, index or formula to write):\n" + "\n".join(bad))
+
+
+@pytest.mark.parametrize("sentence", [
+    "so r is kernel[:, H:2H] and z is kernel[:, :H].", "holds r in columns [:H]",
+    "h' = tanh([x, h] @ kernel + bias)", "np.stack them",
+])
+def test_the_give_away_test_can_fail(sentence):
+    assert gives_away(sentence)
+
+
+class _Recorder:
+    def __init__(self):
+        self.args = []
+
+    def __call__(self, *args, **kwargs):
+        self.args += _flattened([*args, *kwargs.values()])
+        return 0.0
+
+
+def _flattened(values):
+    found = []
+    for value in values:
+        if isinstance(value, dict):
+            found += _flattened(value.values())
+        elif isinstance(value, (list, tuple)):
+            found += _flattened(value)
+        else:
+            found.append(value)
+    return found
+
+
+@pytest.mark.parametrize("stem,name", [(stem, ex.name) for stem in checks.CHAPTERS
+                                       for ex in checks.load(stem).exercises if ex.probes])
+def test_a_probe_changes_an_input_the_function_is_given(stem, name):
+    """A probe of an input the learner's function never receives (a bias the oracle reads
+    from the case only) would blame the learner for the oracle's response."""
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    for case in chapter.trial_cases(name, 0):
+        if "probe" not in case:
+            continue
+        recorder = _Recorder()
+        ex.call(recorder, case)
+        changed = case[case["probe"].split(":")[0]]
+        assert any(a is changed or (isinstance(a, np.ndarray) and a.shape == changed.shape
+                                    and np.array_equal(a, changed)) for a in recorder.args), (
+            f"{ex.number} probe {case['probe']}: the function is not given that input")
