@@ -503,8 +503,17 @@ def relations(ex: Any, case: Case, want: Any, got: Any) -> str | None:
 
 
 def _close_any(e: Any, g: Any, ex: Any) -> bool:
-    from rnnbook.compare import agrees
-    return agrees(e, g, ex.rtol, ex.atol)
+    """``g`` is ``e`` within the exercise's tolerances: numbers as float arrays, lists part by
+    part, anything else by equality (which parts to skip: the verdict is compare's)."""
+    if isinstance(e, list) and isinstance(g, list):
+        return len(e) == len(g) and all(_close_any(a, b, ex) for a, b in zip(e, g, strict=True))
+    want, got = _float(e), _float(g)
+    if want is not None and got is not None:
+        return _close(got, want, ex.rtol, ex.atol)
+    try:
+        return bool(e == g)
+    except (TypeError, ValueError):
+        return False
 
 
 # --- probes ---------------------------------------------------------------------------------

@@ -99,9 +99,10 @@ CHECK_LAYERS = {
     "rnnbook.plaindata": set(),  # the grader's NumPy-only child loads it by path
     "rnnbook.memo": {"rnnbook.plaindata"},
     "rnnbook.byhand": {"rnnbook.plaindata"},
-    "rnnbook.compare": {"rnnbook.plaindata", "rnnbook.byhand"},
+    "rnnbook.diagnose": {"rnnbook.plaindata"},  # what is wrong when no listed mistake is
+    "rnnbook.compare": {"rnnbook.plaindata", "rnnbook.byhand", "rnnbook.diagnose"},
     "rnnbook.exercise": {"rnnbook.plaindata", "rnnbook.memo", "rnnbook.byhand",
-                         "rnnbook.compare", "rnnbook.record"},
+                         "rnnbook.compare", "rnnbook.diagnose", "rnnbook.record"},
 }
 
 
