@@ -436,7 +436,10 @@ def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
     e = html.escape
     names = collections.defaultdict(str, {s.student: s.name for s in subs})
     chapters = sorted({r["chapter"] for r in rows})
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Class report</title>"
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>"
+             # a phone lays the page out at its own width, not a desktop's 980 px
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+             "<title>Class report</title>"
              f"<style>{REPORT_STYLE}</style></head><body><h1>Class report</h1>",
              *(f"<p>{e(line)}.</p>" for line in headline(subs, missing))]
     for chapter in chapters:
