@@ -603,12 +603,9 @@ WRONG = {
 }
 
 #: Right answers the check rejects today (issue 35): tests/test_sweep.py holds each as a
-#: strict xfail, red once the check accepts it on every seed (then move it to RIGHT)
-RIGHT_XFAIL = {
-    "torch_from_keras_gru": [
-        (torch_rz_biases_in_ih, "r and z see only bias_ih + bias_hh: any split of it is right"),
-    ],
-}
+#: strict xfail, red once the check accepts it on every seed (then move it to RIGHT).
+#: r and z see only bias_ih + bias_hh, so any split of it is right: accepted since the
+#: conversions are checked by the function they compute. None today.
 
 
 # --- issue 35 (h35s): answers for the checks that test their skill ---------------------------
@@ -668,4 +665,4 @@ def torch_right_biases_split(kernel, recurrent_kernel, bias):
     return w_ih, w_hh, b_ih, b_hh
 
 
-RIGHT["torch_from_keras_gru"].append(torch_right_biases_split)
+RIGHT["torch_from_keras_gru"] += [torch_right_biases_split, torch_rz_biases_in_ih]
