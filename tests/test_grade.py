@@ -604,3 +604,24 @@ def test_a_submission_whose_code_cannot_be_saved_stops_no_other(tmp_path):
     with pytest.raises(OSError, match=r"not saved for 1: gone \(FileNotFoundError\)"):
         similarity.save(tmp_path, subs, cells)
     assert json.loads((tmp_path / "kept" / similarity.CODE).read_text())["chapter"] == STEM
+
+
+def test_no_child_is_started_once_the_budget_is_spent(monkeypatch, tmp_path):
+    """The budget's words: wall time for the whole submission. Once it is spent, the exercises
+    still pending say so and no child is started for them (a TensorFlow child started only to
+    be killed cost a loaded machine 15 s beyond the budget, issue 36)."""
+    sub = tmp_path / "s.ipynb"
+    sub.write_bytes(SOLUTION.read_bytes())
+    grading = run.Run(config.Config(seed=1, budget=30), [sub], tmp_path / "out")
+
+    def started(*args):
+        raise AssertionError("a child was started after the budget ran out")
+
+    monkeypatch.setattr(run.Run, "_attempt", started)
+    graded = grading.gradable[0]
+    graded.deadline = 0.0  # spent long ago (time.monotonic()'s clock)
+    names = [ex.name for ex in EXERCISES]
+    grading._grade_group(graded, "tf", names, tmp_path, set(), reports.Notes())
+    assert graded.answers == dict.fromkeys(names, attempt.budget_spent(30))
+    assert graded.answers[names[0]] == ("was not run: the submission's time budget of 30 s "
+                                        "ran out")

@@ -303,7 +303,7 @@ def settle(events: Events, breach: str | None, status: int | None, skip: set[int
             sub.answers[stage[1]] = (f"went over the submission's time budget of "
                                      f"{budget:g} s")
             pending.remove(stage[1])
-        return f"was not run: the submission's time budget of {budget:g} s ran out"
+        return budget_spent(budget)
     why = breach or (procs.ended(status) if status != 0 else "")
     for name in events.flooded & set(pending):
         sub.answers[name] = FLOODED
@@ -322,6 +322,11 @@ def settle(events: Events, breach: str | None, status: int | None, skip: set[int
     elif pending:
         sub.answers[pending.pop(0)] = why
     return ""
+
+
+def budget_spent(budget: float) -> str:
+    """What each exercise still pending says once the submission's ``budget`` ran out."""
+    return f"was not run: the submission's time budget of {budget:g} s ran out"
 
 
 # --- 6. one stage's end --------------------------------------------------------------------

@@ -503,8 +503,11 @@ class Run:
             if not pending:
                 break
             before = (len(pending), len(skip))
-            stop = self._attempt(sub, kind, pending, skip, skipped,
-                                 work / f"{sub.name}-{kind}{number}")
+            if time.monotonic() > sub.deadline:  # no child is started once it is spent
+                stop = attempt.budget_spent(self.config.budget)
+            else:
+                stop = self._attempt(sub, kind, pending, skip, skipped,
+                                     work / f"{sub.name}-{kind}{number}")
             if stop:
                 for name in pending:
                     sub.answers[name] = stop
