@@ -33,10 +33,16 @@ TOTAL = sum(ex.points for ex in EXERCISES)
 slow = pytest.mark.slow
 
 
-def grade(*args, env=None):
+#: seconds a grading run may take before the submissions are graded (TensorFlow's import in
+#: the grader and its zygote: 280 s were seen at load 20); each submission then takes at most
+#: its --budget (the grader's own words, held by its clock)
+START_UP = 600
+
+
+def grade(*args, env=None, timeout=START_UP + 300):
     """Run the grader; returns the finished process (stdout, stderr, returncode)."""
     return subprocess.run([sys.executable, "-m", "rnnbook.grading", *map(str, args)],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env=None if env is None else {**os.environ, **env})
 
 
@@ -201,8 +207,10 @@ def corpus_run(tmp_path_factory):
     made = corpus.build(subs, out, walls=stand)
     before = {name: digest(path) for name, path in made.items() if path.is_file()}
     package = {p: digest(p) for p in [ROOT / "rnnbook" / name for name in corpus.PACKAGE_FILES]}
+    rounds = -(-len(made) // corpus.WORKERS)  # the submissions, WORKERS at a time
     ran = grade(subs, subs / "late", "--out", out, "--seed", 7, *corpus.LIMITS,
-                *([] if stand else ["--no-walls"]), env={"CORPUS_TOKEN": corpus.SECRET})
+                *([] if stand else ["--no-walls"]), env={"CORPUS_TOKEN": corpus.SECRET},
+                timeout=START_UP + rounds * corpus.BUDGET)
     yield {"run": ran, "out": out, "subs": subs, "made": made, "before": before,
            "package": package, "walls": stand}
     for folder in (ROOT, ROOT / "rnnbook", ROOT / "solutions", subs, out):

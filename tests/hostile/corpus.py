@@ -41,9 +41,9 @@ LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
 #: it is stopped; a cell cut at CELL_TIMEOUT s leaves BUDGET - CELL_TIMEOUT s for the notebook's
 #: three runs (its other cells, both children, the restart), 40 s where 10 s ran out at load 20;
 #: the budget eater's cells sleep half a cell's limit each, and together more than BUDGET.
-TIMEOUT, CELL_TIMEOUT, BUDGET, MEMORY = 8, 20, 60, 1200
+TIMEOUT, CELL_TIMEOUT, BUDGET, MEMORY, WORKERS = 8, 20, 60, 1200, 2
 CUT = f"went over the time limit of {CELL_TIMEOUT} s; it was skipped"  # a cell's note
-LIMITS = ["--workers", "2", "--timeout", str(TIMEOUT), "--memory", str(MEMORY),
+LIMITS = ["--workers", str(WORKERS), "--timeout", str(TIMEOUT), "--memory", str(MEMORY),
           "--cell-timeout", str(CELL_TIMEOUT), "--budget", str(BUDGET), "--processes", "64"]
 LINK = "a link, not a file"  # the one-line error of a submission that is a link
 FORGED = "FORGED: the grader is wrong"  # chosen_exception's class name: in no class report
