@@ -12,8 +12,9 @@ graded.
 import argparse
 import pathlib
 import sys
+import time
 
-from rnnbook.grading import config, run
+from rnnbook.grading import config, profile, run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -30,6 +31,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    profile.ENTERED[:] = [time.monotonic()]
     args = parser().parse_args(argv)
     try:
         settings = config.from_args(args).check()

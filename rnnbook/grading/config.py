@@ -148,6 +148,9 @@ class Config:
         unit="ROSTER", parse=lambda text: str(pathlib.Path(text)))
     class_report: bool = option(
         True, "skip class-report.html and .csv (Gradescope grades one at a time)")
+    profile: bool = option(
+        False, "say where the run's wall time went, from the grader's start: on stderr, "
+               "and in --out's profile.csv")
 
     def check(self) -> "Config":
         """This config, or a ValueError saying in one line what is wrong and why."""

@@ -24,14 +24,17 @@ import pathlib
 import shutil
 import sys
 import tempfile
+import time
 
 from rnnbook import checks
-from rnnbook.grading import cli
+from rnnbook.grading import cli, profile
 from rnnbook.grading.config import EXERCISES, Config, from_settings
 from rnnbook.grading.results import Report
 from rnnbook.grading.walls import STUBBED
 
 SETTINGS = "autograder.json"
+#: set to 1 in the environment: the grader's --profile, on stderr (make bench's cold rows)
+PROFILE = "RNNBOOK_PROFILE"
 #: what Gradescope fixes whatever the bundle says: one submission per container, walls
 #: where the container allows them, no class report
 ON_GRADESCOPE = {"workers": 1, "walls": "auto", "class_report": False}
@@ -112,8 +115,9 @@ def lock(source: str | pathlib.Path) -> list[pathlib.Path]:
     return changed
 
 
-def run(root: str | pathlib.Path) -> Report:
-    """Grade ``root/submission`` into ``root/results/results.json``; returns its report."""
+def run(root: str | pathlib.Path, profiled: bool = False) -> Report:
+    """Grade ``root/submission`` into ``root/results/results.json``; returns its report
+    (``profiled``: the grader's ``--profile``, on stderr)."""
     root = pathlib.Path(root)
     if os.geteuid() == 0:
         lock(root / "source")
@@ -125,7 +129,7 @@ def run(root: str | pathlib.Path) -> Report:
         report = failed(f"the bundle's settings are wrong ({error}); tell your "
                         "instructor")
     else:
-        report = _graded(root, config)
+        report = _graded(root, dataclasses.replace(config, profile=profiled))
     (results_dir / "results.json").write_text(report.json_text())
     return report
 
@@ -167,12 +171,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="Gradescope's folder (default: $AUTOGRADER_ROOT or /autograder)")
     parser.add_argument("--lock", action="store_true",
                         help="only make the instructor's side of source/ root-only (setup.sh)")
+    profile.ENTERED[:] = [time.monotonic()]
     args = parser.parse_args(argv)
     if args.lock:
         lock(args.root / "source")
         print("instructor's side: root only", file=sys.stderr)
         return 0
-    report = run(args.root)
+    report = run(args.root, os.environ.get(PROFILE) == "1")
     print(f"rnnbook.grading.gradescope: {report.score:g} points; wrote "
           f"{args.root / 'results' / 'results.json'}", file=sys.stderr)
     return 0

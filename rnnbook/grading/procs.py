@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from typing import Any, Sequence
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -33,6 +34,8 @@ class Zygote:
 
     def __init__(self, kind: str, args: list[str], env: dict[str, str], log: Any) -> None:
         self.kind = kind
+        self.started = time.monotonic()  # (--profile: the zygote's spans, from here)
+        self.times: list[list[Any]] = []  # [what, start, end] of its start-up, once ready
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         flags = ["-I", "-S"] if kind == "numpy" else ["-I"]
         self.proc = subprocess.Popen(
@@ -66,6 +69,7 @@ class Zygote:
                 message = json.loads(data)
                 if "ready" in message:
                     self.ready = True
+                    self.times = message.get("times", [])
                 elif "failed" in message:
                     self.ready = message["failed"]
                 elif "forked" in message:

@@ -36,11 +36,12 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 from rnnbook import checks, source
-from rnnbook.environment import TF_ENV, call_with_roomy_stack
-from rnnbook.grading import attempt, procs, results, similarity, walls, wire
+from rnnbook.environment import TF_ENV, call_with_roomy_stack, import_tensorflow
+from rnnbook.grading import attempt, procs, profile, results, similarity, walls, wire
 from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import ROOT, SOLUTIONS, Config, child_limits
 from rnnbook.grading.job import Job
+from rnnbook.grading.profile import PROFILE, Profile
 
 if TYPE_CHECKING:
     import nbformat
@@ -268,9 +269,11 @@ def numpy_only(work: pathlib.Path) -> tuple[pathlib.Path, list[str]]:
 
 class Run:
     def __init__(self, config: Config, paths: list[pathlib.Path], out: pathlib.Path,
-                 table_file: str | os.PathLike[str] | None = None) -> None:
+                 table_file: str | os.PathLike[str] | None = None,
+                 profile: Profile | None = None) -> None:
         self.config = config
         self.out = out
+        self.profile = profile or Profile()  # where the wall time goes (--profile)
         self.cells = exercise_cells(table_file)
         self.subs = [results.Submission(path=p, name=n)
                      for p, n in zip(paths, results.names(paths), strict=True)]
@@ -455,11 +458,14 @@ class Run:
     def compute_oracle(self) -> None:
         """TensorFlow (and the instructor's reference) answer the trials, here."""
         try:
+            with self.profile.span("oracle", "import TensorFlow"):
+                import_tensorflow()
             for stem in self.chapters:
                 table: dict[str, tuple[Any, Any]] = {}
                 for _, ex in self.tables[stem]:
                     cases = self.cases[(stem, ex.name)]
-                    table[ex.name] = (cases, [ex.oracle(case) for case in cases])
+                    with self.profile.span("oracle", f"{ex.number} {ex.name}"):
+                        table[ex.name] = (cases, [ex.oracle(case) for case in cases])
                 self.oracle[stem] = table
                 self.oracle_ready[stem].set()
         except Exception as error:  # noqa: BLE001 - said once, every report waits on it
@@ -529,6 +535,7 @@ class Run:
                           pids_cgroup=bool(self.cgroups))
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
+        forked = time.monotonic()
         group = (self.cgroups.group(self.config.memory, self.config.processes)
                  if self.cgroups else None)
         try:
@@ -544,11 +551,36 @@ class Run:
         finally:
             status = child.end()
             shutil.rmtree(workdir, ignore_errors=True)
+            self._profile_child(f"child {kind} ({sub.file})", forked, events.times)
         breach = breach or child.killed_for_memory(self.config)
         stop = attempt.settle(events, breach, status, skip, skipped, self.config.budget)
         if stop == attempt.NO_SANDBOX:
             log(f"error: {sub.shown}: {events.walls_failed}")
         return stop
+
+    def _profile_child(self, who: str, forked: float,
+                       times: list[tuple[attempt.Stage, float, float]]) -> None:
+        """A child's spans: its fork and walls (to its first stage), its cells together, each
+        exercise, its end (to now)."""
+        first = times[0][1] if times else time.monotonic()
+        self.profile.add(who, "fork, walls, limits", forked, first)
+        cells = [t for t in times if t[0][0] == "cell"]
+        if cells:
+            self.profile.add(who, f"the notebook's {len(cells)} code cells", cells[0][1],
+                             cells[-1][2])
+        for stage, start, end in times:
+            if stage[0] == "exercise":
+                self.profile.add(who, f"exercise {stage[1]}", start, end)
+        self.profile.add(who, "exit", times[-1][2] if times else first)
+
+    def profile_zygotes(self) -> None:
+        """Each zygote's start-up steps, as it said them (once ready)."""
+        for kind, zygote in self.zygotes.items():
+            if zygote.times:
+                self.profile.add(f"zygote {kind}", "python start", zygote.started,
+                                 zygote.times[0][1])
+            for what, start, end in zygote.times:
+                self.profile.add(f"zygote {kind}", what, start, end)
 
     # --- the whole run ------------------------------------------------------------------------
 
@@ -678,7 +710,11 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
     except rosters.RosterError as error:
         raise GradeError(str(error)) from None
     out = pathlib.Path(out)
-    run = Run(config, paths, out, table_file)
+    prof = Profile()
+    if profile.ENTERED:
+        prof.add("grader", "python start, the grader's imports", prof.born, profile.ENTERED[0])
+    with prof.span("grader", "read the submissions, draw the trials"):
+        run = Run(config, paths, out, table_file, prof)
     if out.exists() and not config.overwrite:
         taken = [s.name for s in run.subs if (out / s.name).exists()]
         if (out / results.GRADEBOOK).exists() or taken:
@@ -697,37 +733,46 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
     oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
     try:
         if run.gradable:
-            run.start_zygotes(work)
+            with prof.span("grader", "start the zygotes"):
+                run.start_zygotes(work)
             oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
-            run.build_walls(work)
-            run.count()
+            with prof.span("grader", "probe the walls (once each zygote is ready)"):
+                run.build_walls(work)
+            with prof.span("grader", "find the cgroups"):
+                run.count()
             workers = min(config.workers, len(run.gradable))
             log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
                 f"time, seed {run.seed}, limits {config.limits_text()}, "
                 f"walls: {run.isolation}")
             started = time.monotonic()
+            run.profile_zygotes()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = {pool.submit(run.grade_one, sub, work): sub for sub in run.gradable}
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                     sub = futures[future]
                     if sub.error:
                         log(f"error: {sub.error}")
-                    rows[sub.name] = run.report(sub)
-                    outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
+                    with prof.span("grader", f"wait for the oracle, report {sub.file}"):
+                        rows[sub.name] = run.report(sub)
+                        outputs.write(f"{sub.name}/", results.write, out, sub,
+                                      rows[sub.name])
                     log(progress(done, len(run.gradable), sub, time.monotonic() - started))
     finally:
-        for zygote in run.zygotes.values():
-            zygote.close()
-        if run.cgroups:
-            run.cgroups.close()
-        shutil.rmtree(work, ignore_errors=True)
+        with prof.span("grader", "close the zygotes, clean up"):
+            for zygote in run.zygotes.values():
+                zygote.close()
+            if run.cgroups:
+                run.cgroups.close()
+            shutil.rmtree(work, ignore_errors=True)
     if oracle.ident:
         oracle.join()
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
+    ended = time.monotonic()
     outputs.write(results.GRADEBOOK, lambda: results.write_atomic(
         out / results.GRADEBOOK, results.gradebook(ordered, run.tables, roster)))
+    prof.add("grader", "the gradebook", ended)
     match = rosters.match_roster(run.subs, roster or [])
     if roster is not None:
         missing = [student.who() for student in match.missing]
@@ -739,10 +784,17 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
         for why in dict.fromkeys(match.clash.values()):
             log(f"error: {why}")
     # each exercise's code, for "Similar submissions"
-    outputs.write("exercise-code.json", similarity.save, out, run.subs, run.cells)
+    with prof.span("grader", "each exercise's code (similarity)"):
+        outputs.write("exercise-code.json", similarity.save, out, run.subs, run.cells)
     if config.class_report:
-        outputs.write(results.TIMINGS, _timings, out, ordered)
-        outputs.write("the class report", _class_report, out)
+        with prof.span("grader", "the class report"):
+            outputs.write(results.TIMINGS, _timings, out, ordered)
+            outputs.write("the class report", _class_report, out)
+    if config.profile:
+        prof.add("grader", "the whole run, to here", prof.born)
+        for line in prof.lines():
+            log(f"profile {line}")
+        outputs.write(PROFILE, prof.write, out)
     for sub, report in ordered:  # every submission, by its student's name where known
         student = match.student.get(sub.name)
         who = f"{student.name or student.id} ({sub.file})" if student else sub.file
