@@ -14,7 +14,7 @@ import pathlib
 import sys
 import time
 
-from rnnbook.grading import config, profile, run
+from rnnbook.grading import config, procs, profile, run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -41,11 +41,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def grade_with(settings: config.Config, submissions: list[str], out: pathlib.Path,
-               exercises: pathlib.Path | None = None) -> int:
-    """Grade with checked ``settings``; the exit status (Gradescope's side calls it)."""
+               exercises: pathlib.Path | None = None, early: procs.Early | None = None) -> int:
+    """Grade with checked ``settings``; the exit status (Gradescope's side calls it, with
+    its ``early`` zygotes)."""
     run._stderr()  # before anything can move fd 2
     try:
-        return run.grade(settings, submissions, out, exercises)
+        return run.grade(settings, submissions, out, exercises, early)
     except run.GradeError as error:
         run.log(f"error: {error}")
         return 2

@@ -36,6 +36,9 @@ INSTRUCTORS = ROOT / "book" / "instructors.md"
 #: the table of exercises (number, name, points, kind per chapter) the Gradescope bundle
 #: carries in place of solutions/
 EXERCISES = "exercises.json"
+#: a bundle built with a fixed seed: TensorFlow's expected answers on that seed's trials,
+#: computed by the oracles when the bundle is built (next to EXERCISES; root-only on Gradescope)
+EXPECTED = "expected.pickle"
 WALLS = ("required", "auto", "off")
 #: Gradescope's visibility of each test's output (its trials): shown at once, never,
 #: after the due date, or once the grades are published

@@ -21,25 +21,26 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import hashlib
 import importlib.util
 import json
 import os
 import pathlib
+import pickle
 import secrets
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
-from rnnbook import checks, source
-from rnnbook.environment import TF_ENV, call_with_roomy_stack, import_tensorflow
+from rnnbook import __version__, checks, source
+from rnnbook.environment import call_with_roomy_stack, import_tensorflow
 from rnnbook.grading import attempt, procs, profile, results, similarity, walls, wire
 from rnnbook.grading import roster as rosters
-from rnnbook.grading.config import ROOT, SOLUTIONS, Config, child_limits
+from rnnbook.grading.config import EXPECTED, ROOT, SOLUTIONS, Config, child_limits
 from rnnbook.grading.job import Job
 from rnnbook.grading.profile import PROFILE, Profile
 
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
 
     from rnnbook.exercise import Case, Exercise
 
-#: a child's thread pools, one thread each: --workers children share the cores
-ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
 NOBODY = 65534
 STUB = ROOT / "rnnbook" / "grading" / "templates" / "learner-stub.py"
 
@@ -95,6 +94,52 @@ def exercise_cells(table_file: str | os.PathLike[str] | None = None
                 found[stem] = source.exercises(source.read(path), f"solutions/{stem}.ipynb")
             except source.SourceError as error:  # the instructor's side is broken: say so
                 raise GradeError(str(error)) from None
+    return found
+
+
+def trials_digest(cases: list[Case]) -> str:
+    """A digest of an exercise's trials: the bundle's expected answers are used only for the
+    very trials they were computed on ("" for trials that cannot be pickled)."""
+    try:
+        return hashlib.sha256(pickle.dumps(cases, protocol=4)).hexdigest()
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return ""
+
+
+def expected_answers(stem: str, seed: int) -> bytes:
+    """The bundle's :data:`~.config.EXPECTED` for a fixed ``seed`` (``make autograder
+    SEED=N``): each exercise's expected answers on that seed's trials, computed here by its
+    oracle (TensorFlow) as a grading run computes them, with the digest of the trials
+    (:func:`trials_digest`); pickled (the bundle is the instructor's own code). An exercise
+    whose trials cannot be digested is left out: the grader computes it."""
+    chapter = checks.load(stem)
+    found = {}
+    for ex in chapter.exercises:
+        cases = chapter.trial_cases(ex.name, seed)
+        digest = trials_digest(cases)
+        if digest:
+            found[ex.name] = (digest, [ex.oracle(case) for case in cases])
+    return pickle.dumps({"chapter": stem, "seed": seed, "version": __version__,
+                         "exercises": found}, protocol=4)
+
+
+def read_expected(path: pathlib.Path, seed: int,
+                  cases: dict[tuple[str, str], list[Case]]) -> dict[tuple[str, str], Any]:
+    """``{(chapter, exercise): expected answers}`` from a bundle's :data:`~.config.EXPECTED`
+    at ``path``, for the exercises whose trials are ``cases``' (same seed, same version, same
+    trials by digest); ``{}`` when there is none (the oracle computes them all)."""
+    try:
+        data = pickle.loads(path.read_bytes())  # noqa: S301 - the bundle's own, root-only
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return {}
+    if (not isinstance(data, dict) or data.get("seed") != seed
+            or data.get("version") != __version__):
+        return {}
+    found = {}
+    for name, (digest, expected) in data.get("exercises", {}).items():
+        key = (data.get("chapter"), name)
+        if key in cases and digest and trials_digest(cases[key]) == digest:
+            found[key] = expected
     return found
 
 
@@ -245,24 +290,6 @@ def find_notebooks(paths: Sequence[str | pathlib.Path]) -> list[pathlib.Path]:
     return found
 
 
-def numpy_only(work: pathlib.Path) -> tuple[pathlib.Path, list[str]]:
-    """A folder under ``work`` holding only NumPy (the NumPy-only zygote's import path), and
-    the folders it links to (the walls let the child read them)."""
-    prefix = work / "numpy-only"
-    prefix.mkdir()
-    spec = importlib.util.find_spec("numpy")
-    if spec is None or spec.origin is None:
-        raise GradeError("NumPy cannot be found, so the NumPy-only child cannot start")
-    real = pathlib.Path(spec.origin).resolve().parent
-    (prefix / "numpy").symlink_to(real)
-    dirs = [str(prefix), str(real)]
-    libs = real.parent / "numpy.libs"
-    if libs.is_dir():
-        (prefix / "numpy.libs").symlink_to(libs)
-        dirs.append(str(libs))
-    return prefix, dirs
-
-
 # ---------------------------------------------------------------------------------------------
 # The run
 
@@ -305,6 +332,13 @@ class Run:
                 self.kind[key] = "numpy" if plain is not None else "tf"
                 self.trials[key] = plain if plain is not None else cases
                 self.bound[key] = wire.answer_bound(cases)
+        #: (chapter, exercise) -> its expected answers from the bundle (built with this seed):
+        #: the oracle computes only the others
+        self.expected: dict[tuple[str, str], Any] = {}
+        if table_file and self.chapters:
+            with self.profile.span("grader", "read the bundle's expected answers"):
+                self.expected = read_expected(pathlib.Path(table_file).with_name(EXPECTED),
+                                              self.seed, self.cases)
         # chapter -> {exercise: (cases, expected answers)}, once TensorFlow has them
         self.oracle: dict[str, dict[str, tuple[Any, Any]]] = {}
         self.oracle_ready = {s: threading.Event() for s in self.chapters}
@@ -321,25 +355,35 @@ class Run:
     # --- set-up -----------------------------------------------------------------------------
 
     def env(self, home: str | pathlib.Path) -> dict[str, str]:
-        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-                "TMPDIR": "/tmp", "RNNBOOK_GRADING": "1", "MPLBACKEND": "Agg",
-                "PYTHONDONTWRITEBYTECODE": "1", **TF_ENV, **ONE_CORE}
+        return procs.child_env(home)
 
-    def start_zygotes(self, work: pathlib.Path) -> None:
+    def start_zygotes(self, work: pathlib.Path, early: procs.Early | None = None) -> None:
+        """A zygote per kind of child this run needs: those ``early`` started (the same
+        chapter) are taken, the others it started closed."""
         kinds = sorted({self.kind[k] for k in self.kind if k[0] in self.chapters})
-        self.zlog = work / "zygotes.log"
-        zlog = open(self.zlog, "wb")  # noqa: SIM115 - open while they run
+        self.zlog = work / procs.ZYGOTE_LOG
+        zlog = open(self.zlog, "ab")  # noqa: SIM115 - open while they run
         home = work / "zygote-home"
-        home.mkdir()
+        home.mkdir(exist_ok=True)
         for kind in kinds:
+            taken = early.take(kind, self.chapters) if early else None
+            if early and taken:
+                self.zygotes[kind] = taken
+                self.numpy_dirs = early.numpy_dirs if kind == "numpy" else self.numpy_dirs
+                continue
             if kind == "numpy":
                 args = [str(self._numpy_prefix(work))]
             else:
                 args = [str(ROOT), *self.chapters]
             self.zygotes[kind] = procs.Zygote(kind, args, self.env(home), zlog)
+        if early:
+            early.close()
 
     def _numpy_prefix(self, work: pathlib.Path) -> pathlib.Path:
-        prefix, self.numpy_dirs = numpy_only(work)
+        try:
+            prefix, self.numpy_dirs = procs.numpy_only(work)
+        except procs.ZygoteError as error:
+            raise GradeError(str(error)) from None
         return prefix
 
     def walls_spec(self, kind: str, work: pathlib.Path,
@@ -456,14 +500,19 @@ class Run:
     # --- oracle -------------------------------------------------------------------------------
 
     def compute_oracle(self) -> None:
-        """TensorFlow (and the instructor's reference) answer the trials, here."""
+        """TensorFlow (and the instructor's reference) answer the trials, here (but those the
+        bundle holds the answers of: :func:`read_expected`)."""
         try:
-            with self.profile.span("oracle", "import TensorFlow"):
-                import_tensorflow()
             for stem in self.chapters:
                 table: dict[str, tuple[Any, Any]] = {}
                 for _, ex in self.tables[stem]:
                     cases = self.cases[(stem, ex.name)]
+                    if (stem, ex.name) in self.expected:  # TensorFlow's, at the bundle's build
+                        table[ex.name] = (cases, self.expected[(stem, ex.name)])
+                        continue
+                    if "tensorflow" not in sys.modules:
+                        with self.profile.span("oracle", "import TensorFlow"):
+                            import_tensorflow()
                     with self.profile.span("oracle", f"{ex.number} {ex.name}"):
                         table[ex.name] = (cases, [ex.oracle(case) for case in cases])
                 self.oracle[stem] = table
@@ -699,8 +748,10 @@ def progress(done: int, total: int, sub: results.Submission, seconds: float,
 
 
 def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
-          table_file: str | os.PathLike[str] | None = None) -> int:
-    """Grade ``submissions`` (paths) into ``out``; returns the exit status."""
+          table_file: str | os.PathLike[str] | None = None,
+          early: procs.Early | None = None) -> int:
+    """Grade ``submissions`` (paths) into ``out``; returns the exit status. ``early``: the
+    zygotes started before the grader's imports (Gradescope's side), and their folder."""
     sys.dont_write_bytecode = True  # no .pyc of the reference (or any of ours) for a child to find
     paths = find_notebooks(submissions)
     if not paths:
@@ -728,13 +779,12 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
             log(f"error: {sub.error}")
             rows[sub.name] = run.report(sub)
             outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
-    work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
-    os.chmod(work, 0o711)  # (a child run as nobody, without walls, must reach its own folder)
+    work = early.work if early else procs.work_folder()
     oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
     try:
         if run.gradable:
             with prof.span("grader", "start the zygotes"):
-                run.start_zygotes(work)
+                run.start_zygotes(work, early)
             oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
             with prof.span("grader", "probe the walls (once each zygote is ready)"):
                 run.build_walls(work)
@@ -759,6 +809,8 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
                     log(progress(done, len(run.gradable), sub, time.monotonic() - started))
     finally:
         with prof.span("grader", "close the zygotes, clean up"):
+            if early:  # (those no submission needed)
+                early.close()
             for zygote in run.zygotes.values():
                 zygote.close()
             if run.cgroups:
