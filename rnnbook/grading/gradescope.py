@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # (imported when needed: after the zygotes started)
 
 SETTINGS = "autograder.json"
 #: set to 1 in the environment: the grader's --profile, on stderr (make bench's cold rows)
-PROFILE = "RNNBOOK_PROFILE"
+PROFILE_ENV = "RNNBOOK_PROFILE"
 #: what Gradescope fixes whatever the bundle says: one submission per container, walls
 #: where the container allows them, no class report
 ON_GRADESCOPE = {"workers": 1, "walls": "auto", "class_report": False}
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         lock(args.root / "source")
         print("instructor's side: root only", file=sys.stderr)
         return 0
-    report = run(args.root, os.environ.get(PROFILE) == "1")
+    report = run(args.root, os.environ.get(PROFILE_ENV) == "1")
     print(f"rnnbook.grading.gradescope: {report.score:g} points; wrote "
           f"{args.root / 'results' / 'results.json'}", file=sys.stderr)
     return 0
