@@ -17,7 +17,8 @@ in CHANGELOG.md).
 5. For EACH chapter, one submission cold, as Gradescope grades it: the chapter's bundle
    (``make autograder``) unpacked as Gradescope unpacks it, the solution in ``submission/``,
    and ``run_autograder`` run once from a fresh process (the interpreter's start, the
-   grader's imports, the zygotes, walls, children, report: everything). Twice: with the
+   grader's imports, the zygotes, walls, children, report: everything; the bundle with the
+   generous ``LIMITS``). Twice: with the
    bundle built with ``SEED=0`` (TensorFlow's expected answers come from the bundle) and
    without a seed (a fresh seed: the grader's oracle imports TensorFlow and computes them).
    Goal: at most 1.1x the yardstick (issue 39). With the peak memory of the whole process
@@ -206,7 +207,7 @@ def gradescope_root(stem, tmp, seeded):
     name = f"{stem}-{'seed' if seeded else 'fresh'}"
     bundle = tmp / f"{name}.zip"
     subprocess.run([sys.executable, "-m", "rnnbook.grading.release", "autograder", "--chapter",
-                    stem, *(["--seed", SEED] if seeded else []), "--out", str(bundle)],
+                    stem, *(["--seed", SEED] if seeded else []), *LIMITS, "--out", str(bundle)],
                    cwd=ROOT, env=ENV, check=True, capture_output=True)
     root = tmp / name
     with zipfile.ZipFile(bundle) as z:
@@ -265,8 +266,10 @@ def cold(stem, tmp, bare):
         result = json.loads((root / "results" / "results.json").read_text())
         top = sum(test["max_score"] for test in result.get("tests", []))
         if not top or result["score"] != top:
+            short = [f"{t['name']}: {t['output'][:200]}" for t in result.get("tests", [])
+                     if t["score"] != t["max_score"]]
             raise SystemExit(f"bench: Chapter {number}'s solution did not get full marks on "
-                             f"Gradescope's path: {result.get('output', '')[:500]}")
+                             f"Gradescope's path: {result.get('output', '')[:500]} {short}")
         ratio = took / bare
         how = "seed 0, expected answers from the bundle" if seeded else "a fresh seed, oracle"
         print(f"Chapter {number} cold ({how}): {took:5.2f} s = {ratio:.2f}x import (goal <= "

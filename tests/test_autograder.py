@@ -328,3 +328,31 @@ def shifted(value):
     if isinstance(value, dict):
         return {key: shifted(item) for key, item in value.items()}
     return value
+
+
+def test_gradescope_starts_the_zygotes_before_its_own_imports(tmp_path):
+    """Gradescope's side imports none of the grader's heavy modules before it has started the
+    bundle's chapter's zygotes (procs.Early), and the run takes them: the profile shows both
+    zygotes started before the grader read the submission, and none started again."""
+    bare = subprocess.run(
+        [sys.executable, "-c", "import sys, rnnbook.grading.gradescope as g; print(sorted("
+         "m for m in ('nbformat', 'rnnbook.checks', 'rnnbook.grading.run', 'tensorflow') "
+         "if m in sys.modules))"], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert bare.stdout.split() == ["[]"], bare.stdout
+    root = unpack(release.autograder(tmp_path / "a.zip", chapter=STEM), tmp_path / "ag")
+    shutil.copy(SOLUTION, root / "submission" / f"{STEM}.ipynb")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "RNNBOOK_PYTHON": sys.executable,
+           "RNNBOOK_PROFILE": "1"}
+    ran = subprocess.run([str(root / "run_autograder")], capture_output=True, text=True,
+                         timeout=600, env=env, cwd=root)
+    spans = {}
+    for line in ran.stderr.splitlines():
+        if line.startswith("grade: profile "):
+            start, _, rest = line.removeprefix("grade: profile ").partition("-")
+            spans.setdefault(rest.split(" s  ", 1)[1], []).append(float(start))
+    read = spans["grader: read the submissions, draw the trials"][0]
+    for kind in ("numpy", "tf"):
+        assert len(spans[f"zygote {kind}: python start"]) == 1, spans
+        assert spans[f"zygote {kind}: python start"][0] < read, spans
+    assert json.loads((root / "results" / "results.json").read_text())["score"] == sum(
+        ex.points for ex in source_exercises())
