@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from rnnbook.grading import attempt, config, procs, run, walls, wire
+from rnnbook.grading import attempt, config, procs, walls, wire
 from rnnbook.grading.results import Notes, Submission
 from rnnbook.plaindata import Raised
 
@@ -327,7 +327,7 @@ def test_a_cells_end_is_a_note_only_when_it_raised():
 @pytest.fixture(scope="module")
 def zygote(tmp_path_factory):
     work = tmp_path_factory.mktemp("zygote")
-    prefix, _ = run.numpy_only(work)
+    prefix, _ = procs.numpy_only(work)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "LANG": "C.UTF-8"}
     with open(work / "zygote.log", "wb") as log:
         made = procs.Zygote("numpy", [prefix], env, log)

@@ -273,3 +273,86 @@ def test_make_autograder_takes_every_option_the_bundle_carries(tmp_path):
     assert {name: settings[name] for name in wanted} == wanted
     graded = config.from_settings(settings, **gradescope.ON_GRADESCOPE)
     assert {name: getattr(graded, name) for name in wanted} == wanted
+
+
+@pytest.mark.slow
+def test_a_bundle_with_a_fixed_seed_carries_tensorflows_answers_for_those_trials_only(
+        tmp_path):
+    """``make autograder SEED=N`` computes TensorFlow's expected answers on that seed's trials
+    once (``expected.pickle``, root-only after the lock); the grader takes them for the very
+    trials they were computed on (same seed, same digest) and computes any other itself. The
+    answers are read: forged ones in the bundle change the verdict."""
+    import pickle
+
+    from rnnbook import checks
+    from rnnbook.grading import run
+
+    root = unpack(release.autograder(tmp_path / "a.zip", chapter=STEM, seed=5), tmp_path / "ag")
+    path = root / "source" / config.EXPECTED
+    chapter = checks.load(STEM)
+    cases = {(STEM, ex.name): chapter.trial_cases(ex.name, 5) for ex in chapter.exercises}
+    found = run.read_expected(path, 5, cases)
+    assert set(found) == set(cases)
+    for (_, name), expected in found.items():  # TensorFlow's own answers, as the grader's
+        again = [chapter[name].oracle(case) for case in cases[(STEM, name)]]
+        assert pickle.dumps(expected) == pickle.dumps(again), name
+    assert run.read_expected(path, 6, cases) == {}  # another seed: the grader computes them
+    first = chapter.exercises[0].name
+    other = {**cases, (STEM, first): chapter.trial_cases(first, 6)}
+    assert (STEM, first) not in run.read_expected(path, 5, other)  # other trials: the same
+
+    shutil.copy(SOLUTION, root / "submission" / f"{STEM}.ipynb")
+    full = sum(ex.points for ex in source_exercises())
+    assert gradescope.run(root).score == full
+    assert path.stat().st_mode & 0o077 == 0  # locked with the settings
+    data = pickle.loads(path.read_bytes())
+    forged = chapter.exercises[-1].name  # its answers shifted by one, the digest kept
+    digest, expected = data["exercises"][forged]
+    data["exercises"][forged] = (digest, shifted(expected))
+    path.write_bytes(pickle.dumps(data))
+    report = gradescope.run(root)
+    failed = [t.name for t in report.tests if t.score < t.max_score]
+    assert failed == [f"Exercise {chapter[forged].number} {forged}"], failed
+
+
+def shifted(value):
+    """``value`` with every array and float one larger (its structure kept)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray) or (isinstance(value, float)):
+        return value + 1
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return type(value)(*map(shifted, value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(map(shifted, value))
+    if isinstance(value, dict):
+        return {key: shifted(item) for key, item in value.items()}
+    return value
+
+
+def test_gradescope_starts_the_zygotes_before_its_own_imports(tmp_path):
+    """Gradescope's side imports none of the grader's heavy modules before it has started the
+    bundle's chapter's zygotes (procs.Early), and the run takes them: the profile shows both
+    zygotes started before the grader read the submission, and none started again."""
+    bare = subprocess.run(
+        [sys.executable, "-c", "import sys, rnnbook.grading.gradescope as g; print(sorted("
+         "m for m in ('nbformat', 'rnnbook.checks', 'rnnbook.grading.run', 'tensorflow') "
+         "if m in sys.modules))"], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert bare.stdout.split() == ["[]"], bare.stdout
+    root = unpack(release.autograder(tmp_path / "a.zip", chapter=STEM), tmp_path / "ag")
+    shutil.copy(SOLUTION, root / "submission" / f"{STEM}.ipynb")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "RNNBOOK_PYTHON": sys.executable,
+           "RNNBOOK_PROFILE": "1"}
+    ran = subprocess.run([str(root / "run_autograder")], capture_output=True, text=True,
+                         timeout=600, env=env, cwd=root)
+    spans = {}
+    for line in ran.stderr.splitlines():
+        if line.startswith("grade: profile "):
+            start, _, rest = line.removeprefix("grade: profile ").partition("-")
+            spans.setdefault(rest.split(" s  ", 1)[1], []).append(float(start))
+    read = spans["grader: read the submissions, draw the trials"][0]
+    for kind in ("numpy", "tf"):
+        assert len(spans[f"zygote {kind}: python start"]) == 1, spans
+        assert spans[f"zygote {kind}: python start"][0] < read, spans
+    assert json.loads((root / "results" / "results.json").read_text())["score"] == sum(
+        ex.points for ex in source_exercises())

@@ -22,6 +22,10 @@ def test_the_benchmark_runs_every_step():
     for number in NUMBERS:  # every chapter's marginal cost, and its row in the table
         assert f"Chapter {number}: marginal cost of one more submission" in out, out
         assert any(line.startswith(f"| {number} | ") for line in out.splitlines()), out
+    for how in ("seed 0, expected answers from the bundle", "a fresh seed, oracle"):
+        # one submission cold, as run_autograder grades it, with where the time went
+        assert f"Chapter 1 cold ({how}): " in out, out
+    assert "zygote tf ready at" in out and "| cold, seed in the bundle |" in out
 
 
 def test_the_benchmark_refuses_an_unknown_argument():
@@ -29,7 +33,7 @@ def test_the_benchmark_refuses_an_unknown_argument():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
-        "bench: unknown argument '--fast' (options: --quick, --chapter N (repeatable))"]
+        "bench: unknown argument '--fast' (options: --quick, --cold, --chapter N (repeatable))"]
 
 
 def test_the_benchmark_refuses_an_unknown_chapter():

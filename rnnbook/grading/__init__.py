@@ -10,6 +10,7 @@ Modules, one job each:
 - :mod:`.zygote`      imports what children need once and forks them (NumPy-only, or TensorFlow)
 - :mod:`.wire`        the protocol between grader and child (JSON lines, bounded, plain data)
 - :mod:`.procs`       process control: zygotes, process trees, memory, killing
+- :mod:`.profile`     ``--profile``: where a run's wall time goes
 - :mod:`.walls`       the Linux namespaces around each child
 - :mod:`.results`     results.json, feedback.md and the gradebook; safe report names
 - :mod:`.classreport` the class report: ``python -m rnnbook.grading.classreport DIR``

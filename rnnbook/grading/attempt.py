@@ -162,7 +162,8 @@ class Events:
     """What the child said so far. ``stage`` is the last stage of ``plan`` that started (None:
     none yet), ``open`` whether it has not ended, ``deadline`` when its time is up (by
     ``clock``); ``flooded`` the exercises that sent a line too long while open;
-    ``walls_failed`` why the child could not build its walls (its first event said so).
+    ``walls_failed`` why the child could not build its walls (its first event said so);
+    ``times`` when each stage started and ended, by ``clock`` (``--profile``).
     A stage's end is finished by :func:`finish_stage`, into ``sub`` and ``pending``."""
 
     def __init__(self, sub: Submission, plan: list[Stage], pending: list[str],
@@ -176,6 +177,7 @@ class Events:
         self.deadline = clock() + limits.cell_timeout  # until the first cell starts
         self.flooded: set[str] = set()
         self.walls_failed = ""
+        self.times: list[tuple[Stage, float, float]] = []
 
     @property
     def stage(self) -> Stage | None:
@@ -206,9 +208,12 @@ class Events:
             return
         if event.get("status") == "start" and self.position.get(stage, -1) > self.at:
             self.at, self.open = self.position[stage], True
-            self.deadline = self.clock() + time_limit(self.limits, stage)
+            now = self.clock()
+            self.deadline = now + time_limit(self.limits, stage)
+            self.times.append((stage, now, now))
         elif self.open and stage == self.stage:
             finish_stage(self.sub, event, stage, self.pending, self.bounds, self.counts, line)
+            self.times[-1] = (stage, self.times[-1][1], self.clock())
             self.open = stage[0] == "exercise" and stage[1] in self.pending
 
 

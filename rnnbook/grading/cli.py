@@ -12,8 +12,9 @@ graded.
 import argparse
 import pathlib
 import sys
+import time
 
-from rnnbook.grading import config, run
+from rnnbook.grading import config, procs, profile, run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -30,6 +31,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    profile.ENTERED[:] = [time.monotonic()]
     args = parser().parse_args(argv)
     try:
         settings = config.from_args(args).check()
@@ -39,11 +41,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def grade_with(settings: config.Config, submissions: list[str], out: pathlib.Path,
-               exercises: pathlib.Path | None = None) -> int:
-    """Grade with checked ``settings``; the exit status (Gradescope's side calls it)."""
+               exercises: pathlib.Path | None = None, early: procs.Early | None = None) -> int:
+    """Grade with checked ``settings``; the exit status (Gradescope's side calls it, with
+    its ``early`` zygotes)."""
     run._stderr()  # before anything can move fd 2
     try:
-        return run.grade(settings, submissions, out, exercises)
+        return run.grade(settings, submissions, out, exercises, early)
     except run.GradeError as error:
         run.log(f"error: {error}")
         return 2

@@ -36,6 +36,9 @@ INSTRUCTORS = ROOT / "book" / "instructors.md"
 #: the table of exercises (number, name, points, kind per chapter) the Gradescope bundle
 #: carries in place of solutions/
 EXERCISES = "exercises.json"
+#: a bundle built with a fixed seed: TensorFlow's expected answers on that seed's trials,
+#: computed by the oracles when the bundle is built (next to EXERCISES; root-only on Gradescope)
+EXPECTED = "expected.pickle"
 WALLS = ("required", "auto", "off")
 #: Gradescope's visibility of each test's output (its trials): shown at once, never,
 #: after the due date, or once the grades are published
@@ -148,6 +151,9 @@ class Config:
         unit="ROSTER", parse=lambda text: str(pathlib.Path(text)))
     class_report: bool = option(
         True, "skip class-report.html and .csv (Gradescope grades one at a time)")
+    profile: bool = option(
+        False, "say where the run's wall time went, from the grader's start: on stderr, "
+               "and in --out's profile.csv")
 
     def check(self) -> "Config":
         """This config, or a ValueError saying in one line what is wrong and why."""

@@ -15,7 +15,15 @@ grading as root, for bytecode written since).
 
 A results.json is always written, even when nothing could be graded (score 0 and the reason),
 because Gradescope shows the student nothing without one.
+
+A cold start pays for what one submission needs (issue 39): the zygotes of the bundle's
+chapter start first (:class:`.procs.Early`), and the grader's own imports (the checks, the
+notebook reader, the reports) come after, while the zygotes import TensorFlow; with a bundle
+built with a fixed seed the expected answers are the bundle's (:func:`.run.read_expected`),
+so this process imports no TensorFlow; and there is no class report for a class of one.
 """
+from __future__ import annotations
+
 import argparse
 import dataclasses
 import json
@@ -24,14 +32,19 @@ import pathlib
 import shutil
 import sys
 import tempfile
+import time
+from typing import TYPE_CHECKING
 
-from rnnbook import checks
-from rnnbook.grading import cli
-from rnnbook.grading.config import EXERCISES, Config, from_settings
-from rnnbook.grading.results import Report
+from rnnbook.grading import procs, profile
+from rnnbook.grading.config import EXERCISES, EXPECTED, ROOT, Config, from_settings
 from rnnbook.grading.walls import STUBBED
 
+if TYPE_CHECKING:  # (imported when needed: after the zygotes started)
+    from rnnbook.grading.results import Report
+
 SETTINGS = "autograder.json"
+#: set to 1 in the environment: the grader's --profile, on stderr (make bench's cold rows)
+PROFILE_ENV = "RNNBOOK_PROFILE"
 #: what Gradescope fixes whatever the bundle says: one submission per container, walls
 #: where the container allows them, no class report
 ON_GRADESCOPE = {"workers": 1, "walls": "auto", "class_report": False}
@@ -75,6 +88,8 @@ def pick(folder: str | pathlib.Path, chapter: str | None = None
     if len(found) == 1:
         return found[0], ""
 
+    from rnnbook import checks
+
     def rank(path: pathlib.Path) -> tuple[bool, bool, bool]:
         named = _chapter_of(path)
         if chapter:
@@ -88,17 +103,21 @@ def pick(folder: str | pathlib.Path, chapter: str | None = None
 
 def failed(reason: str, seed: int | None = None, chapter: str | None = None) -> Report:
     """The report of a submission that could not be graded: 0 points and why."""
+    from rnnbook.grading.results import Report
+
     return Report(0, f"Not graded: {reason}", seed, chapter or "", None, error=reason)
 
 
 def lock(source: str | pathlib.Path) -> list[pathlib.Path]:
     """Make the instructor's side of the bundle in ``source`` readable by its owner only: the
     grader, the checks (their oracles; the zygote imports them before a child exists), the
-    reference and the backward pass, the settings and every ``__pycache__`` of the package (a
+    reference and the backward pass, the settings, the expected answers of a bundle with a
+    fixed seed and every ``__pycache__`` of the package (a
     compiled reference is the reference). Returns the paths it changed."""
     source = pathlib.Path(source)
     package = source / "rnnbook"
-    tops = [package / "grading", package / "checks", source / EXERCISES, source / SETTINGS]
+    tops = [package / "grading", package / "checks", source / EXERCISES, source / SETTINGS,
+            source / EXPECTED]
     tops += [package / name for name in STUBBED] + sorted(package.rglob("__pycache__"))
     changed = []
     for top in tops:
@@ -112,8 +131,9 @@ def lock(source: str | pathlib.Path) -> list[pathlib.Path]:
     return changed
 
 
-def run(root: str | pathlib.Path) -> Report:
-    """Grade ``root/submission`` into ``root/results/results.json``; returns its report."""
+def run(root: str | pathlib.Path, profiled: bool = False) -> Report:
+    """Grade ``root/submission`` into ``root/results/results.json``; returns its report
+    (``profiled``: the grader's ``--profile``, on stderr)."""
     root = pathlib.Path(root)
     if os.geteuid() == 0:
         lock(root / "source")
@@ -125,7 +145,7 @@ def run(root: str | pathlib.Path) -> Report:
         report = failed(f"the bundle's settings are wrong ({error}); tell your "
                         "instructor")
     else:
-        report = _graded(root, config)
+        report = _graded(root, dataclasses.replace(config, profile=profiled))
     (results_dir / "results.json").write_text(report.json_text())
     return report
 
@@ -140,12 +160,27 @@ def _graded(root: pathlib.Path, config: Config) -> Report:
     return report
 
 
+def _early(chapter: str | None) -> procs.Early | None:
+    """The chapter's zygotes, started now (None: no chapter set, or they cannot start here:
+    the run starts its own and says why)."""
+    if not chapter:
+        return None
+    try:
+        return procs.Early(ROOT, chapter)
+    except Exception:  # noqa: BLE001 - the run tries again, and reports
+        return None
+
+
 def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path) -> Report:
+    early = _early(config.chapter)  # first: their imports overlap the grader's own
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
     try:
+        from rnnbook.grading import cli
+        from rnnbook.grading.results import Report
+
         try:
             cli.grade_with(config, [str(notebook)], work / "out",
-                      table if table.exists() else None)
+                           table if table.exists() else None, early)
         except Exception as error:  # noqa: BLE001 - the student must still get a results.json
             return failed(f"the autograder failed ({type(error).__name__}: {error}); "
                           "tell your instructor", config.seed, config.chapter)
@@ -156,6 +191,9 @@ def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path) -> Repor
                           config.seed, config.chapter)
         return Report.from_json(path)
     finally:
+        if early:  # (the run took and closed those it needed)
+            early.close()
+            shutil.rmtree(early.work, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -167,12 +205,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="Gradescope's folder (default: $AUTOGRADER_ROOT or /autograder)")
     parser.add_argument("--lock", action="store_true",
                         help="only make the instructor's side of source/ root-only (setup.sh)")
+    profile.ENTERED[:] = [time.monotonic()]
     args = parser.parse_args(argv)
     if args.lock:
         lock(args.root / "source")
         print("instructor's side: root only", file=sys.stderr)
         return 0
-    report = run(args.root)
+    report = run(args.root, os.environ.get(PROFILE_ENV) == "1")
     print(f"rnnbook.grading.gradescope: {report.score:g} points; wrote "
           f"{args.root / 'results' / 'results.json'}", file=sys.stderr)
     return 0

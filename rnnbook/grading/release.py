@@ -8,7 +8,10 @@
 README from ``templates/``, ``autograder.json`` (the settings: the grader's options that
 :mod:`.config` declares ``bundle=True``), ``exercises.json`` (each
 chapter's exercise table, read from ``solutions/``), ``requirements.txt``, ``pyproject.toml`` and
-the whole ``rnnbook`` package. No solution notebook.
+the whole ``rnnbook`` package; with a fixed seed (``SEED=N``), ``expected.pickle``: the
+chapter's expected answers on that seed's trials, computed by the oracles (TensorFlow) as the
+grader would, so that a submission's cold start need not import TensorFlow for them
+(:func:`.run.expected_answers`). No solution notebook.
 
 ``learners`` (``make release``) writes the folder students get: ``notebooks/`` (generated
 afresh from ``solutions/``), the ``rnnbook`` package without ``rnnbook/grading/`` (the whole
@@ -35,7 +38,7 @@ from typing import Any
 
 from rnnbook import checks, generate, source
 from rnnbook.grading import config, run
-from rnnbook.grading.config import EXERCISES, ROOT, SOLUTIONS
+from rnnbook.grading.config import EXERCISES, EXPECTED, ROOT, SOLUTIONS
 from rnnbook.grading.gradescope import SETTINGS
 from rnnbook.grading.walls import INSTRUCTOR, STUBBED
 
@@ -167,6 +170,8 @@ def autograder(out: str | pathlib.Path, chapter: str | None,
         settings_text = json.dumps(config.bundle_settings(bundled), indent=2)
         _add(bundle, SETTINGS, settings_text + "\n")
         _add(bundle, EXERCISES, json.dumps(table, indent=2) + "\n")
+        if bundled.seed is not None:  # fixed trials: TensorFlow answers them once, here
+            _add(bundle, EXPECTED, run.expected_answers(chapter, bundled.seed))
         _add(bundle, "requirements.txt", (ROOT / "requirements.txt").read_bytes())
         _add(bundle, "pyproject.toml", _pyproject(learner=False))
         for relative, path in package_files(learner=False):

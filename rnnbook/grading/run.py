@@ -21,34 +21,34 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import hashlib
 import importlib.util
 import json
 import os
 import pathlib
+import pickle
 import secrets
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
-from rnnbook import checks, source
-from rnnbook.environment import TF_ENV, call_with_roomy_stack
-from rnnbook.grading import attempt, procs, results, similarity, walls, wire
+from rnnbook import __version__, checks, source
+from rnnbook.environment import call_with_roomy_stack, import_tensorflow
+from rnnbook.grading import attempt, procs, profile, results, similarity, walls, wire
 from rnnbook.grading import roster as rosters
-from rnnbook.grading.config import ROOT, SOLUTIONS, Config, child_limits
+from rnnbook.grading.config import EXPECTED, ROOT, SOLUTIONS, Config, child_limits
 from rnnbook.grading.job import Job
+from rnnbook.grading.profile import PROFILE, Profile
 
 if TYPE_CHECKING:
     import nbformat
 
     from rnnbook.exercise import Case, Exercise
 
-#: a child's thread pools, one thread each: --workers children share the cores
-ONE_CORE = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1"}
 NOBODY = 65534
 STUB = ROOT / "rnnbook" / "grading" / "templates" / "learner-stub.py"
 
@@ -94,6 +94,52 @@ def exercise_cells(table_file: str | os.PathLike[str] | None = None
                 found[stem] = source.exercises(source.read(path), f"solutions/{stem}.ipynb")
             except source.SourceError as error:  # the instructor's side is broken: say so
                 raise GradeError(str(error)) from None
+    return found
+
+
+def trials_digest(cases: list[Case]) -> str:
+    """A digest of an exercise's trials: the bundle's expected answers are used only for the
+    very trials they were computed on ("" for trials that cannot be pickled)."""
+    try:
+        return hashlib.sha256(pickle.dumps(cases, protocol=4)).hexdigest()
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return ""
+
+
+def expected_answers(stem: str, seed: int) -> bytes:
+    """The bundle's :data:`~.config.EXPECTED` for a fixed ``seed`` (``make autograder
+    SEED=N``): each exercise's expected answers on that seed's trials, computed here by its
+    oracle (TensorFlow) as a grading run computes them, with the digest of the trials
+    (:func:`trials_digest`); pickled (the bundle is the instructor's own code). An exercise
+    whose trials cannot be digested is left out: the grader computes it."""
+    chapter = checks.load(stem)
+    found = {}
+    for ex in chapter.exercises:
+        cases = chapter.trial_cases(ex.name, seed)
+        digest = trials_digest(cases)
+        if digest:
+            found[ex.name] = (digest, [ex.oracle(case) for case in cases])
+    return pickle.dumps({"chapter": stem, "seed": seed, "version": __version__,
+                         "exercises": found}, protocol=4)
+
+
+def read_expected(path: pathlib.Path, seed: int,
+                  cases: dict[tuple[str, str], list[Case]]) -> dict[tuple[str, str], Any]:
+    """``{(chapter, exercise): expected answers}`` from a bundle's :data:`~.config.EXPECTED`
+    at ``path``, for the exercises whose trials are ``cases``' (same seed, same version, same
+    trials by digest); ``{}`` when there is none (the oracle computes them all)."""
+    try:
+        data = pickle.loads(path.read_bytes())  # noqa: S301 - the bundle's own, root-only
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return {}
+    if (not isinstance(data, dict) or data.get("seed") != seed
+            or data.get("version") != __version__):
+        return {}
+    found = {}
+    for name, (digest, expected) in data.get("exercises", {}).items():
+        key = (data.get("chapter"), name)
+        if key in cases and digest and trials_digest(cases[key]) == digest:
+            found[key] = expected
     return found
 
 
@@ -244,33 +290,17 @@ def find_notebooks(paths: Sequence[str | pathlib.Path]) -> list[pathlib.Path]:
     return found
 
 
-def numpy_only(work: pathlib.Path) -> tuple[pathlib.Path, list[str]]:
-    """A folder under ``work`` holding only NumPy (the NumPy-only zygote's import path), and
-    the folders it links to (the walls let the child read them)."""
-    prefix = work / "numpy-only"
-    prefix.mkdir()
-    spec = importlib.util.find_spec("numpy")
-    if spec is None or spec.origin is None:
-        raise GradeError("NumPy cannot be found, so the NumPy-only child cannot start")
-    real = pathlib.Path(spec.origin).resolve().parent
-    (prefix / "numpy").symlink_to(real)
-    dirs = [str(prefix), str(real)]
-    libs = real.parent / "numpy.libs"
-    if libs.is_dir():
-        (prefix / "numpy.libs").symlink_to(libs)
-        dirs.append(str(libs))
-    return prefix, dirs
-
-
 # ---------------------------------------------------------------------------------------------
 # The run
 
 
 class Run:
     def __init__(self, config: Config, paths: list[pathlib.Path], out: pathlib.Path,
-                 table_file: str | os.PathLike[str] | None = None) -> None:
+                 table_file: str | os.PathLike[str] | None = None,
+                 profile: Profile | None = None) -> None:
         self.config = config
         self.out = out
+        self.profile = profile or Profile()  # where the wall time goes (--profile)
         self.cells = exercise_cells(table_file)
         self.subs = [results.Submission(path=p, name=n)
                      for p, n in zip(paths, results.names(paths), strict=True)]
@@ -302,6 +332,13 @@ class Run:
                 self.kind[key] = "numpy" if plain is not None else "tf"
                 self.trials[key] = plain if plain is not None else cases
                 self.bound[key] = wire.answer_bound(cases)
+        #: (chapter, exercise) -> its expected answers from the bundle (built with this seed):
+        #: the oracle computes only the others
+        self.expected: dict[tuple[str, str], Any] = {}
+        if table_file and self.chapters:
+            with self.profile.span("grader", "read the bundle's expected answers"):
+                self.expected = read_expected(pathlib.Path(table_file).with_name(EXPECTED),
+                                              self.seed, self.cases)
         # chapter -> {exercise: (cases, expected answers)}, once TensorFlow has them
         self.oracle: dict[str, dict[str, tuple[Any, Any]]] = {}
         self.oracle_ready = {s: threading.Event() for s in self.chapters}
@@ -318,25 +355,35 @@ class Run:
     # --- set-up -----------------------------------------------------------------------------
 
     def env(self, home: str | pathlib.Path) -> dict[str, str]:
-        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-                "TMPDIR": "/tmp", "RNNBOOK_GRADING": "1", "MPLBACKEND": "Agg",
-                "PYTHONDONTWRITEBYTECODE": "1", **TF_ENV, **ONE_CORE}
+        return procs.child_env(home)
 
-    def start_zygotes(self, work: pathlib.Path) -> None:
+    def start_zygotes(self, work: pathlib.Path, early: procs.Early | None = None) -> None:
+        """A zygote per kind of child this run needs: those ``early`` started (the same
+        chapter) are taken, the others it started closed."""
         kinds = sorted({self.kind[k] for k in self.kind if k[0] in self.chapters})
-        self.zlog = work / "zygotes.log"
-        zlog = open(self.zlog, "wb")  # noqa: SIM115 - open while they run
+        self.zlog = work / procs.ZYGOTE_LOG
+        zlog = open(self.zlog, "ab")  # noqa: SIM115 - open while they run
         home = work / "zygote-home"
-        home.mkdir()
+        home.mkdir(exist_ok=True)
         for kind in kinds:
+            taken = early.take(kind, self.chapters) if early else None
+            if early and taken:
+                self.zygotes[kind] = taken
+                self.numpy_dirs = early.numpy_dirs if kind == "numpy" else self.numpy_dirs
+                continue
             if kind == "numpy":
                 args = [str(self._numpy_prefix(work))]
             else:
                 args = [str(ROOT), *self.chapters]
             self.zygotes[kind] = procs.Zygote(kind, args, self.env(home), zlog)
+        if early:
+            early.close()
 
     def _numpy_prefix(self, work: pathlib.Path) -> pathlib.Path:
-        prefix, self.numpy_dirs = numpy_only(work)
+        try:
+            prefix, self.numpy_dirs = procs.numpy_only(work)
+        except procs.ZygoteError as error:
+            raise GradeError(str(error)) from None
         return prefix
 
     def walls_spec(self, kind: str, work: pathlib.Path,
@@ -453,13 +500,21 @@ class Run:
     # --- oracle -------------------------------------------------------------------------------
 
     def compute_oracle(self) -> None:
-        """TensorFlow (and the instructor's reference) answer the trials, here."""
+        """TensorFlow (and the instructor's reference) answer the trials, here (but those the
+        bundle holds the answers of: :func:`read_expected`)."""
         try:
             for stem in self.chapters:
                 table: dict[str, tuple[Any, Any]] = {}
                 for _, ex in self.tables[stem]:
                     cases = self.cases[(stem, ex.name)]
-                    table[ex.name] = (cases, [ex.oracle(case) for case in cases])
+                    if (stem, ex.name) in self.expected:  # TensorFlow's, at the bundle's build
+                        table[ex.name] = (cases, self.expected[(stem, ex.name)])
+                        continue
+                    if "tensorflow" not in sys.modules:
+                        with self.profile.span("oracle", "import TensorFlow"):
+                            import_tensorflow()
+                    with self.profile.span("oracle", f"{ex.number} {ex.name}"):
+                        table[ex.name] = (cases, [ex.oracle(case) for case in cases])
                 self.oracle[stem] = table
                 self.oracle_ready[stem].set()
         except Exception as error:  # noqa: BLE001 - said once, every report waits on it
@@ -532,6 +587,7 @@ class Run:
                           pids_cgroup=bool(self.cgroups))
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
+        forked = time.monotonic()
         group = (self.cgroups.group(self.config.memory, self.config.processes)
                  if self.cgroups else None)
         try:
@@ -547,11 +603,36 @@ class Run:
         finally:
             status = child.end()
             shutil.rmtree(workdir, ignore_errors=True)
+            self._profile_child(f"child {kind} ({sub.file})", forked, events.times)
         breach = breach or child.killed_for_memory(self.config)
         stop = attempt.settle(events, breach, status, skip, skipped, self.config.budget)
         if stop == attempt.NO_SANDBOX:
             log(f"error: {sub.shown}: {events.walls_failed}")
         return stop
+
+    def _profile_child(self, who: str, forked: float,
+                       times: list[tuple[attempt.Stage, float, float]]) -> None:
+        """A child's spans: its fork and walls (to its first stage), its cells together, each
+        exercise, its end (to now)."""
+        first = times[0][1] if times else time.monotonic()
+        self.profile.add(who, "fork, walls, limits", forked, first)
+        cells = [t for t in times if t[0][0] == "cell"]
+        if cells:
+            self.profile.add(who, f"the notebook's {len(cells)} code cells", cells[0][1],
+                             cells[-1][2])
+        for stage, start, end in times:
+            if stage[0] == "exercise":
+                self.profile.add(who, f"exercise {stage[1]}", start, end)
+        self.profile.add(who, "exit", times[-1][2] if times else first)
+
+    def profile_zygotes(self) -> None:
+        """Each zygote's start-up steps, as it said them (once ready)."""
+        for kind, zygote in self.zygotes.items():
+            if zygote.times:
+                self.profile.add(f"zygote {kind}", "python start", zygote.started,
+                                 zygote.times[0][1])
+            for what, start, end in zygote.times:
+                self.profile.add(f"zygote {kind}", what, start, end)
 
     # --- the whole run ------------------------------------------------------------------------
 
@@ -670,8 +751,10 @@ def progress(done: int, total: int, sub: results.Submission, seconds: float,
 
 
 def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
-          table_file: str | os.PathLike[str] | None = None) -> int:
-    """Grade ``submissions`` (paths) into ``out``; returns the exit status."""
+          table_file: str | os.PathLike[str] | None = None,
+          early: procs.Early | None = None) -> int:
+    """Grade ``submissions`` (paths) into ``out``; returns the exit status. ``early``: the
+    zygotes started before the grader's imports (Gradescope's side), and their folder."""
     sys.dont_write_bytecode = True  # no .pyc of the reference (or any of ours) for a child to find
     paths = find_notebooks(submissions)
     if not paths:
@@ -681,7 +764,11 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
     except rosters.RosterError as error:
         raise GradeError(str(error)) from None
     out = pathlib.Path(out)
-    run = Run(config, paths, out, table_file)
+    prof = Profile()
+    if profile.ENTERED:
+        prof.add("grader", "python start, the grader's imports", prof.born, profile.ENTERED[0])
+    with prof.span("grader", "read the submissions, draw the trials"):
+        run = Run(config, paths, out, table_file, prof)
     if out.exists() and not config.overwrite:
         taken = [s.name for s in run.subs if (out / s.name).exists()]
         if (out / results.GRADEBOOK).exists() or taken:
@@ -695,42 +782,52 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
             log(f"error: {sub.error}")
             rows[sub.name] = run.report(sub)
             outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
-    work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-grade-"))
-    os.chmod(work, 0o711)  # (a child run as nobody, without walls, must reach its own folder)
+    work = early.work if early else procs.work_folder()
     oracle = threading.Thread(target=call_with_roomy_stack, args=(run.compute_oracle,))
     try:
         if run.gradable:
-            run.start_zygotes(work)
+            with prof.span("grader", "start the zygotes"):
+                run.start_zygotes(work, early)
             oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
-            run.build_walls(work)
-            run.count()
+            with prof.span("grader", "probe the walls (once each zygote is ready)"):
+                run.build_walls(work)
+            with prof.span("grader", "find the cgroups"):
+                run.count()
             workers = min(config.workers, len(run.gradable))
             log(f"{len(run.gradable)} submission{'s' * (len(run.gradable) != 1)}, {workers} at a "
                 f"time, seed {run.seed}, limits {config.limits_text()}, "
                 f"walls: {run.isolation}")
             started = time.monotonic()
+            run.profile_zygotes()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = {pool.submit(run.grade_one, sub, work): sub for sub in run.gradable}
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                     sub = futures[future]
                     if sub.error:
                         log(f"error: {sub.error}")
-                    rows[sub.name] = run.report(sub)
-                    outputs.write(f"{sub.name}/", results.write, out, sub, rows[sub.name])
+                    with prof.span("grader", f"wait for the oracle, report {sub.file}"):
+                        rows[sub.name] = run.report(sub)
+                        outputs.write(f"{sub.name}/", results.write, out, sub,
+                                      rows[sub.name])
                     log(progress(done, len(run.gradable), sub, time.monotonic() - started))
     finally:
-        for zygote in run.zygotes.values():
-            zygote.close()
-        if run.cgroups:
-            run.cgroups.close()
-        shutil.rmtree(work, ignore_errors=True)
+        with prof.span("grader", "close the zygotes, clean up"):
+            if early:  # (those no submission needed)
+                early.close()
+            for zygote in run.zygotes.values():
+                zygote.close()
+            if run.cgroups:
+                run.cgroups.close()
+            shutil.rmtree(work, ignore_errors=True)
     if oracle.ident:
         oracle.join()
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
+    ended = time.monotonic()
     outputs.write(results.GRADEBOOK, lambda: results.write_atomic(
         out / results.GRADEBOOK, results.gradebook(ordered, run.tables, roster)))
+    prof.add("grader", "the gradebook", ended)
     match = rosters.match_roster(run.subs, roster or [])
     if roster is not None:
         missing = [student.who() for student in match.missing]
@@ -742,10 +839,17 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
         for why in dict.fromkeys(match.clash.values()):
             log(f"error: {why}")
     # each exercise's code, for "Similar submissions"
-    outputs.write("exercise-code.json", similarity.save, out, run.subs, run.cells)
+    with prof.span("grader", "each exercise's code (similarity)"):
+        outputs.write("exercise-code.json", similarity.save, out, run.subs, run.cells)
     if config.class_report:
-        outputs.write(results.TIMINGS, _timings, out, ordered)
-        outputs.write("the class report", _class_report, out)
+        with prof.span("grader", "the class report"):
+            outputs.write(results.TIMINGS, _timings, out, ordered)
+            outputs.write("the class report", _class_report, out)
+    if config.profile:
+        prof.add("grader", "the whole run, to here", prof.born)
+        for line in prof.lines():
+            log(f"profile {line}")
+        outputs.write(PROFILE, prof.write, out)
     for sub, report in ordered:  # every submission, by its student's name where known
         student = match.student.get(sub.name)
         who = f"{student.name or student.id} ({sub.file})" if student else sub.file

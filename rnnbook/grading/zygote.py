@@ -49,12 +49,22 @@ import types
 import weakref
 from typing import Any
 
+STARTED = time.monotonic()  # (the grader's --profile: the zygote's spans, on one clock)
 HERE = os.path.dirname(os.path.abspath(__file__))
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 MAX_JOB = 512 * 2**20
 MAX_FILES = 1024  # descriptors a child may hold open
 IPYTHON = "RNNBOOK_IPYTHON"  # in the environment: IPython's folder, for its cell transformer
 _libc = ctypes.CDLL(None, use_errno=True)
+#: ``[what, start, end]`` of the start-up's steps, sent with ``ready`` (the grader's --profile)
+TIMES: list[list[Any]] = []
+
+
+def _timed(what: str, since: float) -> float:
+    """Record ``what`` from ``since`` to now in :data:`TIMES`; returns now."""
+    now = time.monotonic()
+    TIMES.append([what, since, now])
+    return now
 
 
 def _load(name: str, filename: str) -> types.ModuleType:
@@ -83,6 +93,7 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
         _load(f"rnnbook_{name}", f"{name}.py")
     _ipython_transformer(os.environ.get(IPYTHON, ""))
     _load("rnnbook_environment", os.path.join("..", "environment.py"))
+    since = _timed("standard library, NumPy, the child's modules", STARTED)
     if kind == "numpy":
         return None
     stems = args[1:]
@@ -93,35 +104,41 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
     for name in ("reference", "backward"):
         _stub_module(f"rnnbook.{name}", stub)
     environment.import_tensorflow()
+    since = _timed("import TensorFlow", since)
     environment.import_keras()
+    since = _timed("import Keras 3", since)
     import rnnbook.exercise  # noqa: F401
     from rnnbook import checks
     from rnnbook.oracles import warm_imports
 
     warm_imports()  # what every child would import again on first use (imports only: no thread)
+    since = _timed("rnnbook, warm imports", since)
     for stem in stems:
         checks.load(stem)  # imports the chapter's module
-        _prebuild(sys.modules[checks.CHAPTERS[stem]])
+        since = _timed(f"import the checks of {stem}", since)
+        if _prebuild(sys.modules[checks.CHAPTERS[stem]]):
+            since = _timed(f"prebuild {stem}'s graphs", since)
     callers, secrets = callers_only({stem: checks.load(stem) for stem in stems})
     gc.collect()
     alive = [describe(ref()) for ref in secrets if ref() is not None]
     if alive:
         raise RuntimeError("the exercises' oracles would be in reach of the child: "
                            + ", ".join(alive[:5]))
+    _timed("callers only, no oracle in reach", since)
     return callers
 
 
-def _prebuild(module: types.ModuleType) -> None:
+def _prebuild(module: types.ModuleType) -> bool:
     """Fill ``module.PREBUILT`` with ``module.prebuild()``'s result, computed in a throwaway
     child: what every grading child would otherwise build again (Chapters 4 and 6's graphs, as
     bytes). Building starts TensorFlow's threads, so it happens in that child; the zygote
     only receives bytes and stays fit to fork. A build that fails leaves the dict empty, and
-    each child builds for itself (slower, the same graph)."""
+    each child builds for itself (slower, the same graph). Returns whether it built."""
     import pickle
 
     build = getattr(module, "prebuild", None)
     if build is None:
-        return
+        return False
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the builder: our own code only, no submission
@@ -139,6 +156,7 @@ def _prebuild(module: types.ModuleType) -> None:
     _, status = os.waitpid(pid, 0)
     if status == 0 and blob:
         module.PREBUILT.update(pickle.loads(blob))  # noqa: S301 - written by our own child
+    return True
 
 
 def _ipython_transformer(folder: str) -> None:
@@ -453,7 +471,7 @@ def serve(sock: socket.socket, chapters: dict[str, Any] | None) -> None:
     def send(**message):
         sock.send(json.dumps(message).encode())
 
-    send(ready=True)
+    send(ready=True, times=TIMES)
     while True:
         ready, _, _ = select.select([sock], [], [], 0.05)
         if ready:
