@@ -393,6 +393,7 @@ def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[s
 
 
 def _units(case: Case) -> int | None:
+    """The case's H (the width of one named block), None without one."""
     units = case.get("H")
     return int(units) if isinstance(units, (int, np.integer)) else None
 
@@ -626,17 +627,20 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
 
 def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             probed: Sequence[tuple[Any, Any, Any]] = (),
-            base: tuple[Any, Any] | None = None) -> str:
+            base: tuple[Any, Any] | None = None, relations: bool = True,
+            units: int | None = None) -> str:
     """The one sentence of the generic diagnosis of the failing trials (``(case, got)``, and
     the expected answers ``wanted``), "" when nothing is found. Relations come first, on the
     first failing trial that shows one (they say what the value is); then the probes, when the
-    exercise has them (how it responds)."""
-    for (case, got), want in zip(failing, wanted, strict=True):
-        said = relations(ex, case, want, got)
+    exercise has them (how it responds). ``relations=False``: the probes only (the relations
+    were asked already); ``units``: the H of the trial the probes changed (:func:`units`)."""
+    for (case, got), want in zip(failing, wanted, strict=True) if relations else ():
+        said = _relations(ex, case, want, got)
         if said:
             return _capital(said)
-    if base is not None and probed:
-        said = probe_sentence(ex, base, probed, _units(case))
+    if base is not None and probed and failing:
+        said = probe_sentence(ex, base, probed,
+                              units if units is not None else _units(failing[0][0]))
         if said:
             return _capital(said)
     return ""
@@ -653,3 +657,7 @@ def unique_names(probes: Sequence[Probe]) -> None:
     for a, b in itertools.combinations(names, 2):
         if a == b:
             raise ValueError(f"two probes named {a!r}")
+
+
+_relations = relations  # generic's parameter of that name hides the function
+units = _units
