@@ -373,14 +373,15 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
             return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence,
                                   right), seed)
     if mistake is None:
-        sentence = diagnosis.generic(ex, failing, wanted)  # the relations
+        sentence = diagnosis.generic(ex, failing, wanted, last=not ex.probes,
+                                     cases=cases)  # the relations
         if not sentence and ex.probes:
             if not probed and probing is not None:
                 probed = list(zip(*probing(), strict=True))
             base = _base(probed, expected, answers)
             units = diagnosis.units(cases[probed[0][0]["probed"]]) if probed else None
             sentence = diagnosis.generic(ex, failing, wanted, _probed(ex, probed), base,
-                                         relations=False, units=units)
+                                         relations=False, units=units, cases=cases)
         if sentence:
             lines.append(f"  What is wrong: {sentence}")
         else:

@@ -628,12 +628,16 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
 def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             probed: Sequence[tuple[Any, Any, Any]] = (),
             base: tuple[Any, Any] | None = None, relations: bool = True,
-            units: int | None = None) -> str:
+            units: int | None = None, last: bool = True,
+            cases: Sequence[Case] = ()) -> str:
     """The one sentence of the generic diagnosis of the failing trials (``(case, got)``, and
     the expected answers ``wanted``), "" when nothing is found. Relations come first, on the
     first failing trial that shows one (they say what the value is); then the probes, when the
     exercise has them (how it responds). ``relations=False``: the probes only (the relations
-    were asked already); ``units``: the H of the trial the probes changed (:func:`units`)."""
+    were asked already); ``units``: the H of the trial the probes changed (:func:`units`).
+    Last (``last``), for an answer of parts, which parts are wrong (:func:`parts_sentence`),
+    else which trials passed (:func:`trials_sentence`, given every trial's ``cases``)."""
+    failed = [id(case) for case, _ in failing]
     for (case, got), want in zip(failing, wanted, strict=True) if relations else ():
         said = _relations(ex, case, want, got)
         if said:
@@ -643,7 +647,80 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
                               units if units is not None else _units(failing[0][0]))
         if said:
             return _capital(said)
+    if not last:
+        return ""
+    said = parts_sentence(ex, failing, wanted) or (
+        trials_sentence(cases, [id(c) in failed for c in cases]) if cases else "")
+    return _capital(said)
+
+
+#: the sizes a trials' sentence names first, in words (the rest by their key)
+SIZES = {"B": "rows in the batch", "T": "steps", "L": "layers", "layers": "layers"}
+
+
+def trials_sentence(cases: Sequence[Case], failed: Sequence[bool]) -> str:
+    """Right on some trials and wrong on the others, told apart by one of the trials' sizes
+    or options (``B`` is 1 where it passed, or ``D`` equal to ``H``): the quantity whose
+    handling is wrong; "" when no size or option separates them."""
+    if len(cases) < 2 or all(failed) or not any(failed):
+        return ""
+    scalars = (bool, int, float, str, np.integer, np.floating, np.bool_)
+    keys = [k for k in cases[0] if isinstance(cases[0][k], scalars) and k != "probe"]
+    keys = sorted(keys, key=lambda k: k not in SIZES)  # stable: the case's order otherwise
+
+    def values(key: str, wrong: bool) -> list[Any]:
+        return sorted({c.get(key) for c, f in zip(cases, failed, strict=True) if f == wrong},
+                      key=str)
+
+    for key in keys:
+        good, bad = values(key, False), values(key, True)
+        if None in good + bad or set(map(str, good)) & set(map(str, bad)):
+            continue
+        what = f"`{key}`" + (f" ({SIZES[key]})" if key in SIZES else "")
+        return (f"your answer is right on the trials where {what} is {_or(good)} and wrong "
+                f"where it is {_or(bad)}: how it handles {what} is wrong.")
+    if all("D" in c and "H" in c for c in cases):
+        square = [c["D"] == c["H"] for c in cases]
+        if all(s != f for s, f in zip(square, failed, strict=True)):
+            return ("your answer is right where D equals H and wrong where they differ: an "
+                    "input's width and the units' are taken one for the other.")
     return ""
+
+
+def _or(values: Sequence[Any]) -> str:
+    said = [f"{v:g}" if isinstance(v, float) else str(v) for v in values]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
+
+
+def parts_sentence(ex: Any, failing: Sequence[tuple[Case, Any]],
+                   wanted: Sequence[Any]) -> str:
+    """The last resort for an answer of parts: which parts are wrong on some failing trial
+    while the others are right on all of them (the quantities to look at), "" when every
+    part is wrong or the answers are not made of the exercise's parts."""
+    parts = list(ex.parts)
+    if len(parts) < 2 or not failing:
+        return ""
+    wrong: set[str] = set()
+    for (_, got), want in zip(failing, wanted, strict=True):
+        if not (isinstance(got, list) and isinstance(want, list)
+                and len(got) == len(want) == len(parts)):
+            return ""
+        wrong |= {name for name, e, g in zip(parts, want, got, strict=True)
+                  if not _close_any(e, g, ex)}
+    if not wrong or len(wrong) == len(parts):
+        return ""
+    bad = [p for p in parts if p in wrong]
+    good = [p for p in parts if p not in wrong]
+    are = "is" if len(bad) == 1 else "are"
+    only = "it" if len(bad) == 1 else "they"
+    return (f"{_and(bad)} {are} wrong while {_and(good)} {'is' if len(good) == 1 else 'are'} "
+            f"right: what {only} alone {'depends' if len(bad) == 1 else 'depend'} on is "
+            "computed wrong.")
+
+
+def _and(names: Sequence[str]) -> str:
+    """``dx``, ``dx and dh``, ``dx, dh and dc``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def _capital(sentence: str) -> str:
