@@ -538,7 +538,28 @@ def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, A
     want0, got0 = base
     w0, g0 = dict(_flat(want0, ex.parts)), dict(_flat(got0, ex.parts))
     said = _moves(ex, w0, g0, probed, units)
-    return said or _contrast(ex, w0, g0, probed)
+    return said or _contrast(ex, w0, g0, probed) or _right_without(ex, w0, g0, probed)
+
+
+def _right_without(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
+                   probed: Sequence[tuple[Any, Any, Any]]) -> str | None:
+    """A probe that sets an input to zero and makes the answer right (where the oracle's is
+    not zero, so that the agreement says something): how that input enters is wrong."""
+    tol = (ex.rtol, ex.atol)
+    wrong = any(name in g0 and g0[name].shape == w.shape and not _close(g0[name], w, *tol)
+                for name, w in w0.items())
+    if not wrong:
+        return None
+    for probe, want, got in probed:
+        if probe.how != "zero" or isinstance(got, Raised):
+            continue
+        w1, g1 = dict(_flat(want, ex.parts)), dict(_flat(got, ex.parts))
+        if (w1 and w1.keys() == g1.keys()
+                and all(g1[n].shape == w1[n].shape and _close(g1[n], w1[n], *tol) for n in w1)
+                and not all(_close(w, np.zeros_like(w), 0, tol[1]) for w in w1.values())):
+            return (f"your answer is right when {probe.words} is zero and wrong otherwise: how "
+                    f"{probe.words} enters is wrong.")
+    return None
 
 
 def _contrast(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
