@@ -699,7 +699,7 @@ def trials_sentence(cases: Sequence[Case], failed: Sequence[bool]) -> str:
             continue
         what = f"`{key}`" + (f" ({SIZES[key]})" if key in SIZES else "")
         return (f"your answer is right on the trials where {what} is {_or(good)} and wrong "
-                f"where it is {_or(bad)}: how it handles {what} is wrong.")
+                f"where it is {_or(bad)}: look at what changes with {what}.")
     if all("D" in c and "H" in c for c in cases):
         square = [c["D"] == c["H"] for c in cases]
         if all(s != f for s, f in zip(square, failed, strict=True)):
