@@ -528,7 +528,20 @@ def _run(c: Case) -> Any:
 
 def _skip_first(c: Case) -> dict[str, Any]:
     """The case without its first step."""
-    return {**c, "inputs": c["inputs"][:, 1:], "T": c["T"] - 1}
+    return {**_one_step_less(c), "inputs": c["inputs"][:, 1:]}
+
+
+def _skip_last(c: Case) -> dict[str, Any]:
+    """The case without its last step."""
+    return {**_one_step_less(c), "inputs": c["inputs"][:, :-1]}
+
+
+def _one_step_less(c: Case) -> dict[str, Any]:
+    """The case with T one less; a ValueError for a case of one step (a run of no step: the
+    mistake does not apply there, in the repository and in the learner release alike)."""
+    if c["T"] < 2:
+        raise ValueError("a sequence of one step has no step to skip")
+    return {**c, "T": c["T"] - 1}
 
 
 def _every_step_alone(c: Case) -> dict[str, Any]:
@@ -566,7 +579,7 @@ def _sequence_mistakes() -> dict[str, Any]:
          dict(perturb=_skip_first)),
         ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
          "(`range(T)`, not `range(T - 1)`).",
-         dict(perturb=lambda c: {**c, "inputs": c["inputs"][:, :-1], "T": c["T"] - 1})),
+         dict(perturb=_skip_last)),
         ("each output is the state before its step: the output at step t is the NEW "
          "state h_t, computed from x_t and h_(t-1), so the first output is the state "
          "after step 0.",
