@@ -21,6 +21,10 @@ from rnnbook.byhand import BY_HAND
 from rnnbook.plaindata import CHANGED, Case, Raised, changed_sentence, to_plain
 
 PASS, FAIL = "✓", "✗"
+#: the most a failing answer earns, whatever parts are right (issue 35): a wrong answer in
+#: any part stays well below a right one (book/instructors.md, *How points are given*)
+CEILING = 2 / 3
+CEILING_SAID = "two thirds"
 #: float32 tolerance: TensorFlow's and NumPy's matmuls differ in the last bits
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -56,15 +60,30 @@ class Outcome:
     def share(self) -> float:
         """The share of the points it earns: 1 when it passed; else the weights of the parts
         right on every trial over all the weights (:attr:`Exercise.part_weights`), never all of
-        them (no wrong answer gets full marks: without its lightest part at most)."""
+        them (no wrong answer gets full marks: without its lightest part at most), and never
+        more than :data:`CEILING`."""
         if self.passed:
             return 1.0
+        weights = self.exercise.part_weights
+        if not weights:
+            return 0.0
+        return min(self.parts_share, CEILING)
+
+    @property
+    def parts_share(self) -> float:
+        """The weights of the parts right on every trial over all the weights, without the
+        lightest part at most: :attr:`share` before :data:`CEILING` (0 for a single answer)."""
         weights = self.exercise.part_weights
         if not weights:
             return 0.0
         earned = sum(w for name, w in zip(self.exercise.parts, weights, strict=True)
                      if name in self.parts_right)
         return min(earned, sum(weights) - min(weights)) / sum(weights)
+
+    @property
+    def capped(self) -> bool:
+        """Whether :data:`CEILING` lowered the share of a failing answer's parts."""
+        return not self.passed and self.parts_share > CEILING
 
     def __str__(self):
         return self.message
@@ -284,13 +303,20 @@ def diagnose(ex: Any, failing: list[tuple[Case, Any]],
     return best, best_hits
 
 
+#: the probes' trials asked only when the diagnosis needs them: ``() -> (cases, expected,
+#: answers)`` of :func:`rnnbook.diagnose.probe_cases` (the notebook's check)
+Probing = Callable[[], tuple[list[Case], list[Any], list[Any]]]
+
+
 def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
-             seed: int | None = None) -> Outcome:
+             seed: int | None = None, probing: Probing | None = None) -> Outcome:
     """Compare the learner's ``answers`` with the oracle's ``expected`` over all ``cases``: the
     verdict, what differs on the first failing trial, and the one known mistake that explains
     the failing trials best. ``seed`` (the trials' seed) lets a failure say how to see it
     again: ``check(fn, seed=N)`` makes the same trials, in the notebook and from the grader's
-    seed."""
+    seed. The probes' trials (:mod:`rnnbook.diagnose`) are among the ``cases`` (the grader
+    asks them with the others), or come from ``probing`` when the diagnosis needs them: a
+    passing answer, or one a relation or a listed mistake names, costs no probe."""
     main = [k for k, case in enumerate(cases) if "probe" not in case]
     probed = [(case, want, got) for case, want, got in zip(cases, expected, answers, strict=True)
               if "probe" in case]  # the probes' trials (rnnbook.diagnose): diagnosis only
@@ -347,8 +373,15 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
             return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence,
                                   right), seed)
     if mistake is None:
-        sentence = diagnosis.generic(ex, failing, wanted, _probed(ex, probed),
-                                     _base(probed, expected, answers))
+        sentence = diagnosis.generic(ex, failing, wanted, last=not ex.probes,
+                                     cases=cases)  # the relations
+        if not sentence and ex.probes:
+            if not probed and probing is not None:
+                probed = list(zip(*probing(), strict=True))
+            base = _base(probed, expected, answers)
+            units = diagnosis.units(cases[probed[0][0]["probed"]]) if probed else None
+            sentence = diagnosis.generic(ex, failing, wanted, _probed(ex, probed), base,
+                                         relations=False, units=units, cases=cases)
         if sentence:
             lines.append(f"  What is wrong: {sentence}")
         else:
@@ -398,7 +431,8 @@ def points_said(outcome: Outcome) -> str:
         how = "split by part (" + ", ".join(
             f"{name} {w / sum(weights):.0%}" for name, w in zip(ex.parts, weights, strict=True))
         how += ")"
-    return f"Points: {how}; this answer earns {outcome.share:.0%}."
+    capped = f" (a failing answer earns at most {CEILING_SAID})" if outcome.capped else ""
+    return f"Points: {how}; this answer earns {outcome.share:.0%}{capped}."
 
 
 def _again(outcome: Outcome, seed: int | None) -> Outcome:

@@ -393,6 +393,7 @@ def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[s
 
 
 def _units(case: Case) -> int | None:
+    """The case's H (the width of one named block), None without one."""
     units = case.get("H")
     return int(units) if isinstance(units, (int, np.integer)) else None
 
@@ -537,7 +538,28 @@ def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, A
     want0, got0 = base
     w0, g0 = dict(_flat(want0, ex.parts)), dict(_flat(got0, ex.parts))
     said = _moves(ex, w0, g0, probed, units)
-    return said or _contrast(ex, w0, g0, probed)
+    return said or _contrast(ex, w0, g0, probed) or _right_without(ex, w0, g0, probed)
+
+
+def _right_without(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
+                   probed: Sequence[tuple[Any, Any, Any]]) -> str | None:
+    """A probe that sets an input to zero and makes the answer right (where the oracle's is
+    not zero, so that the agreement says something): how that input enters is wrong."""
+    tol = (ex.rtol, ex.atol)
+    wrong = any(name in g0 and g0[name].shape == w.shape and not _close(g0[name], w, *tol)
+                for name, w in w0.items())
+    if not wrong:
+        return None
+    for probe, want, got in probed:
+        if probe.how != "zero" or isinstance(got, Raised):
+            continue
+        w1, g1 = dict(_flat(want, ex.parts)), dict(_flat(got, ex.parts))
+        if (w1 and w1.keys() == g1.keys()
+                and all(g1[n].shape == w1[n].shape and _close(g1[n], w1[n], *tol) for n in w1)
+                and not all(_close(w, np.zeros_like(w), 0, tol[1]) for w in w1.values())):
+            return (f"your answer is right when {probe.words} is zero and wrong otherwise: how "
+                    f"{probe.words} enters is wrong.")
+    return None
 
 
 def _contrast(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
@@ -626,20 +648,100 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
 
 def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             probed: Sequence[tuple[Any, Any, Any]] = (),
-            base: tuple[Any, Any] | None = None) -> str:
+            base: tuple[Any, Any] | None = None, relations: bool = True,
+            units: int | None = None, last: bool = True,
+            cases: Sequence[Case] = ()) -> str:
     """The one sentence of the generic diagnosis of the failing trials (``(case, got)``, and
     the expected answers ``wanted``), "" when nothing is found. Relations come first, on the
     first failing trial that shows one (they say what the value is); then the probes, when the
-    exercise has them (how it responds)."""
-    for (case, got), want in zip(failing, wanted, strict=True):
-        said = relations(ex, case, want, got)
+    exercise has them (how it responds). ``relations=False``: the probes only (the relations
+    were asked already); ``units``: the H of the trial the probes changed (:func:`units`).
+    Last (``last``), for an answer of parts, which parts are wrong (:func:`parts_sentence`),
+    else which trials passed (:func:`trials_sentence`, given every trial's ``cases``)."""
+    failed = [id(case) for case, _ in failing]
+    for (case, got), want in zip(failing, wanted, strict=True) if relations else ():
+        said = _relations(ex, case, want, got)
         if said:
             return _capital(said)
-    if base is not None and probed:
-        said = probe_sentence(ex, base, probed, _units(case))
+    if base is not None and probed and failing:
+        said = probe_sentence(ex, base, probed,
+                              units if units is not None else _units(failing[0][0]))
         if said:
             return _capital(said)
+    if not last:
+        return ""
+    said = parts_sentence(ex, failing, wanted) or (
+        trials_sentence(cases, [id(c) in failed for c in cases]) if cases else "")
+    return _capital(said)
+
+
+#: the sizes a trials' sentence names first, in words (the rest by their key)
+SIZES = {"B": "rows in the batch", "T": "steps", "L": "layers", "layers": "layers"}
+
+
+def trials_sentence(cases: Sequence[Case], failed: Sequence[bool]) -> str:
+    """Right on some trials and wrong on the others, told apart by one of the trials' sizes
+    or options (``B`` is 1 where it passed, or ``D`` equal to ``H``): the quantity whose
+    handling is wrong; "" when no size or option separates them."""
+    if len(cases) < 2 or all(failed) or not any(failed):
+        return ""
+    scalars = (bool, int, float, str, np.integer, np.floating, np.bool_)
+    keys = [k for k in cases[0] if isinstance(cases[0][k], scalars) and k != "probe"]
+    keys = sorted(keys, key=lambda k: k not in SIZES)  # stable: the case's order otherwise
+
+    def values(key: str, wrong: bool) -> list[Any]:
+        return sorted({c.get(key) for c, f in zip(cases, failed, strict=True) if f == wrong},
+                      key=str)
+
+    for key in keys:
+        good, bad = values(key, False), values(key, True)
+        if None in good + bad or set(map(str, good)) & set(map(str, bad)):
+            continue
+        what = f"`{key}`" + (f" ({SIZES[key]})" if key in SIZES else "")
+        return (f"your answer is right on the trials where {what} is {_or(good)} and wrong "
+                f"where it is {_or(bad)}: look at what changes with {what}.")
+    if all("D" in c and "H" in c for c in cases):
+        square = [c["D"] == c["H"] for c in cases]
+        if all(s != f for s, f in zip(square, failed, strict=True)):
+            return ("your answer is right where D equals H and wrong where they differ: an "
+                    "input's width and the units' are taken one for the other.")
     return ""
+
+
+def _or(values: Sequence[Any]) -> str:
+    said = [f"{v:g}" if isinstance(v, float) else str(v) for v in values]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" or {said[-1]}"
+
+
+def parts_sentence(ex: Any, failing: Sequence[tuple[Case, Any]],
+                   wanted: Sequence[Any]) -> str:
+    """The last resort for an answer of parts: which parts are wrong on some failing trial
+    while the others are right on all of them (the quantities to look at), "" when every
+    part is wrong or the answers are not made of the exercise's parts."""
+    parts = list(ex.parts)
+    if len(parts) < 2 or not failing:
+        return ""
+    wrong: set[str] = set()
+    for (_, got), want in zip(failing, wanted, strict=True):
+        if not (isinstance(got, list) and isinstance(want, list)
+                and len(got) == len(want) == len(parts)):
+            return ""
+        wrong |= {name for name, e, g in zip(parts, want, got, strict=True)
+                  if not _close_any(e, g, ex)}
+    if not wrong or len(wrong) == len(parts):
+        return ""
+    bad = [p for p in parts if p in wrong]
+    good = [p for p in parts if p not in wrong]
+    are = "is" if len(bad) == 1 else "are"
+    only = "it" if len(bad) == 1 else "they"
+    return (f"{_and(bad)} {are} wrong while {_and(good)} {'is' if len(good) == 1 else 'are'} "
+            f"right: what {only} alone {'depends' if len(bad) == 1 else 'depend'} on is "
+            "computed wrong.")
+
+
+def _and(names: Sequence[str]) -> str:
+    """``dx``, ``dx and dh``, ``dx, dh and dc``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def _capital(sentence: str) -> str:
@@ -653,3 +755,7 @@ def unique_names(probes: Sequence[Probe]) -> None:
     for a, b in itertools.combinations(names, 2):
         if a == b:
             raise ValueError(f"two probes named {a!r}")
+
+
+_relations = relations  # generic's parameter of that name hides the function
+units = _units

@@ -230,10 +230,16 @@ class Chapter:
         ex = self[name]
         if seed is None:  # a fresh SeedSequence's entropy is an int
             seed = int(np.random.SeedSequence().entropy % 2**32)  # type: ignore[operator]
-        cases = self.trial_cases(name, seed)
+        cases = self.cases(name, seed)
         expected = [ex.oracle(case) for case in cases]
         answers = [answer(ex, fn, case) for case in cases]
-        outcome = evaluate(ex, cases, expected, answers, seed=seed)
+
+        def probing() -> tuple[list[Case], list[Any], list[Any]]:
+            """The probes' trials (``trial_cases``' last), asked only for a diagnosis."""
+            extra = probe_cases(ex, cases)
+            return extra, [ex.oracle(c) for c in extra], [answer(ex, fn, c) for c in extra]
+
+        outcome = evaluate(ex, cases, expected, answers, seed=seed, probing=probing)
         print(outcome.message)
         record.record(self.stem, ex.number, ex.name, passed=bool(outcome.passed))
         return outcome

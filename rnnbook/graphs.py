@@ -48,7 +48,7 @@ def logdir(stem: str) -> pathlib.Path:
 
 
 def lstm_graph(T: int = 7, D: int = 3, H: int = 4, forget_bias: float = 1.0,
-               batch: int | None = None, layers: int = 1, split_inputs: bool = False,
+               batch: int | None = None, layers: int = 1, split_inputs: bool | str = False,
                scope: Any = None) -> tuple[Any, Any, Any, Any]:
     """The question's graph in a new ``tf.Graph``: ``BasicLSTMCell(H)`` unrolled over ``T`` steps.
 
@@ -56,7 +56,8 @@ def lstm_graph(T: int = 7, D: int = 3, H: int = 4, forget_bias: float = 1.0,
     ``"x"``, ``outputs`` the list of ``T`` outputs and ``state`` the final ``LSTMStateTuple``.
     ``static_rnn`` names the cell's ops ``rnn/basic_lstm_cell/...`` (``scope`` replaces
     ``rnn``); ``layers > 1`` stacks cells in a ``MultiRNNCell``; ``split_inputs`` cuts ``x``
-    into time steps with ``tf.split`` (as many 2017 tutorials did) instead of ``tf.unstack``.
+    into time steps with ``tf.split`` (as many 2017 tutorials did) instead of ``tf.unstack``;
+    ``split_inputs="sizes"`` passes ``tf.split`` a list of sizes, whose op is a ``SplitV``.
     """
     def make_cell(v1):
         cells = [v1.nn.rnn_cell.BasicLSTMCell(H, forget_bias=forget_bias) for _ in range(layers)]
@@ -75,7 +76,7 @@ def gru_graph(T: int = 7, D: int = 3, H: int = 4,
 
 
 def _unrolled(make_cell: Callable[[Any], Any], T: int, D: int, batch: int | None = None,
-              split_inputs: bool = False,
+              split_inputs: bool | str = False,
               scope: Any = None) -> tuple[Any, Any, Any, Any]:
     """``make_cell(tf.compat.v1)``'s cell unrolled by ``static_rnn`` over a placeholder ``x``
     (batch, T, D) in a new ``tf.Graph``: ``(graph, x, outputs, state)``."""
@@ -85,8 +86,9 @@ def _unrolled(make_cell: Callable[[Any], Any], T: int, D: int, batch: int | None
     v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
         x = v1.placeholder(tf.float32, [batch, T, D], name="x")  # (B, T, D)
-        if split_inputs:
-            steps = [tf.squeeze(s, axis=1) for s in tf.split(x, T, axis=1)]  # T x (B, D)
+        if split_inputs:  # "sizes": tf.split with a list of sizes, a SplitV op
+            cut = [1] * T if split_inputs == "sizes" else T
+            steps = [tf.squeeze(s, axis=1) for s in tf.split(x, cut, axis=1)]  # T x (B, D)
         else:
             steps = tf.unstack(x, axis=1)  # T x (B, D)
         outputs, state = v1.nn.static_rnn(make_cell(v1), steps, dtype=tf.float32, scope=scope)

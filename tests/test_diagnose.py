@@ -58,6 +58,19 @@ CASES = [
      lambda x, h, k, b, d: [*BACK(x, h, k, b, d)[:2], BACK(x, h, k, b, d)[2].T,
                             BACK(x, h, k, b, d)[3]],
      "dkernel is transposed"),
+    # the last resorts (issue 35, h35): which parts are wrong, which trials pass, an input
+    # whose zero makes the answer right; and a probe of the bias for a derivative
+    ("05-gradients-by-hand", "lstm_step_backward", ch05.named(ch05.lstm_c, "dc_not_through_f",
+                                                              wrong="dc no f"),
+     "dc is wrong while dx, dh, dkernel and dbias are right"),
+    ("01-basic-rnn-cell", "rnn_unroll", ch01.unroll_reversed,
+     "Your answer is right on the trials where `T` (steps) is 1 and wrong where"),
+    ("06-gru-layouts", "keras_gru_step", ch06.keras_bias_interleaved,
+     "Your answer is right when the bias is zero and wrong otherwise"),
+    ("05-gradients-by-hand", "rnn_step_backward", ch05.named(ch05.rnn_step_c,
+                                                             "tanh_prime_at_old_h",
+                                                             wrong="old h"),
+     "Your dx does not change when the bias changes"),
 ]
 
 
@@ -207,3 +220,34 @@ def test_a_probe_changes_an_input_the_function_is_given(stem, name):
         assert any(a is changed or (isinstance(a, np.ndarray) and a.shape == changed.shape
                                     and np.array_equal(a, changed)) for a in recorder.args), (
             f"{ex.number} probe {case['probe']}: the function is not given that input")
+
+
+def test_the_notebook_asks_the_probes_only_for_a_diagnosis(monkeypatch):
+    """``check(fn)`` in a notebook runs the oracle on the probes' trials only when the
+    diagnosis needs them (no probe for a passing answer: the in-notebook check's time), and
+    says then what the grader says, which answers every trial at once."""
+    chapter = checks.load("06-gru-layouts")
+    ex = chapter["keras_gru_step"]
+    asked = []
+    oracle = ex.oracle
+    monkeypatch.setattr(ex, "oracle", lambda case: asked.append("probe" in case) or oracle(case))
+    right = ch06.RIGHT["keras_gru_step"][0]
+    assert chapter.check(right, "keras_gru_step", seed=3).passed and asked and not any(asked)
+    asked.clear()
+    lazy = chapter.check(ch06.keras_bias_interleaved, "keras_gru_step", seed=3)
+    assert any(asked)  # the relations named nothing: the probes were asked
+    eager = judged("06-gru-layouts", "keras_gru_step", ch06.keras_bias_interleaved, seed=3)
+    assert lazy.message == eager.message and lazy.mistake == eager.mistake != ""
+
+
+def test_a_failing_answer_earns_at_most_two_thirds():
+    """However many parts are right (8 of 9, 15 of 16 weights), a failing answer earns two
+    thirds at most, and the feedback says why (issue 35)."""
+    from rnnbook.compare import CEILING, Outcome
+
+    ex = checks.load("05-gradients-by-hand")["lstm_cell_backward"]
+    almost = Outcome(ex, False, "", parts_right=tuple(p for p in ex.parts if p != "dkernel"))
+    assert almost.parts_share == pytest.approx(15 / 16) and almost.share == CEILING == 2 / 3
+    assert almost.capped
+    half = Outcome(ex, False, "", parts_right=("dc",))
+    assert half.share == pytest.approx(0.5) and not half.capped

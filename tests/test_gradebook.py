@@ -276,24 +276,27 @@ def judged(stem, name, seed, wrong):
 
 def test_a_part_earns_its_share_when_right_on_every_trial():
     """lstm_cell_backward: nine parts, 5 points, dc weighs 8 and the others 1; dkernel wrong on every trial
-    -> 8 of 9 parts, 15 of 16 weights."""
+    -> 8 of 9 parts, 15 of 16 weights, held to two thirds: a failing answer earns no more
+    (rnnbook.compare.CEILING)."""
     def doubled_dkernel(k, answer):
         answer[3] = answer[3] * 2
         return answer
 
     report_, test = judged("05-gradients-by-hand", "lstm_cell_backward", 3, doubled_dkernel)
-    assert test.score == 4.69 and test.max_score == 5 and report_.score == 4.69
+    assert test.score == 3.33 and test.max_score == 5 and report_.score == 3.33
     assert test.parts == 9 and test.parts_right == 8
     assert "Parts right on every trial: 8 of 9; wrong on some trial: dkernel." in test.output
     assert test.output.endswith("(dx 0.312, dc 2.5, dm 0.312, dkernel 0.312, dbias 0.312, "
                                    "dw_i_diag 0.312, dw_f_diag 0.312, dw_o_diag 0.312, "
-                                   "dprojection 0.312): 4.69 of 5 points.")
-    assert "# Feedback: 4.69 / 5 points" in report_.feedback()
+                                   "dprojection 0.312): 3.33 of 5 points (a failing "
+                                   "answer earns at most two thirds).")
+    assert "this answer earns 67% (a failing answer earns at most two thirds)." in test.output
+    assert "# Feedback: 3.33 / 5 points" in report_.feedback()
 
 
 def test_a_part_wrong_on_one_trial_only_earns_nothing():
     """rnn_step_backward (2 points, 4 parts, dkernel weighs 3): dh wrong on the second trial only -> 3 of
-    4 parts, 5 of 6 weights."""
+    4 parts, 5 of 6 weights, held to two thirds."""
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, lambda k, a: a)
     assert test.score == 2 and "Score:" not in test.output
 
@@ -302,7 +305,7 @@ def test_a_part_wrong_on_one_trial_only_earns_nothing():
         return answer
 
     _, test = judged("05-gradients-by-hand", "rnn_step_backward", 0, wrong_dh)
-    assert test.score == 1.67 and "3 of 4 parts" in test.output
+    assert test.score == 1.33 and "3 of 4 parts" in test.output
     assert "wrong on some trial: dh." in test.output
 
 

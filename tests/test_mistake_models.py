@@ -54,7 +54,7 @@ def test_a_mistake_needs_one_way_of_saying_its_answer():
 
 
 @pytest.mark.parametrize("weights, right_part, share", [
-    ((), "a2", 0.5), ((3, 1), "a2", 0.75), ((3, 1), "b1", 0.25)])
+    ((), "a2", 0.5), ((3, 1), "a2", 2 / 3), ((3, 1), "b1", 0.25)])  # 3/4 held to 2/3
 def test_weights_split_the_points(weights, right_part, share):
     chapter = Chapter(9, "09-test", [_exercise(weights=weights)])
     ex = chapter["pair"]

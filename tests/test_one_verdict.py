@@ -253,6 +253,7 @@ sys.path.insert(0, root)
 from rnnbook import checks
 from rnnbook.byhand import answer
 from rnnbook.compare import evaluate
+from rnnbook.diagnose import probe_cases
 found, expected = {}, {}
 for key, (stem, name, code) in json.loads(open(cells).read()).items():
     chapter = checks.load(stem)
@@ -267,7 +268,13 @@ for key, (stem, name, code) in json.loads(open(cells).read()).items():
     except Exception:  # the cell does not run: no function, as the grader sees it
         found[key] = {"passed": False, "parts": 0, "mistake": "", "share": 0.0}
         continue
-    outcome = evaluate(ex, cases, expected[name], [answer(ex, fn, c) for c in cases], seed)
+    probes = probe_cases(ex, cases)  # asked only for a diagnosis, as check(fn) asks them
+
+    def probing(ex=ex, fn=fn, probes=probes):
+        return probes, [ex.oracle(c) for c in probes], [answer(ex, fn, c) for c in probes]
+
+    outcome = evaluate(ex, cases, expected[name], [answer(ex, fn, c) for c in cases], seed,
+                       probing=probing)
     found[key] = {"passed": outcome.passed, "parts": outcome.parts_earned,
                   "mistake": outcome.mistake, "share": outcome.share,
                   "message": outcome.message}

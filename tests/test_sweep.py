@@ -184,6 +184,28 @@ def test_each_known_mistake_fails_on_every_seed(stem, name):
 
 
 
+#: no wrong answer earns this share of an exercise's points or more (issue 35)
+LESS_THAN = 0.75
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem,name", exercises())
+def test_no_wrong_answer_earns_three_quarters_of_the_points(stem, name):
+    """Every ``WRONG`` answer and every one of the check's mistake models earns under 75 % of
+    the exercise's points on every seed: partial credit never makes a wrong answer look right
+    (the parts' weights, and :data:`rnnbook.compare.CEILING` for any failing answer)."""
+    wrong, mistakes = answers_of(stem, name)[1], checks.load(stem)[name].mistakes
+    judged = [(f"wrong answer {fn.__name__}", outcomes) for (fn, _), outcomes in
+              zip(wrong, swept(stem, name)["wrong"], strict=True)]
+    judged += [(f"the mistake model of {m.sentence[:40]!r}", outcomes) for m, outcomes in
+               zip(mistakes, swept(stem, name)["mistakes"], strict=True)]
+    rich = [next(f"{who}: {outcome.share:.0%} on seed {seed}" for seed, outcome in outcomes
+                 if outcome.share >= LESS_THAN)
+            for who, outcomes in judged if any(o.share >= LESS_THAN for _, o in outcomes)]
+    assert not rich, (f"{name}: wrong answers earning {LESS_THAN:.0%} or more of the points "
+                      "(weigh the part the exercise is about):\n" + "\n".join(rich))
+
+
 def _xfail(table, what):
     """``WRONG_XFAIL`` or ``RIGHT_XFAIL`` of every chapter's learners as strict xfails: answers
     that break the sweep's contract today (issue 35), each with the reason."""

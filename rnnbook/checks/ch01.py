@@ -499,13 +499,20 @@ read_cell_weights = Exercise(
 
 
 def _unroll_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
-                 spread: int = 1) -> Case:
+                 spread: int = 1, cancel: bool = False) -> Case:
+    """``cancel``: h0 of size 4 to 8 and a bias that brings row 0's first pre-activation near
+    0, where tanh passes a change on whole: h0 kept to float16's three digits then shows."""
     case = _sizes(rng, shape, B, T, spread)
     B, T, D, H = case["B"], case["T"], case["D"], case["H"]
     case["inputs"] = normal(rng, B, T, D)  # (B, T, D), batch-major
     case["h0"] = normal(rng, B, H)  # (B, H)
     case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
     case["bias"] = normal(rng, H, scale=0.5)  # (H,)
+    if cancel:
+        h0 = np.where(case["h0"] < 0, -1, 1) * (4 + 4 * rng.random((B, H)))  # (B, H)
+        case["h0"] = h0.astype(np.float32)
+        first = np.concatenate([case["inputs"][0, 0], case["h0"][0]]) @ case["kernel"]  # (H,)
+        case["bias"] = (normal(rng, H, scale=0.05) - first).astype(np.float32)  # (H,)
     return case
 
 
@@ -521,7 +528,20 @@ def _run(c: Case) -> Any:
 
 def _skip_first(c: Case) -> dict[str, Any]:
     """The case without its first step."""
-    return {**c, "inputs": c["inputs"][:, 1:], "T": c["T"] - 1}
+    return {**_one_step_less(c), "inputs": c["inputs"][:, 1:]}
+
+
+def _skip_last(c: Case) -> dict[str, Any]:
+    """The case without its last step."""
+    return {**_one_step_less(c), "inputs": c["inputs"][:, :-1]}
+
+
+def _one_step_less(c: Case) -> dict[str, Any]:
+    """The case with T one less; a ValueError for a case of one step (a run of no step: the
+    mistake does not apply there, in the repository and in the learner release alike)."""
+    if c["T"] < 2:
+        raise ValueError("a sequence of one step has no step to skip")
+    return {**c, "T": c["T"] - 1}
 
 
 def _every_step_alone(c: Case) -> dict[str, Any]:
@@ -559,7 +579,7 @@ def _sequence_mistakes() -> dict[str, Any]:
          dict(perturb=_skip_first)),
         ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
          "(`range(T)`, not `range(T - 1)`).",
-         dict(perturb=lambda c: {**c, "inputs": c["inputs"][:, :-1], "T": c["T"] - 1})),
+         dict(perturb=_skip_last)),
         ("each output is the state before its step: the output at step t is the NEW "
          "state h_t, computed from x_t and h_(t-1), so the first output is the state "
          "after step 0.",
@@ -588,7 +608,9 @@ rnn_unroll = Exercise(
     parts=("outputs", "final_state"),
     weights=(2, 1),  # every step's state is what the exercise is about
     designs=({"shape": "D>H", "B": 1, "T": 2}, {"shape": "D<H", "T": 3},
-             {"shape": "D=H", "T": 2}),
+             {"shape": "D=H", "T": 2},
+             # one step from a large h0, near tanh's centre: a state rounded shows there
+             {"shape": "D<H", "B": 1, "T": 1, "spread": 0, "cancel": True}),
     mistakes=(
         *(Mistake(sentence, **options) for sentence, options in _sequence_mistakes().values()),
         # the mistakes of a single step that the chapter's own text does not rule out

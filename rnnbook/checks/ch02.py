@@ -314,12 +314,12 @@ gate_tensor_name = Exercise(
 
 
 @functools.lru_cache(maxsize=None)
-def _graph(T: int, layers: int, split_inputs: bool) -> Any:
+def _graph(T: int, layers: int, split_inputs: bool | str) -> Any:
     return graphs.lstm_graph(T, D=2, H=3, layers=layers, split_inputs=split_inputs)[0]
 
 
 @functools.lru_cache(maxsize=None)
-def _nodes(T: int, layers: int, split_inputs: bool) -> Any:
+def _nodes(T: int, layers: int, split_inputs: bool | str) -> Any:
     """``(name, op type)`` of every node, in the order the GraphDef lists them."""
     graph_def = _graph(T, layers, split_inputs).as_graph_def()
     return tuple((node.name, node.op) for node in graph_def.node)
@@ -329,7 +329,7 @@ def _nodes(T: int, layers: int, split_inputs: bool) -> Any:
 _EVENT_FILES: dict[tuple, Any] = {}
 
 
-def event_file(T: int, layers: int, split_inputs: bool) -> str:
+def event_file(T: int, layers: int, split_inputs: bool | str) -> str:
     """Write (once per process) the graph for these settings with ``FileWriter`` into a fresh
     temporary folder; return the event file's absolute path, as a string."""
     key = (T, layers, split_inputs)
@@ -342,12 +342,12 @@ def event_file(T: int, layers: int, split_inputs: bool) -> str:
 
 
 def _event_case(rng: np.random.Generator, Ts: Sequence[int], L: int,
-                split_inputs: bool) -> Case:
+                split_inputs: bool | str) -> Case:
     return {"T": int(rng.choice(Ts)), "L": L, "split_inputs": split_inputs}
 
 
 def _key(case: Case) -> Any:
-    return case["T"], case["L"], bool(case["split_inputs"])
+    return case["T"], case["L"], case["split_inputs"]
 
 
 def _event_oracle(case: Case) -> Any:
@@ -358,7 +358,7 @@ def _event_oracle(case: Case) -> Any:
 def _event_reference(case: Case) -> Any:
     """The names as the chapter derives them: `split` for tf.split of x, then per step (and
     layer) the cell's Split op; MultiRNNCell's ops sit under `rnn/rnn/multi_rnn_cell/cell_l/`."""
-    names = ["split"] if case["split_inputs"] else []
+    names = ["split"] if case["split_inputs"] is True else []  # "sizes": a SplitV
     scopes = (["rnn/basic_lstm_cell"] if case["L"] == 1 else
               [f"rnn/rnn/multi_rnn_cell/cell_{k}/basic_lstm_cell" for k in range(case["L"])])
     for t in range(case["T"]):
@@ -383,7 +383,8 @@ split_ops_in_event_file = Exercise(
         # tf.split of x adds the Split `split` and the Const `split/split_dim`; two layers
         # interleave their steps, so sorting changes the order
         dict(Ts=(2, 3), L=2, split_inputs=True),
-        dict(Ts=(3, 5), L=1, split_inputs=False),
+        # tf.split with a list of sizes: a SplitV op named `split`, whose type is not Split
+        dict(Ts=(3, 5), L=1, split_inputs="sizes"),
         dict(Ts=(2, 4), L=1, split_inputs=True),
     ),
     mistakes=(

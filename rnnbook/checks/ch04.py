@@ -194,18 +194,22 @@ unpack_state = Exercise(
 #: some rows ended (two layouts), every row of a one-row batch, none of them
 RESET_DESIGNS = (
     {"L": 2, "B": 3, "ended": "some"},
-    {"L": 3, "B": 4, "ended": "some"},
+    {"L": 3, "B": 4, "ended": "late"},  # an ended row after a live one: rows, not a count
     {"L": 1, "B": 1, "ended": "all"},
     {"L": 2, "B": 2, "ended": "none"},
 )
 
 
 def _ended(rng: np.random.Generator, B: int, which: str) -> np.ndarray:
-    """A (B,) mask: ``some`` rows (at least one True and one False), ``all`` or ``none``."""
-    if which != "some":
+    """A (B,) mask: ``some`` rows (at least one True and one False), ``all`` or ``none``;
+    ``late``: some rows, the first live and the last ended (zeroing the first rows, as many as
+    ended, is then wrong on every seed)."""
+    if which not in ("some", "late"):
         return np.full(B, which == "all")
     ended = np.zeros(B, dtype=bool)
     ended[rng.choice(B, size=int(rng.integers(1, B)), replace=False)] = True
+    if which == "late":
+        ended[0], ended[-1] = False, True
     return ended
 
 

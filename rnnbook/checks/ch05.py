@@ -422,7 +422,8 @@ def _transposed(part: int) -> Callable[..., Any]:
 
 rnn_step_backward = Exercise(
     name="rnn_step_backward",
-    probes=(Probe("h", "zero"), Probe("dh_new", "row")),
+    # the bias moves h' alone: a derivative taken at another state does not respond to it
+    probes=(Probe("h", "zero"), Probe("dh_new", "row"), Probe("bias", "all", said="the bias")),
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dx (B, D), dh (B, H), dkernel (D + H, H), dbias (H,)) for one BasicRNNCell step",
     make_case=_rnn_step_case,

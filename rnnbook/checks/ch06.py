@@ -386,7 +386,8 @@ def _row_1_dropped(bias: np.ndarray, cand: slice) -> None:
 keras_gru_step = Exercise(
     name="keras_gru_step",
     probes=(Probe("h", "zero"), *(Probe("bias", "block", k, 3, f"the {b} block of the bias")
-                                   for k, b in enumerate(("z", "r", "h~")))),
+                                   for k, b in enumerate(("z", "r", "h~"))),
+            Probe("bias", "zero", said="the bias")),
     task="h' (B, H), one step of Keras 3's GRU(H) with reset_after=True (the default): kernel "
     "(D, 3H), recurrent_kernel (H, 3H), bias (2, 3H)",
     make_case=_keras_case,

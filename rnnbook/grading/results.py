@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rnnbook import __version__
 from rnnbook.byhand import BY_HAND
-from rnnbook.compare import Outcome, evaluate
+from rnnbook.compare import CEILING_SAID, Outcome, evaluate
 from rnnbook.grading.roster import Student, csv_text, match_roster, read_back, safe_text
 
 if TYPE_CHECKING:
@@ -195,9 +195,8 @@ def own_words(label: str) -> bool:
 
 def points_for(outcome: Outcome, points: float) -> float:
     """The points an outcome earns of an exercise's ``points``: all when it passed; for an
-    answer of several parts, an equal share per part right on every trial (rounded to 2
-    decimals; a wrong answer misses a part, at least 1/9 of a point, so it stays below the
-    points); else 0."""
+    answer of several parts, the weights of the parts right on every trial, at most
+    :data:`rnnbook.compare.CEILING` of the points (rounded to 2 decimals); else 0."""
     return round(points * outcome.share, 2)
 
 
@@ -205,15 +204,18 @@ def score_line(outcome: Outcome, earned: float, points: float) -> str:
     """The line of feedback that says how the points were given (an answer of parts)."""
     weights = outcome.exercise.part_weights
     right = outcome.parts_earned
+    capped = (f" (a failing answer earns at most {CEILING_SAID})" if outcome.capped
+              else "")
     if len(set(weights)) == 1:
         share = points / outcome.parts
         return (f"Score: {right} of {outcome.parts} parts right on every trial, {share:.3g} "
                 f"point{'s' * (share != 1)} a part: {earned:g} of {points} "
-                f"point{'s' * (points != 1)}.")
+                f"point{'s' * (points != 1)}{capped}.")
     split = ", ".join(f"{name} {points * w / sum(weights):.3g}"
                       for name, w in zip(outcome.exercise.parts, weights, strict=True))
     return (f"Score: {right} of {outcome.parts} parts right on every trial; the points are "
-            f"split by part ({split}): {earned:g} of {points} point{'s' * (points != 1)}.")
+            f"split by part ({split}): {earned:g} of {points} point{'s' * (points != 1)}"
+            f"{capped}.")
 
 
 class ReportFormatError(ValueError):

@@ -774,6 +774,7 @@ WRONG = {
         (reset_units_axis, "the mask indexes the units axis"),  # IndexError where B != H
         (reset_where_no_axes, "the mask indexes the units axis"),  # ValueError where B != H
         (reset_only_c, "only c is reset"),
+        (reset_first_rows, None),  # a trial ends a row after a live one
         (reset_nothing, "the state is carried across a sequence boundary"),
         # the boundaries: B = 1 ends row 0, the last row; an ended row keeps its state
         (reset_skips_first_row, "the state is carried across a sequence boundary"),
@@ -839,8 +840,4 @@ WRONG = {
 #: Wrong answers the check passes on some seed, or grades unevenly, today (issue 35):
 #: tests/test_sweep.py holds each as a strict xfail, red once the check holds it (then move it
 #: to WRONG)
-WRONG_XFAIL = {
-    "reset_ended": [
-        (reset_first_rows, "passes on seed 1: no trial there has an ended row after a live one"),
-    ],
-}
+WRONG_XFAIL: dict = {}
