@@ -911,7 +911,8 @@ NOT_CALLED = "were not computed by the layer"
 def _by_layer(layer: Any, run: Callable[[], Any]) -> Any:
     """``run()``, provided every number of its answer came from a call of a layer of
     ``layer``'s class (Keras 3's LSTM)."""
-    result, unrun = api_answer(type(layer), "__call__", run)
+    # layer(x), compiled after its first calls (CompiledLSTM.__call__), and layer.call(x)
+    result, unrun = api_answer(type(layer), ("__call__", "call"), run)
     if unrun is not None:
         raise ValueError(f"the outputs {NOT_CALLED}: they hold numbers no call of the "
                          "layer returned, so they were computed another way")

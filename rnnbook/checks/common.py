@@ -251,12 +251,15 @@ def recording(owner: Any, name: str, calls: list[ApiCall]) -> Iterator[None]:
             delattr(owner, name)
 
 
-def api_answer(owner: Any, name: str, run: Callable[[], Any],
+def api_answer(owner: Any, names: str | tuple[str, ...], run: Callable[[], Any],
                parts: Sequence[str] = ()) -> tuple[Any, str | None]:
-    """``run()`` with ``owner.<name>`` recorded (:func:`recording`): its result, and the part
-    of it holding a number that API never returned (:func:`not_returned`; None: none does)."""
+    """``run()`` with ``owner.<name>`` recorded for each of ``names`` (:func:`recording`): its
+    result, and the part of it holding a number that API never returned
+    (:func:`not_returned`; None: none does)."""
     calls: list[ApiCall] = []
-    with recording(owner, name, calls):
+    with contextlib.ExitStack() as stack:
+        for name in (names,) if isinstance(names, str) else names:
+            stack.enter_context(recording(owner, name, calls))
         result = run()
     return result, (None if result is None else not_returned(result, calls, parts))
 
