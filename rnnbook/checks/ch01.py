@@ -664,7 +664,7 @@ def _port_call(fn: Callable[..., Any], c: Case) -> Any:
     else:
         cell = _unbuilt_cell(c["H"])
     result, unrun = api_answer(
-        type(cell), "call",  # cell(x, h) and cell.call(x, h)
+        type(cell), ("__call__", "call"),  # cell(x, h), and cell.call(x, h)
         lambda: _on_cell(cell, fn, c["W"], c["U"], c["bias"], c["inputs"], c["h0"]),
         ("outputs", "final_state"))
     if result is None:

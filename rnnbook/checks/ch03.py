@@ -311,7 +311,7 @@ def _run_case(rng: np.random.Generator, B: Any, D: int, H: int, P: int, state_is
 
 def _run_call(fn: Callable[..., Any], case: Case) -> Any:
     cell = _cell_for(case, case["state_is_tuple"])
-    result, unrun = api_answer(type(cell), "call",
+    result, unrun = api_answer(type(cell), ("__call__", "call"),
                                lambda: fn(cell, case["x"], case["c"], case["m"]), ("c", "m"))
     if unrun is not None:
         raise ValueError(f"the new state {NOT_RUN}: {unrun} holds numbers no call of the "
