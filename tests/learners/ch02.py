@@ -786,7 +786,7 @@ WRONG = {
         (acts_forget_bias_on_named_gate, "forget_bias is added twice"),
         (acts_forget_bias_outside, "forget_bias is outside the sigmoid"),
         (acts_sigmoid_j, "sigmoid is applied to j"),
-        (acts_not_carried, "the state is not carried"),
+        (acts_not_carried, "the gate values were not fetched from the graph"),  # by hand
         (acts_keras, "you used Keras' gate order"),
         (acts_sigmoids_in_order, "i and f are swapped"),
         (acts_time_major, "the arrays are time-major"),
