@@ -37,6 +37,7 @@ import collections
 import contextlib
 import dataclasses
 import functools
+import inspect
 import re
 from typing import Any, Callable, Iterator, Sequence
 
@@ -241,6 +242,10 @@ def recording(owner: Any, name: str, calls: list[ApiCall]) -> Iterator[None]:
         calls.append(ApiCall(args if bound else args[1:], kwargs, result))
         return result
 
+    try:  # what inspect.getfullargspec reads (TF1 cells ask whether `call` takes `training`)
+        noting.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):  # a builtin without one
+        pass
     setattr(owner, name, noting)
     try:
         yield
