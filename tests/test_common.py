@@ -87,3 +87,47 @@ def test_every_family_passes_variants_and_raises_on(family):
                      variants=(variant,), raises=raises)
     assert mistake.sentence == "the sentence: what to change"
     assert mistake.variants == (variant,) and mistake.raises is raises
+
+
+class _Api:
+    """A stand-in for an API: ``run`` returns a fixed (B, 4H) array, as session.run would."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def run(self, fetch, feed=None):
+        return self.value, (self.value[:, :2],)  # nested, as a session's fetches are
+
+
+def test_an_answer_holding_numbers_the_api_never_returned_is_named_part_by_part():
+    rng = np.random.default_rng(3)
+    api = _Api(rng.standard_normal((3, 8)).astype(np.float32))
+
+    def fetched(api):  # the right way: slices of what the API returned, float64
+        value = api.run("split:0", {"x": 1})[0].astype(np.float64)
+        return value[:, :4], value[:, 4:]
+
+    def restated(api):  # the shortcut: the same numbers, recomputed, never returned
+        value = api.run("kernel:0")[0]
+        return value[:, :4], np.tanh(np.arctanh(np.clip(value[:, 4:], -0.9, 0.9))) + 0.01
+
+    result, part = common.api_answer(api, "run", lambda: fetched(api), ("a", "b"))
+    assert part is None and np.allclose(result[0], api.value[:, :4])
+    assert common.api_answer(api, "run", lambda: restated(api), ("a", "b"))[1] == "b"
+    assert common.api_answer(api, "run", lambda: np.ones(3))[1] == "the answer"  # no call
+    assert common.api_answer(api, "run", lambda: "split:0")[1] is None  # no numbers: compared
+    assert common.api_answer(api, "run", lambda: None)[1] is None  # "returns nothing"
+    assert "run" not in vars(api)  # the method is the class's again
+    # a float16 copy is still the API's numbers (the comparison names the dtype)
+    half = common.api_answer(api, "run", lambda: api.run("x")[0].astype(np.float16))
+    assert half[1] is None
+
+
+def test_recording_a_class_method_restores_it_even_when_the_function_raises():
+    calls = []
+    original = _Api.__dict__["run"]
+    with pytest.raises(KeyError), common.recording(_Api, "run", calls):
+        _Api(np.zeros((1, 4))).run("x")
+        raise KeyError("the learner's function raised")
+    assert _Api.__dict__["run"] is original and len(calls) == 1
+    assert calls[0].args == ("x",) and calls[0].result[0].shape == (1, 4)

@@ -24,7 +24,13 @@ from typing import Any, Callable, NoReturn
 import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
-from rnnbook.checks.common import split_at_h, split_at_h_raises, w_and_u_swapped
+from rnnbook.checks.common import (
+    api_answer,
+    not_from_api,
+    split_at_h,
+    split_at_h_raises,
+    w_and_u_swapped,
+)
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
@@ -643,6 +649,9 @@ def _port_case(rng: np.random.Generator, shape: str, B: int | None = None, T: in
 
 STILL_UNBUILT = "still has no variables after your function ran"
 TWICE = "building a cell that was built already makes a new kernel and bias"
+#: 1.6's outputs must come from the cell (issue 35: a NumPy loop earned them, the weights
+#: loaded only for the check's own call of the cell)
+NOT_RUN = "was not run through the cell"
 
 
 def _raising_built(error: type[BaseException], message: str) -> Callable[..., Any]:
@@ -676,7 +685,10 @@ def _port_call(fn: Callable[..., Any], c: Case) -> Any:
         cell = _built_cell(c["D"], c["H"], c["old_kernel"], c["old_bias"])
     else:
         cell = _unbuilt_cell(c["H"])
-    result = _on_cell(cell, fn, c["W"], c["U"], c["bias"], c["inputs"], c["h0"])
+    result, unrun = api_answer(
+        type(cell), ("__call__", "call"),  # cell(x, h), and cell.call(x, h)
+        lambda: _on_cell(cell, fn, c["W"], c["U"], c["bias"], c["inputs"], c["h0"]),
+        ("outputs", "final_state"))
     if result is None:
         return None
     if not cell.variables:
@@ -687,6 +699,9 @@ def _port_call(fn: Callable[..., Any], c: Case) -> Any:
         raise BuiltTwice(
             f"the cell now has {len(cell.variables)} variables: {TWICE}, and the cell "
             "computes with the newest. Build it only when `cell.variables` is empty")
+    if unrun is not None:
+        raise ValueError(f"the sequence {NOT_RUN}: {unrun} holds numbers no call of the "
+                         "cell returned, so it was computed another way")
     h_new, _ = cell(c["x"], c["h"])  # what the loaded cell computes on new inputs
     parts = _arrays(result, 2)
     parts = list(parts) if isinstance(parts, (tuple, list)) else [parts]
@@ -788,6 +803,10 @@ run_keras_weights = Exercise(
         *(Mistake(sentence, **options) for key, (sentence, options)
           in _sequence_mistakes().items() if key in ("h0", "skip 0", "skip last",
                                                       "not carried", "time-major")),
+        not_from_api(
+            f"the sequence {NOT_RUN}: the exercise is to run the loaded cell itself over "
+            "the inputs, and these outputs are not what its calls returned (a NumPy loop "
+            "or another layer).", NOT_RUN),
     ),
 )
 

@@ -35,12 +35,18 @@ import numpy as np
 from rnnbook import graphs
 from rnnbook import reference as ref
 from rnnbook.checks.common import (
+    ApiCall,
     forget_bias_hard_coded_case,
     forget_bias_left_out_case,
     forget_bias_twice_case,
     keras_order_case,
     names_split_0,
+    not_from_api,
+    not_returned,
     parts_swapped_after,
+    raising,
+    recording,
+    says,
     split_at_h_raises,
     w_and_u_swapped_after,
 )
@@ -170,6 +176,44 @@ def _with_session(fn: Callable[..., Any], *args: Any) -> Any:
         raise shorter.with_traceback(error.__traceback__) from None
 
 
+#: an answer of a session exercise (2.4, 2.6; 5.6 and 6.6 too) must come from the session
+#: (issue 35): numbers no session.run returned were recomputed, from the weights it holds
+NOT_FETCHED = "were not fetched from the graph"
+
+
+class NotFetched(ValueError):
+    """The answer holds numbers no ``session.run`` returned (or, where the values may be
+    finished by hand, no run was fed the inputs)."""
+
+
+def _fetched(fn: Callable[..., Any], session: Any, args: Sequence[Any], parts: Sequence[str],
+             what: str = "the values", fed: bool = False) -> Any:
+    """``fn(session, *args)`` (:func:`_with_session`), provided its answer came from the
+    session: every number of each part among those ``session.run`` returned while ``fn`` ran;
+    ``fed``: a run was fed at least (2.6's gate values may be finished in NumPy from fetched
+    tensors, but not recomputed from the weights, which need no feed)."""
+    calls: list[ApiCall] = []
+    with recording(session, "run", calls):
+        result = _with_session(fn, session, *args)
+    if result is None:
+        return None
+    if fed:
+        if not any(_feed_of(call) for call in calls):
+            raise NotFetched(f"{what} {NOT_FETCHED}: no session.run was fed the batch, so "
+                             "they were recomputed, not read from the graph's tensors")
+        return result
+    part = not_returned(result, calls, parts)
+    if part is not None:
+        raise NotFetched(f"{what} {NOT_FETCHED}: {part} holds numbers no session.run "
+                         "returned, so it was recomputed, not fetched by its name")
+    return result
+
+
+def _feed_of(call: ApiCall) -> Any:
+    """What a recorded ``session.run`` call was fed (its second argument or ``feed_dict``)."""
+    return call.kwargs.get("feed_dict", call.args[1] if len(call.args) > 1 else None)
+
+
 def _session_case(rng: np.random.Generator, T: int, D: int, H: int, forget_bias: float,
                   B: int | None = None, **extra: Any) -> Case:
     B = int(rng.integers(1, 5)) if B is None else B
@@ -233,15 +277,7 @@ NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's wor
 OP_FETCHED = "session.run of an OP name"  # _no_missing_parts's words
 
 
-def _raising(message: str) -> Callable[..., Any]:
-    """A mistake that shows only as an error: raise it (where the learner's code raises)."""
-    def perturb(case):
-        raise ValueError(message)
-    return perturb
-
-
-def _says(message: str) -> Any:
-    return lambda case, got: message in got.message
+_raising, _says = raising, says  # a mistake shown only as an error
 
 
 SPLIT_1 = ("step 1's op is `split_1`: only step 0's has no suffix (`split`), so every t > 0 "
@@ -580,7 +616,8 @@ gate_preactivations = Exercise(
     task="(i, j, f, o): four arrays (B, H), the gates' pre-activations at step t, fetched from "
     "the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
-    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"], c["t"]),
+    call=lambda fn, c: _fetched(fn, live_session(c), (c["inputs"], c["t"]), "ijfo",
+                                "the pre-activations"),
     oracle=_preactivations_oracle,
     reference=_preactivations,
     parts=("i", "j", "f", "o"),
@@ -635,6 +672,10 @@ gate_preactivations = Exercise(
             "tensors, 'op_name:k'.",
             perturb=_raising(OP_FETCHED), raises=_says(OP_FETCHED),
         ),
+        not_from_api(
+            f"the pre-activations {NOT_FETCHED}: the exercise is to read step t's tensors "
+            "from the session by their names, and these numbers are not what it returned "
+            "(a recomputation from the weights).", NOT_FETCHED),
     ),
 )
 
@@ -820,7 +861,8 @@ gate_activations = Exercise(
     task="(i, j, f, o): four arrays (B, T, H), the gates' values (after their activations) at "
     "every time step, fetched from the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
-    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"]),
+    call=lambda fn, c: _fetched(fn, live_session(c), (c["inputs"],), "ijfo",
+                                "the gate values", fed=True),
     oracle=_activations_oracle,
     reference=_activations_reference,
     parts=("i", "j", "f", "o"),
@@ -896,6 +938,10 @@ gate_activations = Exercise(
             "so update (c, h) after every step (or fetch the graph's own gate tensors).",
             perturb=_steps_alone, after=_gates_of_steps_alone,
         ),
+        not_from_api(
+            f"the gate values {NOT_FETCHED}: the exercise is to read them from the graph's "
+            "own tensors, and no session.run was fed the batch (a recomputation from the "
+            "weights).", NOT_FETCHED),
     ),
 )
 

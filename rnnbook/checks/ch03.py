@@ -32,7 +32,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checks.common import TF1_TO_KERAS, reorder_blocks, tf1_to_keras_weights
+from rnnbook.checks.common import (
+    TF1_TO_KERAS,
+    api_answer,
+    not_from_api,
+    reorder_blocks,
+    tf1_to_keras_weights,
+)
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
@@ -305,7 +311,16 @@ def _run_case(rng: np.random.Generator, B: Any, D: int, H: int, P: int, state_is
 
 def _run_call(fn: Callable[..., Any], case: Case) -> Any:
     cell = _cell_for(case, case["state_is_tuple"])
-    return fn(cell, case["x"], case["c"], case["m"])
+    result, unrun = api_answer(type(cell), ("__call__", "call"),
+                               lambda: fn(cell, case["x"], case["c"], case["m"]), ("c", "m"))
+    if unrun is not None:
+        raise ValueError(f"the new state {NOT_RUN}: {unrun} holds numbers no call of the "
+                         "cell returned, so it was recomputed")
+    return result
+
+
+#: 3.2's state must come from the cell (issue 35: a NumPy restatement of LSTMCell earned it)
+NOT_RUN = "was not computed by the cell"
 
 
 def _state_in_h_first(case: Case) -> dict[str, Any]:
@@ -388,6 +403,10 @@ step_lstm_cell = Exercise(
             "(LSTMStateTuple(c, m), or [c, m] concatenated when the cell wants one array).",
             perturb=_zero_state,
         ),
+        not_from_api(
+            f"the new state {NOT_RUN}: the exercise is to let the real cell compute it, and "
+            "these numbers are not what its call returned (a recomputation from its "
+            "weights).", NOT_RUN),
     ),
 )
 

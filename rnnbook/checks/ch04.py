@@ -28,12 +28,19 @@ step), so the learner release, which computes them with TensorFlow's oracle, nam
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from rnnbook import reference as ref
-from rnnbook.checks.common import TF1_TO_KERAS, LSTMStateTuple, reorder_blocks
+from rnnbook.checks.common import (
+    TF1_TO_KERAS,
+    LSTMStateTuple,
+    api_answer,
+    not_from_api,
+    reorder_blocks,
+)
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import (
@@ -712,11 +719,22 @@ def _stream_call(fn: Callable[..., Any], case: Case) -> Any:
     """Run the learner's function with the trial's run_chunk; the final state is part of the
     answer as one packed array (its type too): a tuple or list of per-layer states (what the
     session returns) is refused, though it holds the same numbers."""
-    result = fn(make_run_chunk(case), case["inputs"], case["state"], case["chunk"])
+    given = types.SimpleNamespace(run_chunk=make_run_chunk(case))  # its calls recorded
+    result, unrun = api_answer(
+        given, "run_chunk",
+        lambda: fn(given.run_chunk, case["inputs"], case["state"], case["chunk"]),
+        ("outputs", "final_state"))
     if isinstance(result, (tuple, list)) and len(result) == 2:
         if isinstance(result[1], (tuple, list)):
             raise TypeError(NOT_ONE_ARRAY)
+    if unrun is not None:
+        raise ValueError(f"the sequence {NOT_STREAMED}: {unrun} holds numbers no call of "
+                         "run_chunk returned, so it was computed another way")
     return result
+
+
+#: 4.6's answer must come from run_chunk's session (issue 35: a NumPy restatement earned it)
+NOT_STREAMED = "was not run through run_chunk"
 
 
 def _tuple_final(_case: Case, _right: Any) -> None:
@@ -770,6 +788,10 @@ stream_in_chunks = Exercise(
         ),
         Mistake(TUPLE_FINAL, after=_tuple_final,
                 raises=lambda _c, got: got.kind == "TypeError" and NOT_ONE_ARRAY in got.message),
+        not_from_api(
+            f"the sequence {NOT_STREAMED}: the exercise is to stream it through the session "
+            "you were given, and these numbers are not what its calls returned (a "
+            "recomputation by hand).", NOT_STREAMED),
     ),
 )
 
@@ -882,7 +904,23 @@ def _drive_case(rng: np.random.Generator, B: int, S: int, D: int, H: int, starts
 def _drive_call(fn: Callable[..., Any], case: Case) -> Any:
     layer = stateful_layer(case["B"], case["S"], case["D"], case["H"])
     _load_layer(layer, _keras_weights(case), case["h"], case["c"])
-    return fn(layer, list(case["batches"]), case["starts"])
+    return _by_layer(layer, lambda: fn(layer, list(case["batches"]), case["starts"]))
+
+
+#: 4.7's and 4.8's outputs must come from the stateful layer (issue 35: a NumPy LSTM over the
+#: layer's weights and states earned them)
+NOT_CALLED = "were not computed by the layer"
+
+
+def _by_layer(layer: Any, run: Callable[[], Any]) -> Any:
+    """``run()``, provided every number of its answer came from a call of a layer of
+    ``layer``'s class (Keras 3's LSTM)."""
+    # layer(x), compiled after its first calls (CompiledLSTM.__call__), and layer.call(x)
+    result, unrun = api_answer(type(layer), ("__call__", "call"), run)
+    if unrun is not None:
+        raise ValueError(f"the outputs {NOT_CALLED}: they hold numbers no call of the "
+                         "layer returned, so they were computed another way")
+    return result
 
 
 def _drive_oracle(case: Case, reset: str = "hc") -> np.ndarray:
@@ -992,6 +1030,10 @@ drive_stateful = Exercise(
             lambda c: _drive_oracle(c, reset="h"),
         ),
         Mistake(MASK_OVER_UNITS, after=_units_mask, raises=_broadcast_error),
+        not_from_api(
+            f"the outputs {NOT_CALLED}: the exercise is to drive the stateful layer you "
+            "were given, and these numbers are not what its calls returned (an LSTM "
+            "recomputed from its weights and states).", NOT_CALLED),
     ),
 )
 
@@ -1024,7 +1066,7 @@ def _serve_call(fn: Callable[..., Any], case: Case) -> Any:
                           case["h"], case["c"])
     served = _load_layer(stateful_layer(1, 1, D, H), _keras_weights(case, "served_"),
                          case["served_h"], case["served_c"])
-    return fn(trained, served, case["row"], case["stream"])
+    return _by_layer(served, lambda: fn(trained, served, case["row"], case["stream"]))
 
 
 def _serve_oracle(case: Case) -> Any:
@@ -1106,6 +1148,10 @@ serve_at_batch_1 = Exercise(
             "h and c are swapped when copied: layer.states is [h, c] in both layers.",
             perturb=lambda c: {**c, "h": c["c"], "c": c["h"]},
         ),
+        not_from_api(
+            f"the outputs {NOT_CALLED}: the exercise is to serve the stream through the "
+            "batch-1 layer, and these numbers are not what its calls returned (an LSTM "
+            "recomputed from the weights and states).", NOT_CALLED),
     ),
 )
 

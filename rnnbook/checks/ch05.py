@@ -36,11 +36,14 @@ import numpy as np
 
 from rnnbook import backward as bwd
 from rnnbook import reference as ref
+from rnnbook.checks.ch02 import NOT_FETCHED, _fetched  # a session's answer, fetched
 from rnnbook.checks.common import (
     TF1_TO_KERAS,
+    api_answer,
     forget_bias_hard_coded,
     forget_bias_left_out,
     names_split_0,
+    not_from_api,
     reorder_blocks,
     tf1_to_keras_weights,
 )
@@ -873,7 +876,7 @@ def _by_name_session(case: Case) -> Any:
 
 def _by_name_call(fn: Callable[..., Any], case: Case) -> Any:
     session, feed = _by_name_session(case)
-    return fn(session, feed, case["t"])
+    return _fetched(fn, session, (feed, case["t"]), ("di", "dj", "df", "do"), "the gradients")
 
 
 def _by_name_oracle(case: Case) -> Any:
@@ -933,6 +936,10 @@ split_grad_by_name = Exercise(
             "gradients/.",
             _forward_split,
         ),
+        not_from_api(
+            f"the gradients {NOT_FETCHED}: the exercise is to read the gradient tensor of "
+            "step t's Split from the session by its name, and these numbers are not what it "
+            "returned (a backward pass recomputed from the weights).", NOT_FETCHED),
     ),
 )
 
@@ -971,7 +978,17 @@ def _keras_call(fn: Callable[..., Any], case: Case) -> Any:
     cell = _keras_cell(case["D"], case["H"])
     cell.set_weights([case["kernel"], case["recurrent_kernel"], case["bias"]])
     state = tf.compat.v1.nn.rnn_cell.LSTMStateTuple(case["c"], case["h"])
-    return fn(cell, case["x"], state, case["dh_new"])
+    result, part = api_answer(tf.GradientTape, "gradient",
+                              lambda: fn(cell, case["x"], state, case["dh_new"]),
+                              ("dkernel", "dbias"))
+    if part is not None:
+        raise ValueError(f"the gradients {NOT_TAPED}: {part} holds numbers no "
+                         "GradientTape returned, so it was recomputed by hand")
+    return result
+
+
+#: 5.7's gradients must come from the tape (issue 35: a NumPy backward pass earned full marks)
+NOT_TAPED = "were not taken by tf.GradientTape"
 
 
 def _keras_oracle(case: Case) -> Any:
@@ -1024,6 +1041,10 @@ keras_grads_to_tf1 = Exercise(
             "the TF1 state is LSTMStateTuple(c, h), so pass [state.h, state.c].",
             perturb=lambda c: {**c, "c": c["h"], "h": c["c"]},
         ),
+        not_from_api(
+            f"the gradients {NOT_TAPED}: the exercise is to take them from the Keras cell "
+            "with the tape, and these numbers are not what it returned (a backward pass "
+            "by hand).", NOT_TAPED),
     ),
 )
 

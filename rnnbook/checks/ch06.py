@@ -40,11 +40,13 @@ import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the same way
+    NOT_FETCHED,
     _at_step,
+    _fetched,
     _logit,
     _with_session,  # (TensorFlow's errors, short)
 )
-from rnnbook.checks.common import names_split_0
+from rnnbook.checks.common import names_split_0, not_from_api, raising, says
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
@@ -246,16 +248,7 @@ def _parts_swapped(i: int, j: int) -> Callable[..., Any]:
     return after
 
 
-def _says(words: str) -> Callable[..., bool]:
-    return lambda case, got: words in got.message
-
-
-def _raising(message: str) -> Callable[..., Any]:
-    """A mistake that shows only as an error: its model raises it (where the learner's code
-    raises), and ``raises=`` names it."""
-    def perturb(case):
-        raise ValueError(message)
-    return perturb
+_raising, _says = raising, says  # a mistake shown only as an error
 
 
 NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's words
@@ -722,7 +715,8 @@ gru_gates = Exercise(
     task="(r, z): two arrays (B, H), the reset and update gates' values at step t, fetched "
     "from the session with `inputs` fed to the placeholder 'x:0'",
     make_case=_session_case,
-    call=lambda fn, c: _with_session(fn, live_session(c), c["inputs"], c["t"]),
+    call=lambda fn, c: _fetched(fn, live_session(c), (c["inputs"], c["t"]), ("r", "z"),
+                                "the gates' values"),
     oracle=_gates_oracle,
     reference=_gates_reference,
     parts=("r", "z"),
@@ -760,6 +754,10 @@ gru_gates = Exercise(
             "the placeholder 'x:0' is not fed: session.run needs the inputs for it.",
             perturb=_raising(NOT_FED), raises=_says(NOT_FED),
         ),
+        not_from_api(
+            f"the gates' values {NOT_FETCHED}: the exercise is to read step t's r and z "
+            "from the session by their names, and these numbers are not what it returned "
+            "(a recomputation from the weights).", NOT_FETCHED),
     ),
 )
 

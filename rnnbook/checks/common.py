@@ -34,8 +34,12 @@ exercise's ``call`` reaches (``LSTMStateTuple``), never a family or :func:`names
 from __future__ import annotations
 
 import collections
+import contextlib
+import dataclasses
+import functools
+import inspect
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -200,3 +204,132 @@ def split_at_h_raises(sentence: str, **options: Any) -> Mistake:
     right where D == H, NumPy's shape error wherever D != H, which names it
     (:func:`_rows_mismatch`)."""
     return Mistake(sentence, perturb=_square_only, raises=_rows_mismatch, **options)
+
+
+# ---------------------------------------------------------------------------------------------
+# An API exercise's answer comes from the API it names (issue 35): what the API returned
+# while the learner's function ran is noted (``recording``), and an answer holding numbers
+# it never returned (a NumPy restatement, a recomputation from the weights) is refused where
+# the exercise's ``call`` says so. Learner side: NumPy only.
+
+#: how close a number must be to one the API returned: loose enough for a float16 copy (a
+#: dtype mistake, named as such by the comparison), far below what a recomputation misses by
+#: on every value at once
+FROM_API_RTOL, FROM_API_ATOL = 1e-3, 1e-4
+
+
+@dataclasses.dataclass(frozen=True)
+class ApiCall:
+    """One call of a recorded API: its arguments (``self`` left out) and what it returned."""
+
+    args: tuple
+    kwargs: dict
+    result: Any
+
+
+@contextlib.contextmanager
+def recording(owner: Any, name: str, calls: list[ApiCall]) -> Iterator[None]:
+    """While the block runs, ``owner.<name>`` (a method of one object, ``session.run``, or of a
+    class, ``LSTM.__call__``) notes each call and its result in ``calls``; then it is as it
+    was."""
+    own = name in vars(owner)
+    original = vars(owner)[name] if own else getattr(owner, name)
+    bound = not isinstance(owner, type)  # an object's method: `original` is bound
+
+    @functools.wraps(original)
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        calls.append(ApiCall(args if bound else args[1:], kwargs, result))
+        return result
+
+    try:  # what inspect.getfullargspec reads (TF1 cells ask whether `call` takes `training`)
+        noting.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):  # a builtin without one
+        pass
+    setattr(owner, name, noting)
+    try:
+        yield
+    finally:
+        if own:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)
+
+
+def api_answer(owner: Any, names: str | tuple[str, ...], run: Callable[[], Any],
+               parts: Sequence[str] = ()) -> tuple[Any, str | None]:
+    """``run()`` with ``owner.<name>`` recorded for each of ``names`` (:func:`recording`): its
+    result, and the part of it holding a number that API never returned
+    (:func:`not_returned`; None: none does)."""
+    calls: list[ApiCall] = []
+    with contextlib.ExitStack() as stack:
+        for name in (names,) if isinstance(names, str) else names:
+            stack.enter_context(recording(owner, name, calls))
+        result = run()
+    return result, (None if result is None else not_returned(result, calls, parts))
+
+
+def returned_values(calls: Sequence[ApiCall]) -> np.ndarray:
+    """Every finite number the recorded calls returned, sorted (float64)."""
+    found = [_numbers(call.result) for call in calls]
+    values = np.concatenate(found) if found else np.zeros(0)
+    return np.sort(values[np.isfinite(values)])
+
+
+def not_returned(answer: Any, calls: Sequence[ApiCall], parts: Sequence[str]) -> str | None:
+    """The name of the first part of ``answer`` (``parts``, or "the answer") holding a number
+    no recorded call returned; None when every number was returned, or when the answer holds
+    no numbers (the comparison says what is wrong with it)."""
+    values = returned_values(calls)
+    pieces = list(answer) if parts and isinstance(answer, (tuple, list)) else [answer]
+    names = list(parts) if parts and len(parts) == len(pieces) else ["the answer"] * len(pieces)
+    for name, piece in zip(names, pieces, strict=True):
+        numbers = _numbers(piece)
+        numbers = numbers[np.isfinite(numbers)]
+        if numbers.size and not _all_among(numbers, values):
+            return name
+    return None
+
+
+def _numbers(value: Any) -> np.ndarray:
+    """Every number in ``value`` (nested tuples, lists, tensors, arrays), flat float64; none
+    from what is not numbers (a symbolic tensor, None, a string)."""
+    if isinstance(value, (tuple, list)):
+        found = [_numbers(v) for v in value]
+        return np.concatenate(found) if found else np.zeros(0)
+    try:
+        array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+    except Exception:  # noqa: BLE001 - a graph tensor, an object: no numbers
+        return np.zeros(0)
+    if array.dtype.kind not in "fiu":
+        return np.zeros(0)
+    return array.astype(np.float64).ravel()
+
+
+def _all_among(numbers: np.ndarray, values: np.ndarray) -> bool:
+    """Whether each of ``numbers`` is within tolerance of one of ``values`` (sorted)."""
+    if not values.size:
+        return False
+    padded = np.concatenate([[-np.inf], values, [np.inf]])  # every number has two neighbours
+    at = np.searchsorted(padded, numbers)  # padded[at - 1] <= number <= padded[at]
+    nearest = np.minimum(np.abs(padded[at - 1] - numbers), np.abs(padded[at] - numbers))
+    return bool((nearest <= FROM_API_ATOL + FROM_API_RTOL * np.abs(numbers)).all())
+
+
+def raising(message: str) -> Callable[..., Any]:
+    """A mistake that shows only as an error: its model (a ``perturb=``) raises it, where the
+    learner's code raises, and :func:`says` names it."""
+    def perturb(case: Case) -> Case:
+        raise ValueError(message)
+    return perturb
+
+
+def says(words: str) -> Callable[..., bool]:
+    """``raises=``: the error's message holds ``words``."""
+    return lambda case, got: words in got.message
+
+
+def not_from_api(sentence: str, words: str) -> Mistake:
+    """The mistake of an answer whose numbers the API never returned: ``call`` raises an error
+    holding ``words`` (the start of ``sentence``), which names it."""
+    return Mistake(sentence, perturb=raising(words), raises=says(words))

@@ -595,6 +595,17 @@ def port_sets_a_copy(cell, kernel, recurrent_kernel, bias, inputs, h0):
     return outputs, final
 
 
+def port_numpy_loop(cell, kernel, recurrent_kernel, bias, inputs, h0):
+    """Loads the weights into the cell (so it holds them), but runs a NumPy loop."""
+    if not cell.variables:
+        cell.build((None, kernel.shape[0]))
+    cell.set_weights([np.concatenate([kernel, recurrent_kernel]), bias])
+    h, outputs = h0, []
+    for t in range(inputs.shape[1]):
+        h = np.tanh(inputs[:, t] @ kernel + h @ recurrent_kernel + bias)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), h
+
 RIGHT = {
     "split_kernel": [split_slices, split_np_split, split_by_units, split_tuple_of_lists],
     "tf1_from_keras": [stack_vstack, stack_by_hand, stack_float64_tf],
@@ -693,6 +704,7 @@ MORE_WRONG = {
         (port_u_transposed, None),
         (port_returns_swapped, None),
         (port_sets_a_copy, None),
+        (port_numpy_loop, "the sequence was not run through the cell"),
     ],
 }
 

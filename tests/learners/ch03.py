@@ -184,6 +184,26 @@ def step_returns_old_c(cell, x, c, m):
     return c, new[:, c.shape[1]:]
 
 
+def step_numpy_restated(cell, x, c, m):
+    """Reads the cell's weights and options, and restates LSTMCell in NumPy."""
+    weights = {v.name.split("/")[-1].split(":")[0]: v.numpy() for v in cell.variables
+               if "projection" not in v.name}
+    projection = [v.numpy() for v in cell.variables if "projection" in v.name]
+    i, j, f, o = np.split(np.concatenate([x, m], 1) @ weights["kernel"] + weights["bias"], 4, 1)
+    if cell._use_peepholes:
+        f, i = f + weights["w_f_diag"] * c, i + weights["w_i_diag"] * c
+    c_new = sigmoid(f + cell._forget_bias) * c + sigmoid(i) * np.tanh(j)
+    if cell._cell_clip is not None:
+        c_new = np.clip(c_new, -cell._cell_clip, cell._cell_clip)
+    if cell._use_peepholes:
+        o = o + weights["w_o_diag"] * c_new
+    m_new = sigmoid(o) * np.tanh(c_new)
+    if projection:
+        m_new = m_new @ projection[0]
+        if cell._proj_clip is not None:
+            m_new = np.clip(m_new, -cell._proj_clip, cell._proj_clip)
+    return c_new, m_new
+
 # --- lstm_cell_step -----------------------------------------------------------------------
 
 
@@ -663,6 +683,7 @@ WRONG = {
         (step_returns_whole, "the new state is returned whole"),
         (step_tuple_m_first, None),
         (step_returns_old_c, None),
+        (step_numpy_restated, "the new state was not computed by the cell"),
     ],
     "lstm_cell_step": [
         (cell_step_forget_bias_hardcoded, "forget_bias is ignored"),

@@ -509,6 +509,26 @@ def stream_float16(run_chunk, inputs, state, chunk):
     return np.concatenate(pieces, axis=1), state
 
 
+def stream_numpy_from_closure(run_chunk, inputs, state, chunk):
+    """Takes the weights out of run_chunk's session and restates the stack in NumPy."""
+    import inspect
+
+    graph = inspect.getclosurevars(inspect.unwrap(run_chunk)).nonlocals["graph"]
+    weights = graph.session.run(graph.variables)  # kernel, bias of each layer
+    state = np.array(state, dtype=np.float64)
+    outputs = []
+    for t in range(inputs.shape[1]):
+        x = inputs[:, t]
+        for k in range(len(weights) // 2):
+            c, h = state[k]
+            z = np.concatenate([x, h], 1) @ weights[2 * k] + weights[2 * k + 1]
+            i, j, f, o = np.split(z, 4, 1)
+            c = c * sigmoid(f + 1.0) + sigmoid(i) * np.tanh(j)
+            x = np.tanh(c) * sigmoid(o)
+            state[k] = c, x
+        outputs.append(x)
+    return np.stack(outputs, 1), state
+
 # --- drive_stateful (API) ------------------------------------------------------------------
 
 
@@ -633,6 +653,28 @@ def drive_stack_axis_1(layer, batches, starts):
     return np.stack(outputs, axis=1)  # "batch first, as always"
 
 
+def keras_lstm_numpy(weights, x, h, c):
+    """Keras 3's LSTM over x (B, S, D) from [h, c] in NumPy (gates i, f, c, o)."""
+    kernel, recurrent_kernel, bias = weights
+    outputs = []
+    for t in range(x.shape[1]):
+        i, f, g, o = np.split(x[:, t] @ kernel + h @ recurrent_kernel + bias, 4, 1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
+        outputs.append(h)
+    return np.stack(outputs, 1), h, c
+
+
+def drive_numpy(layer, batches, starts):
+    """Reads the layer's weights and state once, then restates the LSTM in NumPy."""
+    h, c = (np.array(v.numpy()) for v in layer.states)
+    outputs = []
+    for x, start in zip(batches, starts):
+        keep = (~start)[:, None]
+        out, h, c = keras_lstm_numpy(layer.get_weights(), x, h * keep, c * keep)
+        outputs.append(out)
+    return np.stack(outputs)
+
 # --- serve_at_batch_1 (API) ----------------------------------------------------------------
 
 
@@ -736,6 +778,13 @@ def serve_not_squeezed(trained, served, row, stream):
     return np.stack([np.asarray(served(x[None, None])) for x in stream])  # one per step
 
 
+def serve_numpy(trained, served, row, stream):
+    """Runs row `row`'s state through the trained weights in NumPy; `served` is not called."""
+    h, c = (v.numpy()[row : row + 1] for v in trained.states)
+    outputs, _, _ = keras_lstm_numpy(trained.get_weights(), stream[None], h, c)
+    return outputs[0]
+
+
 RIGHT = {
     "pack_state": [pack_stack, pack_array64, pack_fill, pack_asarray32],
     "unpack_state": [unpack_tuples, unpack_lists64, unpack_map],
@@ -813,6 +862,7 @@ WRONG = {
         (stream_outputs_on_batch_axis, None),
         (stream_slices_batch, None),
         (stream_float16, None),
+        (stream_numpy_from_closure, "the sequence was not run through run_chunk"),
     ],
     "drive_stateful": [
         (drive_reset_state_when_any, "every row is reset when any row starts"),
@@ -823,6 +873,7 @@ WRONG = {
         (drive_keep_no_axis_tf, "the (B,) mask lines up with the units axis"),
         (drive_previous_starts, "the rows are reset after the batch"),
         (drive_stack_axis_1, None),
+        (drive_numpy, "the outputs were not computed by the layer"),
     ],
     "serve_at_batch_1": [
         (serve_no_weights, "the batch-1 layer keeps its own weights"),
@@ -834,6 +885,7 @@ WRONG = {
         (serve_row_without_axis, None),
         (serve_h_in_both, None),
         (serve_not_squeezed, None),
+        (serve_numpy, "the outputs were not computed by the layer"),
     ],
 }
 

@@ -404,6 +404,32 @@ def by_name_no_feed(session, feed, t):
     return tuple(np.split(dz, 4, axis=1))
 
 
+def by_name_numpy_bptt(session, feed, t):
+    """Reads kernel, bias and the fed arrays; backpropagates through time in NumPy."""
+    kernel, bias = session.run(session.graph.get_collection("trainable_variables"))
+    fed = {key.name: value for key, value in feed.items()}
+    inputs, doutputs = fed["x:0"], fed["doutputs:0"]
+    B, T, D = inputs.shape
+    H = bias.shape[0] // 4
+    h = c = np.zeros((B, H))
+    steps = []
+    for s in range(T):
+        i, j, f, o = np.split(np.concatenate([inputs[:, s], h], 1) @ kernel + bias, 4, 1)
+        gates = sig(i), np.tanh(j), sig(f + 1.0), sig(o)
+        c_prev, c = c, c * gates[2] + gates[0] * gates[1]
+        h = np.tanh(c) * gates[3]
+        steps.append((gates, c_prev, c))
+    dh_next = dc_next = np.zeros((B, H))
+    for s in reversed(range(T)):
+        (si, tj, sf, so), c_prev, c = steps[s]
+        dh = doutputs[:, s] + dh_next
+        dc = dc_next + dh * so * (1 - np.tanh(c) ** 2)
+        dz = np.concatenate([dc * tj * si * (1 - si), dc * si * (1 - tj**2),
+                             dc * c_prev * sf * (1 - sf), dh * np.tanh(c) * so * (1 - so)], 1)
+        if s == t:
+            return tuple(np.split(dz, 4, axis=1))
+        dh_next, dc_next = (dz @ kernel.T)[:, D:], dc * sf
+
 # --- keras_grads_to_tf1 (API) ------------------------------------------------------------
 
 
@@ -491,6 +517,17 @@ def keras_c(cell, x, state, dh):
     cols = np.r_[0:H, 2 * H:3 * H, H:2 * H, 3 * H:4 * H]
     return np.vstack([dk, dr])[:, cols].astype(np.float64), db[cols]
 
+
+def keras_numpy_backward(cell, x, state, dh):
+    """Moves the Keras weights to TF1's layout and runs a backward pass by hand (lstm_a)."""
+    def tf1(a):  # Keras i, f, g, o -> TF1 i, j, f, o
+        i, f, j, o = np.split(np.asarray(a), 4, axis=-1)
+        return np.concatenate([i, j, f, o], axis=-1)
+
+    kernel = tf1(np.concatenate([cell.kernel.numpy(), cell.recurrent_kernel.numpy()]))
+    c, h = state
+    grads = lstm_a(x, c, h, kernel, tf1(cell.bias.numpy()), 0.0, np.zeros_like(c), dh)
+    return grads[3], grads[4]
 
 # --- lstm_cell_backward ------------------------------------------------------------------
 
@@ -741,6 +778,7 @@ WRONG = {
          "you fetched the previous step's"),
         (by_name_rows, None),
         (by_name_no_feed, None),
+        (by_name_numpy_bptt, "the gradients were not fetched from the graph"),
     ],
     "keras_grads_to_tf1": [
         (named(keras_a, "left_in_keras_order", wrong="keras order"),
@@ -751,6 +789,7 @@ WRONG = {
         (keras_loss_mean, None),
         (keras_loss_of_c, None),
         (keras_bias_not_reordered, None),
+        (keras_numpy_backward, "the gradients were not taken by tf.GradientTape"),
     ],
     "lstm_cell_backward": [
         (named(cell_a, "clip_not_zeroed", wrong="no mask"), "the clipped region is not zeroed"),

@@ -424,6 +424,17 @@ def gates_from_sigmoid(session, inputs, t):
     return tuple(np.split(value, 2, axis=1))
 
 
+def gates_recomputed(session, inputs, t):
+    """Reads the four variables by name and recomputes the GRU up to step t in NumPy."""
+    gk, gb = _read(session, "gates/kernel"), _read(session, "gates/bias")
+    ck, cb = _read(session, "candidate/kernel"), _read(session, "candidate/bias")
+    h = np.zeros((inputs.shape[0], cb.shape[0]))
+    for step in range(t + 1):
+        x = inputs[:, step]
+        r, z = np.split(sigmoid(np.concatenate([x, h], 1) @ gk + gb), 2, axis=1)
+        h = z * h + (1 - z) * np.tanh(np.concatenate([x, r * h], 1) @ ck + cb)
+    return r, z
+
 # --- keras_gru_from_session (API) ---------------------------------------------------------
 
 
@@ -591,6 +602,7 @@ WRONG = {
         (gates_no_feed, "the placeholder 'x:0' is not fed"),  # raises: named by its error
         (gates_previous_step, None),
         (gates_time_major_feed, None),
+        (gates_recomputed, "the gates' values were not fetched from the graph"),
     ],
     "keras_gru_from_session": [
         (from_session_tf1_order, "the gate blocks are still in TF1's order"),
