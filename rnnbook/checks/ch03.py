@@ -649,7 +649,7 @@ def _port_mistakes(name: str, few: int = False) -> Any:
              "them i, f, g, o, so your 2nd and 3rd blocks are each other's, in the "
              "kernel, the recurrent kernel and the bias.")
     back_in_tf1_order = _on_weights(lambda _c, *weights: _reordered(*weights))
-    mistakes = (
+    mistakes: tuple[Mistake[Case], ...] = (
         Mistake(
             "forget_bias is not folded: TF1 adds forget_bias to f at every step and "
             "Keras 3 adds nothing, so the Keras bias's f block must hold it.",
