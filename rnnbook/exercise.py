@@ -29,10 +29,13 @@ from rnnbook.plaindata import Case, Raised, to_plain
 #: an exercise's trial type: its own TypedDict (each chapter module declares one per exercise,
 #: with the shapes), a plain dict at run time; ``Case`` where any exercise's is meant
 C = TypeVar("C", bound=Mapping[str, Any])
+#: the same for a mistake, which only reads a case: a mistake of any case (a helper's, typed
+#: with a Mapping) is one of each exercise's
+C_in = TypeVar("C_in", bound=Mapping[str, Any], contravariant=True)
 
 
 @dataclass(frozen=True)
-class Mistake(Generic[C]):
+class Mistake(Generic[C_in]):
     """A known wrong answer, and the sentence that names it.
 
     What the mistake returns on a case is said in one of two ways:
@@ -58,12 +61,12 @@ class Mistake(Generic[C]):
     """
 
     sentence: str  # what went wrong and what to change, one sentence
-    answer: Callable[[C], Any] | None = None
+    answer: Callable[[C_in], Any] | None = None
     variants: tuple = ()
-    raises: Callable[[C, Raised], bool] | None = None
+    raises: Callable[[C_in, Raised], bool] | None = None
     #: the case changed before the right answer (a case of the same exercise)
-    perturb: Callable[[C], Mapping[str, Any]] | None = None
-    after: Callable[[C, Any], Any] | None = None  # the right answer changed after
+    perturb: Callable[[C_in], Mapping[str, Any]] | None = None
+    after: Callable[[C_in, Any], Any] | None = None  # the right answer changed after
 
     def __post_init__(self):
         if self.answer is None and self.perturb is None and self.after is None:
@@ -76,7 +79,7 @@ class Mistake(Generic[C]):
     def models(self) -> tuple[Any, ...]:
         return (self.answer, *self.variants)
 
-    def bound(self, right: Callable[[Any], Any]) -> Mistake[C]:
+    def bound(self, right: Callable[[Any], Any]) -> Mistake[C_in]:
         """This mistake with its ``answer`` made from ``right`` (the exercise's right answer on
         a case) when it is given by ``perturb``/``after``."""
         if self.answer is not None:
