@@ -93,7 +93,7 @@ class Mistake(Generic[C_in]):
         return dataclasses.replace(self, answer=answer, perturb=None, after=None)
 
 
-def right_answer(ex: Exercise[Any]) -> Callable[[Case], Any]:
+def right_answer(ex: Exercise[Any]) -> Callable[[Mapping[str, Any]], Any]:
     """``ex``'s right answer on a case: the NumPy reference where it is installed (fast: the
     sweeps ask it thousands of times), TensorFlow's oracle where it is not (the learner
     release's ``rnnbook.reference`` is a stub that raises ImportError)."""
