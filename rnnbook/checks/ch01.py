@@ -90,6 +90,216 @@ def _cell_blocks(kernel: np.ndarray, bias: np.ndarray, D: int, H: int) -> Any:
     return z[1:1 + D] - b, z[1 + D:] - b, b  # (D, H), (H, H), (H,)
 
 
+# ---------------------------------------------------------------------------------------------
+# Shared by several exercises: the references (instructor-side), the mistakes of a step and
+# of a run, a real cell handed over built or not. Defined before every exercise, so that a
+# new exercise can use them wherever it goes in the chapter.
+
+
+def _split(c: Case, at: int | None = None) -> Any:
+    """``(W, U)``: the kernel's rows split at row ``at`` (D, input_depth, by default)."""
+    at = c["D"] if at is None else at
+    return c["kernel"][:at], c["kernel"][at:]
+
+
+def _step(c: Case) -> Any:
+    """The reference step on case ``c`` (instructor-side: the sweeps' expected answer)."""
+    return ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])
+
+
+# The mistakes of one step (rnn_step) and of a run (rnn_unroll, run_keras_weights) are the
+# real cell on a changed case (``perturb``), its answer changed after (``after``), or both:
+# they need no model of the cell, so the learner release (reference stubbed, the oracle
+# answering) names them too.
+
+#: tanh(EPS z) / EPS is z to float32 precision (|z| < 8: a relative error below 2e-6); a power
+#: of 2, so scaling the weights by it rounds nothing
+EPS = 2.0 ** -12
+
+
+def _each(value: Any, change: Callable[..., Any],
+          parts: int | None = None) -> Any:
+    """``change`` applied to an array, or to the first ``parts`` arrays of a list answer
+    (the rest kept: run_keras_weights' probe of the loaded cell)."""
+    if not isinstance(value, list):
+        return change(np.asarray(value))
+    parts = len(value) if parts is None else parts
+    return [change(np.asarray(v)) for v in value[:parts]] + list(value[parts:])
+
+
+def _rows_swapped(c: Case) -> dict[str, Any]:
+    """The case whose kernel applies to [x, h] what the case's applies to [h, x]: its last D
+    rows on top of its first H (a learner who concatenates [h, x])."""
+    H, kernel = c["H"], c["kernel"]
+    return {**c, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, H)
+
+
+def _sigmoid_case(state: Any) -> Callable[..., Any]:
+    """The case on which tanh of the real cell is 2 sigmoid(z) - 1 of the case's own z at every
+    step: sigmoid(z) = (tanh(z / 2) + 1) / 2, so with the state s = 2 h - 1 the weights
+    W / 2, U / 4 and the bias b / 2 + (the column sums of U) / 4 give z / 2."""
+    def perturb(c):
+        D, kernel = c["D"], c["kernel"]
+        W, U = kernel[:D], kernel[D:]
+        return {**c, "kernel": np.concatenate([W / 2, U / 4]),  # (D + H, H)
+                "bias": c["bias"] / 2 + U.sum(axis=0) / 4, state: 2 * c[state] - 1}
+    return perturb
+
+
+def _step_mistakes(state: str, parts: int | None = None) -> Any:
+    """The mistakes of one step, each ``(sentence, options)`` of a ``Mistake``; ``state`` is
+    the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
+    parts of the answer are the cell's outputs."""
+    return (
+        ("you concatenated [h, x], which splits the kernel at row H: the cell "
+         "concatenates [x, h] (input first), so x meets the kernel's first D rows (W) "
+         "and h the H rows after them (U).",
+         dict(perturb=_rows_swapped)),
+        ("sigmoid is used instead of tanh: BasicRNNCell's activation is tanh.",
+         dict(perturb=_sigmoid_case(state),
+              after=lambda c, right: _each(right, lambda v: (v + 1) / 2, parts))),
+        ("tanh is left out: BasicRNNCell applies tanh to [x, h] @ kernel + bias.",
+         dict(perturb=lambda c: {**c, "kernel": c["kernel"] * EPS, "bias": c["bias"] * EPS},
+              after=lambda c, right: _each(right, lambda v: v / EPS, parts))),
+        ("the bias is added after tanh: it belongs inside, tanh([x, h] @ kernel + bias).",
+         dict(perturb=lambda c: {**c, "bias": np.zeros_like(c["bias"])},
+              after=lambda c, right: _each(right, lambda v: v + c["bias"], parts))),
+        ("the bias is left out: add it to [x, h] @ kernel before tanh.",
+         dict(perturb=lambda c: {**c, "bias": np.zeros_like(c["bias"])})),
+        ("the previous state h is left out: the new state is computed from [x, h], the input "
+         "AND the state before.",
+         dict(perturb=lambda c: {**c, state: np.zeros_like(c[state])})),
+    )
+
+
+def _run(c: Case) -> Any:
+    """The reference run over the case's sequence from ``h0``: ``(outputs, final_state)``."""
+    return ref.unroll(ref.rnn_cell(c["kernel"], c["bias"]), c["inputs"], c["h0"])
+
+
+def _skip_first(c: Case) -> dict[str, Any]:
+    """The case without its first step."""
+    return {**c, "inputs": c["inputs"][:, 1:], "T": c["T"] - 1}
+
+
+def _every_step_alone(c: Case) -> dict[str, Any]:
+    """Every step of every sequence as a sequence of one step from h0, in a batch of B * T:
+    row b * T + t is step t of sequence b (a state not carried from step to step)."""
+    B, T, D = c["inputs"].shape
+    return {**c, "inputs": c["inputs"].reshape(B * T, 1, D), "h0": np.repeat(c["h0"], T, 0),
+            "B": B * T, "T": 1}
+
+
+def _outputs_of_steps_alone(c: Case, right: Any) -> Any:
+    """The answer on :func:`_every_step_alone`'s case, back in the case's (B, T, H)."""
+    B, T = c["inputs"].shape[:2]
+    outputs = np.asarray(right[0]).reshape(B, T, -1)  # (B, T, H)
+    return [outputs, outputs[:, -1], *right[2:]]
+
+
+def _sequence_mistakes() -> dict[str, Any]:
+    """The mistakes of running the cell over time, by key: ``(sentence, options)`` of a
+    ``Mistake``; the right answer is a list ``[outputs, final_state, ...]``."""
+    return dict(zip(("h0", "skip 0", "skip last", "lagging", "not carried", "time-major",
+                     "final first"), (
+        ("h0 is ignored: the first step starts from the given initial state h0, not from zeros.",
+         dict(perturb=lambda c: {**c, "h0": np.zeros_like(c["h0"])})),
+        ("the loop skips step 0: run the cell on every time step, t = 0 to T - 1 "
+         "(`range(T)`), starting from h0.",
+         dict(perturb=_skip_first)),
+        ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
+         "(`range(T)`, not `range(T - 1)`).",
+         dict(perturb=lambda c: {**c, "inputs": c["inputs"][:, :-1], "T": c["T"] - 1})),
+        ("each output is the state before its step: the output at step t is the NEW "
+         "state h_t, computed from x_t and h_(t-1), so the first output is the state "
+         "after step 0.",
+         dict(after=lambda c, right: [np.concatenate([c["h0"][:, None], right[0][:, :-1]], 1),
+                                      *right[1:]])),
+        ("the state is not carried from step to step: feed each step's new h into the next "
+         "step instead of reusing h0.",
+         dict(perturb=_every_step_alone, after=_outputs_of_steps_alone)),
+        ("the outputs are time-major (T, B, H): stack them along axis 1 to get (B, T, H), as "
+         "dynamic_rnn returns them.",
+         dict(after=lambda c, right: [np.swapaxes(right[0], 0, 1), *right[1:]])),
+        ("the final state is the first step's h: return the h after the LAST step.",
+         dict(after=lambda c, right: [right[0], right[0][:, 0], *right[2:]])),
+    ), strict=True))
+
+
+class NoVariablesYet(Exception):
+    """The cell the check handed over still has no variables (it was never called or built)."""
+
+
+class BuiltTwice(Exception):
+    """The learner built a cell that was built already: it has two kernels and two biases."""
+
+
+NOT_BUILT = ("the cell has no variables yet (`cell.variables == []`, and `cell._kernel` does not "
+             "exist): a TF1 cell creates its kernel and bias on its first call, when it learns "
+             "the input depth D. Build it first: call it once on an input of depth D (or call "
+             "`cell.build`)")
+
+# (D, H) -> an eager BasicRNNCell built for that shape, reused from trial to trial
+_BUILT: dict[tuple[int, int], Any] = {}
+
+
+def _built_cell(D: int, H: int, kernel: np.ndarray, bias: np.ndarray) -> Any:
+    """A BasicRNNCell(H), built for input depth D, holding ``kernel`` and ``bias`` (eager)."""
+    cell = _BUILT.get((D, H))
+    if cell is None or len(cell.variables) != 2 or cell._kernel is not cell.variables[0]:
+        cell = tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
+        cell.build((None, D))  # a learner's function may rebuild a cell: then take a new one
+        _BUILT[(D, H)] = cell
+    cell.variables[0].assign(kernel)
+    cell.variables[1].assign(bias)
+    return cell
+
+
+def _unbuilt_cell(H: int, kernel: np.ndarray | None = None,
+                  bias: np.ndarray | None = None) -> Any:
+    """A BasicRNNCell(H) never called: no variables. With ``kernel`` and ``bias``, they are the
+    values its variables get when it is built (what a constant initializer would give)."""
+    cell = tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
+    if kernel is not None:
+        build = cell.build
+
+        def build_with_trial_weights(input_shape):
+            build(input_shape)
+            variables = cell.variables
+            if len(variables) == 2 and tuple(variables[0].shape) == kernel.shape:
+                variables[0].assign(kernel)
+                variables[1].assign(bias)
+
+        cell.build = build_with_trial_weights
+    return cell
+
+
+def _on_cell(cell: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(cell, *args)``; an error raised while the cell has no variables says why."""
+    try:
+        return fn(cell, *args)
+    except Exception as error:
+        if cell.variables or isinstance(error, NotImplementedError):  # not written yet
+            raise
+        said = f"your code raised {type(error).__name__} ({str(error).splitlines()[0][:120]})"
+        raise NoVariablesYet(f"{said} because {NOT_BUILT}").with_traceback(
+            error.__traceback__) from None
+
+
+def _raising_unbuilt(error: type[BaseException], message: str) -> Callable[..., Any]:
+    """A mistake that shows only as the check's ``error`` on a trial whose cell was never
+    called (right elsewhere)."""
+    def perturb(c):
+        if not c["built"]:
+            raise error(message)
+        return c
+    return perturb
+
+
+def _raised(error: type[BaseException], words: str) -> Any:
+    return lambda case, got: got.kind == error.__name__ and words in got.message
+
+
 # --- split_kernel: split the kernel (by hand) -----------------------------------------------------
 
 
@@ -104,12 +314,6 @@ def _split_oracle(case: Case) -> Any:
     D, H = case["D"], case["H"]
     W, U, _ = _cell_blocks(case["kernel"], np.zeros(H, np.float32), D, H)
     return W, U
-
-
-def _split(c: Case, at: int | None = None) -> Any:
-    """``(W, U)``: the kernel's rows split at row ``at`` (D, input_depth, by default)."""
-    at = c["D"] if at is None else at
-    return c["kernel"][:at], c["kernel"][at:]
 
 
 split_kernel = Exercise(
@@ -266,76 +470,6 @@ def _step_oracle(case: Case) -> Any:
     return state
 
 
-def _step(c: Case) -> Any:
-    """The reference step on case ``c`` (instructor-side: the sweeps' expected answer)."""
-    return ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])
-
-
-# The mistakes of one step (rnn_step) and of a run (rnn_unroll, run_keras_weights) are the
-# real cell on a changed case (``perturb``), its answer changed after (``after``), or both:
-# they need no model of the cell, so the learner release (reference stubbed, the oracle
-# answering) names them too.
-
-#: tanh(EPS z) / EPS is z to float32 precision (|z| < 8: a relative error below 2e-6); a power
-#: of 2, so scaling the weights by it rounds nothing
-EPS = 2.0 ** -12
-
-
-def _each(value: Any, change: Callable[..., Any],
-          parts: int | None = None) -> Any:
-    """``change`` applied to an array, or to the first ``parts`` arrays of a list answer
-    (the rest kept: run_keras_weights' probe of the loaded cell)."""
-    if not isinstance(value, list):
-        return change(np.asarray(value))
-    parts = len(value) if parts is None else parts
-    return [change(np.asarray(v)) for v in value[:parts]] + list(value[parts:])
-
-
-def _rows_swapped(c: Case) -> dict[str, Any]:
-    """The case whose kernel applies to [x, h] what the case's applies to [h, x]: its last D
-    rows on top of its first H (a learner who concatenates [h, x])."""
-    H, kernel = c["H"], c["kernel"]
-    return {**c, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, H)
-
-
-def _sigmoid_case(state: Any) -> Callable[..., Any]:
-    """The case on which tanh of the real cell is 2 sigmoid(z) - 1 of the case's own z at every
-    step: sigmoid(z) = (tanh(z / 2) + 1) / 2, so with the state s = 2 h - 1 the weights
-    W / 2, U / 4 and the bias b / 2 + (the column sums of U) / 4 give z / 2."""
-    def perturb(c):
-        D, kernel = c["D"], c["kernel"]
-        W, U = kernel[:D], kernel[D:]
-        return {**c, "kernel": np.concatenate([W / 2, U / 4]),  # (D + H, H)
-                "bias": c["bias"] / 2 + U.sum(axis=0) / 4, state: 2 * c[state] - 1}
-    return perturb
-
-
-def _step_mistakes(state: str, parts: int | None = None) -> Any:
-    """The mistakes of one step, each ``(sentence, options)`` of a ``Mistake``; ``state`` is
-    the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
-    parts of the answer are the cell's outputs."""
-    return (
-        ("you concatenated [h, x], which splits the kernel at row H: the cell "
-         "concatenates [x, h] (input first), so x meets the kernel's first D rows (W) "
-         "and h the H rows after them (U).",
-         dict(perturb=_rows_swapped)),
-        ("sigmoid is used instead of tanh: BasicRNNCell's activation is tanh.",
-         dict(perturb=_sigmoid_case(state),
-              after=lambda c, right: _each(right, lambda v: (v + 1) / 2, parts))),
-        ("tanh is left out: BasicRNNCell applies tanh to [x, h] @ kernel + bias.",
-         dict(perturb=lambda c: {**c, "kernel": c["kernel"] * EPS, "bias": c["bias"] * EPS},
-              after=lambda c, right: _each(right, lambda v: v / EPS, parts))),
-        ("the bias is added after tanh: it belongs inside, tanh([x, h] @ kernel + bias).",
-         dict(perturb=lambda c: {**c, "bias": np.zeros_like(c["bias"])},
-              after=lambda c, right: _each(right, lambda v: v + c["bias"], parts))),
-        ("the bias is left out: add it to [x, h] @ kernel before tanh.",
-         dict(perturb=lambda c: {**c, "bias": np.zeros_like(c["bias"])})),
-        ("the previous state h is left out: the new state is computed from [x, h], the input "
-         "AND the state before.",
-         dict(perturb=lambda c: {**c, state: np.zeros_like(c[state])})),
-    )
-
-
 rnn_step = Exercise(
     name="rnn_step",
     probes=(Probe("h", "zero"), Probe("bias"), Probe("x", "row")),
@@ -356,80 +490,6 @@ rnn_step = Exercise(
 
 
 # --- read_cell_weights: W, U and b from a real cell (API) -----------------------------------------
-
-
-class NoVariablesYet(Exception):
-    """The cell the check handed over still has no variables (it was never called or built)."""
-
-
-class BuiltTwice(Exception):
-    """The learner built a cell that was built already: it has two kernels and two biases."""
-
-
-NOT_BUILT = ("the cell has no variables yet (`cell.variables == []`, and `cell._kernel` does not "
-             "exist): a TF1 cell creates its kernel and bias on its first call, when it learns "
-             "the input depth D. Build it first: call it once on an input of depth D (or call "
-             "`cell.build`)")
-
-# (D, H) -> an eager BasicRNNCell built for that shape, reused from trial to trial
-_BUILT: dict[tuple[int, int], Any] = {}
-
-
-def _built_cell(D: int, H: int, kernel: np.ndarray, bias: np.ndarray) -> Any:
-    """A BasicRNNCell(H), built for input depth D, holding ``kernel`` and ``bias`` (eager)."""
-    cell = _BUILT.get((D, H))
-    if cell is None or len(cell.variables) != 2 or cell._kernel is not cell.variables[0]:
-        cell = tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
-        cell.build((None, D))  # a learner's function may rebuild a cell: then take a new one
-        _BUILT[(D, H)] = cell
-    cell.variables[0].assign(kernel)
-    cell.variables[1].assign(bias)
-    return cell
-
-
-def _unbuilt_cell(H: int, kernel: np.ndarray | None = None,
-                  bias: np.ndarray | None = None) -> Any:
-    """A BasicRNNCell(H) never called: no variables. With ``kernel`` and ``bias``, they are the
-    values its variables get when it is built (what a constant initializer would give)."""
-    cell = tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H)
-    if kernel is not None:
-        build = cell.build
-
-        def build_with_trial_weights(input_shape):
-            build(input_shape)
-            variables = cell.variables
-            if len(variables) == 2 and tuple(variables[0].shape) == kernel.shape:
-                variables[0].assign(kernel)
-                variables[1].assign(bias)
-
-        cell.build = build_with_trial_weights
-    return cell
-
-
-def _on_cell(cell: Any, fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(cell, *args)``; an error raised while the cell has no variables says why."""
-    try:
-        return fn(cell, *args)
-    except Exception as error:
-        if cell.variables or isinstance(error, NotImplementedError):  # not written yet
-            raise
-        said = f"your code raised {type(error).__name__} ({str(error).splitlines()[0][:120]})"
-        raise NoVariablesYet(f"{said} because {NOT_BUILT}").with_traceback(
-            error.__traceback__) from None
-
-
-def _raising_unbuilt(error: type[BaseException], message: str) -> Callable[..., Any]:
-    """A mistake that shows only as the check's ``error`` on a trial whose cell was never
-    called (right elsewhere)."""
-    def perturb(c):
-        if not c["built"]:
-            raise error(message)
-        return c
-    return perturb
-
-
-def _raised(error: type[BaseException], words: str) -> Any:
-    return lambda case, got: got.kind == error.__name__ and words in got.message
 
 
 def _weights_case(rng: np.random.Generator, shape: str, built: bool) -> Case:
@@ -514,66 +574,12 @@ def _unroll_oracle(case: Case) -> Any:
                    {"kernel": case["kernel"], "bias": case["bias"]}, mode="dynamic")
 
 
-def _run(c: Case) -> Any:
-    """The reference run over the case's sequence from ``h0``: ``(outputs, final_state)``."""
-    return ref.unroll(ref.rnn_cell(c["kernel"], c["bias"]), c["inputs"], c["h0"])
-
-
-def _skip_first(c: Case) -> dict[str, Any]:
-    """The case without its first step."""
-    return {**c, "inputs": c["inputs"][:, 1:], "T": c["T"] - 1}
-
-
-def _every_step_alone(c: Case) -> dict[str, Any]:
-    """Every step of every sequence as a sequence of one step from h0, in a batch of B * T:
-    row b * T + t is step t of sequence b (a state not carried from step to step)."""
-    B, T, D = c["inputs"].shape
-    return {**c, "inputs": c["inputs"].reshape(B * T, 1, D), "h0": np.repeat(c["h0"], T, 0),
-            "B": B * T, "T": 1}
-
-
-def _outputs_of_steps_alone(c: Case, right: Any) -> Any:
-    """The answer on :func:`_every_step_alone`'s case, back in the case's (B, T, H)."""
-    B, T = c["inputs"].shape[:2]
-    outputs = np.asarray(right[0]).reshape(B, T, -1)  # (B, T, H)
-    return [outputs, outputs[:, -1], *right[2:]]
-
-
 def _bias_outside_run(c: Case) -> dict[str, Any]:
     """The case on which the real cell runs g_t = h_t - b for the run h_t = tanh(x_t W +
     h_(t-1) U) + b (the bias added after tanh at every step): g_t = tanh(x_t W + g_(t-1) U +
     b U), from g_0 = h0 - b."""
     U = c["kernel"][c["D"]:]
     return {**c, "bias": c["bias"] @ U, "h0": c["h0"] - c["bias"]}  # (H,), (B, H)
-
-
-def _sequence_mistakes() -> dict[str, Any]:
-    """The mistakes of running the cell over time, by key: ``(sentence, options)`` of a
-    ``Mistake``; the right answer is a list ``[outputs, final_state, ...]``."""
-    return dict(zip(("h0", "skip 0", "skip last", "lagging", "not carried", "time-major",
-                     "final first"), (
-        ("h0 is ignored: the first step starts from the given initial state h0, not from zeros.",
-         dict(perturb=lambda c: {**c, "h0": np.zeros_like(c["h0"])})),
-        ("the loop skips step 0: run the cell on every time step, t = 0 to T - 1 "
-         "(`range(T)`), starting from h0.",
-         dict(perturb=_skip_first)),
-        ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
-         "(`range(T)`, not `range(T - 1)`).",
-         dict(perturb=lambda c: {**c, "inputs": c["inputs"][:, :-1], "T": c["T"] - 1})),
-        ("each output is the state before its step: the output at step t is the NEW "
-         "state h_t, computed from x_t and h_(t-1), so the first output is the state "
-         "after step 0.",
-         dict(after=lambda c, right: [np.concatenate([c["h0"][:, None], right[0][:, :-1]], 1),
-                                      *right[1:]])),
-        ("the state is not carried from step to step: feed each step's new h into the next "
-         "step instead of reusing h0.",
-         dict(perturb=_every_step_alone, after=_outputs_of_steps_alone)),
-        ("the outputs are time-major (T, B, H): stack them along axis 1 to get (B, T, H), as "
-         "dynamic_rnn returns them.",
-         dict(after=lambda c, right: [np.swapaxes(right[0], 0, 1), *right[1:]])),
-        ("the final state is the first step's h: return the h after the LAST step.",
-         dict(after=lambda c, right: [right[0], right[0][:, 0], *right[2:]])),
-    ), strict=True))
 
 
 rnn_unroll = Exercise(
