@@ -57,6 +57,15 @@ Model = Callable[..., object]
 PartsModel = Callable[..., tuple[np.ndarray, ...]]
 
 
+class Change(TypedDict, total=False):
+    """A mistake as the right answer on a changed case and/or changed after: the
+    :class:`~rnnbook.exercise.Mistake` fields ``perturb`` and ``after`` (``right``, the right
+    answer as plain data, is read by index)."""
+
+    perturb: Callable[[Trial], Trial]
+    after: Callable[[Trial, Any], object]
+
+
 class Variants(TypedDict, total=False):
     variants: tuple[Model, ...]  # other ways to write the same mistake
 
