@@ -180,7 +180,134 @@ def tf_lstm_grads(case: Case, basic: bool = False) -> Any:
     return out
 
 
-# --- Exercise 5.1: clip by global norm -------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# Shared by several exercises: the right answer on a changed case (the mistakes' models), the
+# mistakes of a step's gradients that several exercises name, the sequence trial. Defined
+# before every exercise, so that a new exercise can use them wherever it goes in the chapter.
+
+
+def _right(name: str, **change: Any) -> Callable[..., Any]:
+    """Exercise ``name``'s right answer on a case with ``change`` made: rnnbook.backward where
+    it is installed, TensorFlow's oracle in the learner release (exercise.right_answer)."""
+    def model(case):
+        return right_answer(CHAPTER[name])({**case, **change})
+    return model
+
+
+def _right_on_changed(name: str, perturb: Callable[..., Any]) -> Any:
+    """Exercise ``name``'s right answer on ``perturb(case)`` (for a Mistake's ``variants``,
+    which are functions of the case)."""
+    return lambda case: right_answer(CHAPTER[name])(perturb(case))
+
+
+#: a case's ``tanh_grad`` (a mistake's changed cell, _tanh_with_grad) as rnnbook.backward's slip
+TANH_SLIPS = {None: None, "z": "tanh' of z", "none": "no tanh'"}
+
+
+TANH_AT_Z = ("tanh' is taken at the wrong point: it is computed from the "
+             "pre-activation z as if z were tanh's output; tanh' comes from the "
+             "cell's output h'.")
+
+
+NO_TANH = ("the derivative of tanh is missing: what reaches the kernel, the bias, x "
+           "and h is dh' through tanh', not dh' itself.")
+
+
+BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
+                 "term, so dbias is the SUM of the rows' gradients, not their mean.")
+
+
+def _rows(name: str, part: int,
+          batched: Any = ("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")) -> Callable[..., Any]:
+    """Part ``part`` of exercise ``name``'s right answer on each row of the batch alone,
+    stacked: with ``part`` the bias gradient, the (B, G * H) gradient of the pre-activations
+    dz, row by row."""
+    def model(case):
+        return np.stack([np.asarray(_right(name, **{k: case[k][b: b + 1] for k in batched
+                                                    if k in case}, B=1)(case)[part])
+                         for b in range(case["B"])])
+    return model
+
+
+def _averaged(part: int) -> Callable[..., Any]:
+    """``after``: the right answer with part ``part`` (a bias gradient) divided by B."""
+    def after(case, right):
+        right = list(right)
+        right[part] = np.asarray(right[part]) / case["B"]
+        return right
+    return after
+
+
+SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns "
+              "for x first, then H for h (D == H would hide this).")
+
+
+def _split_at_h(dx: Any, dh: Any) -> Callable[..., Any]:
+    """``after``: the right answer with parts ``dx`` and ``dh`` joined and split at column H
+    instead of D (a kernel split at row H gives the same)."""
+    def after(case, right):
+        right = list(right)
+        both = np.concatenate([np.asarray(right[dx]), np.asarray(right[dh])], axis=1)
+        right[dx], right[dh] = both[:, :case["H"]], both[:, case["H"]:]
+        return right
+    return after
+
+
+SIDE_BY_SIDE = ("dW and dU are joined side by side: the kernel stacks W (D rows) on top of U "
+                "(H rows), so its gradient stacks dW on top of dU (axis 0).")
+
+
+def _side_by_side(part: int) -> Callable[..., Any]:
+    """``after``: the kernel's gradient with dW (its first D rows) and dU joined along axis 1;
+    NumPy raises where D != H (``raises=_joins_unequal_rows``)."""
+    def after(case, right):
+        right = list(right)
+        dkernel = np.asarray(right[part])
+        right[part] = np.concatenate([dkernel[:case["D"]], dkernel[case["D"]:]], axis=1)
+        return right
+    return after
+
+
+def _joins_unequal_rows(case: Case, got: Any) -> bool:
+    """Whether ``got`` is NumPy's error for joining arrays of D and H rows along axis 1."""
+    return case["D"] != case["H"] and got.kind == "ValueError" and (
+        "concatenation axis must match" in got.message)
+
+
+def _transposed(part: int) -> Callable[..., Any]:
+    """``after``: the right answer with part ``part`` transposed."""
+    def after(case, right):
+        right = list(right)
+        right[part] = np.asarray(right[part]).T
+        return right
+    return after
+
+
+def _rnn_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+              chunk: int | None = None) -> Case:
+    case = {"B": B, "T": T, "D": D, "H": H,
+            "inputs": normal(rng, B, T, D),  # (B, T, D)
+            "h0": normal(rng, B, H),  # (B, H)
+            "kernel": normal(rng, D + H, H, scale=0.7),  # (D + H, H)
+            "bias": normal(rng, H, scale=0.5),  # (H,)
+            "doutputs": normal(rng, B, T, H)}  # (B, T, H): dL/dh_t for every step
+    if chunk:
+        case["chunk"] = chunk
+    return case
+
+
+def _blocks_swapped(parts: Sequence[int]) -> Callable[..., Any]:
+    """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
+    def after(case, right):
+        right = list(right)
+        for k in parts:
+            right[k] = reorder_blocks(np.asarray(right[k]), TF1_TO_KERAS)
+        return right
+    return after
+
+
+
+# --- clip_global_norm: clip by global norm ---------------------------------------------------
 
 CLIP_DESIGNS = (
     dict(norms=(0.7, 0.8, 0.75)),  # each tensor below clip_norm, the global norm above it
@@ -218,20 +345,6 @@ def _clip_ref(case: Case) -> Any:
 
 # The mistakes are the right answer on a changed case or changed after (Mistake perturb= and
 # after=), so the learner release (TensorFlow's oracle, no rnnbook.backward) names them too.
-
-
-def _right(name: str, **change: Any) -> Callable[..., Any]:
-    """Exercise ``name``'s right answer on a case with ``change`` made: rnnbook.backward where
-    it is installed, TensorFlow's oracle in the learner release (exercise.right_answer)."""
-    def model(case):
-        return right_answer(CHAPTER[name])({**case, **change})
-    return model
-
-
-def _right_on_changed(name: str, perturb: Callable[..., Any]) -> Any:
-    """Exercise ``name``'s right answer on ``perturb(case)`` (for a Mistake's ``variants``,
-    which are functions of the case)."""
-    return lambda case: right_answer(CHAPTER[name])(perturb(case))
 
 
 def _norm(a: np.ndarray) -> float:
@@ -302,7 +415,7 @@ clip_global_norm = Exercise(
 )
 
 
-# --- Exercise 5.2: one BasicRNNCell step backward --------------------------------------------
+# --- rnn_step_backward: one BasicRNNCell step backward ---------------------------------------
 
 STEP_DESIGNS = (dict(B=3, D=2, H=4), dict(B=1, D=4, H=3))  # D != H; B > 1 and B = 1
 
@@ -323,34 +436,9 @@ def _rnn_step_oracle(case: Case) -> Any:
     return dinputs[:, 0], dh, dkernel, dbias
 
 
-#: a case's ``tanh_grad`` (a mistake's changed cell, _tanh_with_grad) as rnnbook.backward's slip
-TANH_SLIPS = {None: None, "z": "tanh' of z", "none": "no tanh'"}
-
-
 def _rnn_step_ref(c: Case) -> Any:
     return bwd.basic_rnn_step_backward(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"],
                                        slip=TANH_SLIPS[c.get("tanh_grad")])
-
-
-TANH_AT_Z = ("tanh' is taken at the wrong point: it is computed from the "
-             "pre-activation z as if z were tanh's output; tanh' comes from the "
-             "cell's output h'.")
-NO_TANH = ("the derivative of tanh is missing: what reaches the kernel, the bias, x "
-           "and h is dh' through tanh', not dh' itself.")
-BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
-                 "term, so dbias is the SUM of the rows' gradients, not their mean.")
-
-
-def _rows(name: str, part: int,
-          batched: Any = ("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")) -> Callable[..., Any]:
-    """Part ``part`` of exercise ``name``'s right answer on each row of the batch alone,
-    stacked: with ``part`` the bias gradient, the (B, G * H) gradient of the pre-activations
-    dz, row by row."""
-    def model(case):
-        return np.stack([np.asarray(_right(name, **{k: case[k][b: b + 1] for k in batched
-                                                    if k in case}, B=1)(case)[part])
-                         for b in range(case["B"])])
-    return model
 
 
 def _dh_through_u_as_is(c: Case) -> Any:
@@ -364,60 +452,6 @@ def _dbias_per_row(c: Case) -> Any:
     """dbias not summed over the batch: dz itself (B, H), row by row (_rows)."""
     dx, dh, dkernel, _ = _right("rnn_step_backward")(c)
     return dx, dh, dkernel, _rows("rnn_step_backward", 3)(c)
-
-
-def _averaged(part: int) -> Callable[..., Any]:
-    """``after``: the right answer with part ``part`` (a bias gradient) divided by B."""
-    def after(case, right):
-        right = list(right)
-        right[part] = np.asarray(right[part]) / case["B"]
-        return right
-    return after
-
-
-SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns "
-              "for x first, then H for h (D == H would hide this).")
-
-
-def _split_at_h(dx: Any, dh: Any) -> Callable[..., Any]:
-    """``after``: the right answer with parts ``dx`` and ``dh`` joined and split at column H
-    instead of D (a kernel split at row H gives the same)."""
-    def after(case, right):
-        right = list(right)
-        both = np.concatenate([np.asarray(right[dx]), np.asarray(right[dh])], axis=1)
-        right[dx], right[dh] = both[:, :case["H"]], both[:, case["H"]:]
-        return right
-    return after
-
-
-SIDE_BY_SIDE = ("dW and dU are joined side by side: the kernel stacks W (D rows) on top of U "
-                "(H rows), so its gradient stacks dW on top of dU (axis 0).")
-
-
-def _side_by_side(part: int) -> Callable[..., Any]:
-    """``after``: the kernel's gradient with dW (its first D rows) and dU joined along axis 1;
-    NumPy raises where D != H (``raises=_joins_unequal_rows``)."""
-    def after(case, right):
-        right = list(right)
-        dkernel = np.asarray(right[part])
-        right[part] = np.concatenate([dkernel[:case["D"]], dkernel[case["D"]:]], axis=1)
-        return right
-    return after
-
-
-def _joins_unequal_rows(case: Case, got: Any) -> bool:
-    """Whether ``got`` is NumPy's error for joining arrays of D and H rows along axis 1."""
-    return case["D"] != case["H"] and got.kind == "ValueError" and (
-        "concatenation axis must match" in got.message)
-
-
-def _transposed(part: int) -> Callable[..., Any]:
-    """``after``: the right answer with part ``part`` transposed."""
-    def after(case, right):
-        right = list(right)
-        right[part] = np.asarray(right[part]).T
-        return right
-    return after
 
 
 rnn_step_backward = Exercise(
@@ -457,24 +491,11 @@ rnn_step_backward = Exercise(
 )
 
 
-# --- Exercise 5.3: BPTT over a sequence ------------------------------------------------------
+# --- rnn_backward: BPTT over a sequence ------------------------------------------------------
 
 #: B, T, D and H all different in each trial (audit, issue 18: B = H = 2 hid a transposed
 #: (B, H) array in the first trial; only B = 1 told it apart), and B = 1
 SEQ_DESIGNS = (dict(B=2, T=4, D=3, H=5), dict(B=1, T=5, D=2, H=3))
-
-
-def _rnn_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
-              chunk: int | None = None) -> Case:
-    case = {"B": B, "T": T, "D": D, "H": H,
-            "inputs": normal(rng, B, T, D),  # (B, T, D)
-            "h0": normal(rng, B, H),  # (B, H)
-            "kernel": normal(rng, D + H, H, scale=0.7),  # (D + H, H)
-            "bias": normal(rng, H, scale=0.5),  # (H,)
-            "doutputs": normal(rng, B, T, H)}  # (B, T, H): dL/dh_t for every step
-    if chunk:
-        case["chunk"] = chunk
-    return case
 
 
 def _rnn_oracle(case: Case) -> Any:
@@ -559,7 +580,7 @@ rnn_backward = Exercise(
 )
 
 
-# --- Exercise 5.4: truncated BPTT ------------------------------------------------------------
+# --- truncated_rnn_backward: truncated BPTT --------------------------------------------------
 
 #: T % chunk: 1 and 0; B, D, H all different (audit, issue 18: B = D = 2 in the first trial)
 TRUNC_DESIGNS = (dict(B=2, T=7, D=4, H=3, chunk=3), dict(B=1, T=6, D=3, H=2, chunk=3))
@@ -662,7 +683,7 @@ truncated_rnn_backward = Exercise(
 )
 
 
-# --- Exercise 5.5: one BasicLSTMCell step backward -------------------------------------------
+# --- lstm_step_backward: one BasicLSTMCell step backward -------------------------------------
 
 #: B, D, H all different (audit, issue 18: B = H = 2 in the first trial)
 LSTM_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=-1.0))
@@ -696,7 +717,7 @@ def _lstm_ref(c: Case) -> Any:
 
 
 def _lstm_with(case: Case, **change: Any) -> Any:
-    """The knob model of 5.5: the right answer on ``case`` with one argument changed."""
+    """The knob model of lstm_step_backward: the right answer on ``case`` with one argument changed."""
     return _right("lstm_step_backward", **change)(case)
 
 
@@ -708,16 +729,6 @@ def _blocks_read_as_keras(name: str, parts: Sequence[int]) -> Callable[..., Any]
         swap = {k: reorder_blocks(c[k], TF1_TO_KERAS) for k in ("kernel", "bias")}
         return _blocks_swapped(parts)(c, _right(name, **swap)(c))
     return model
-
-
-def _blocks_swapped(parts: Sequence[int]) -> Callable[..., Any]:
-    """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
-    def after(case, right):
-        right = list(right)
-        for k in parts:
-            right[k] = reorder_blocks(np.asarray(right[k]), TF1_TO_KERAS)
-        return right
-    return after
 
 
 def _with_forget_gradient(case: Case, right: Any) -> Any:
@@ -796,7 +807,7 @@ lstm_step_backward = Exercise(
 )
 
 
-# --- Exercise 5.6: a gradient tensor by its name in the graph (API) --------------------------
+# --- split_grad_by_name: a gradient tensor by its name in the graph (API) --------------------
 
 #: the first step (no suffix), the second (the first suffixed name, `split_1`: issue 25 found
 #: an answer wrong there at 2/2 when only t = 0 and t = 2 were tried) and the last (no next
@@ -936,7 +947,7 @@ split_grad_by_name = Exercise(
 )
 
 
-# --- Exercise 5.7: Keras 3's gradients in TF1's layout (API) ---------------------------------
+# --- keras_grads_to_tf1: Keras 3's gradients in TF1's layout (API) ---------------------------
 
 #: B, D, H all different (audit, issue 18: B = H = 2 in the first trial); forget_bias 1.0 once
 KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
@@ -1027,7 +1038,7 @@ keras_grads_to_tf1 = Exercise(
 )
 
 
-# --- Exercise 5.8: LSTMCell backward: peepholes, cell_clip, projection -----------------------
+# --- lstm_cell_backward: LSTMCell backward: peepholes, cell_clip, projection -----------------
 
 #: forget_bias 1.0 once; cell_clip never 1.0 and different in each trial (audit, issue 18: it
 #: was always 1.0, so a hard-coded clip at 1.0 passed every seed); B != P in the third
@@ -1104,7 +1115,7 @@ def _cell_ref(c: Case) -> Any:
 
 
 def _cell_with(case: Case, **change: Any) -> Any:
-    """The knob model of 5.8: the right answer on ``case`` with one argument changed."""
+    """The knob model of lstm_cell_backward: the right answer on ``case`` with one argument changed."""
     return _right("lstm_cell_backward", **change)(case)
 
 
@@ -1201,7 +1212,7 @@ lstm_cell_backward = Exercise(
 )
 
 
-# --- Exercise 5.9: check a backward pass (centred differences, relative error) -------------
+# --- gradient_check: check a backward pass (centred differences, relative error) -------------
 
 #: D != H; B = 1 once. Trials 1-2: small steps, where a one-sided difference's error (eps / 2
 #: times the second derivative) shows and a centred one's (eps^2 / 6 times the third) does not;
