@@ -43,13 +43,14 @@ from rnnbook.checks.common import (
     keras_order_case,
     names_split_0,
     parts_swapped_after,
+    raising,
+    says,
     split_at_h_raises,
     w_and_u_swapped_after,
 )
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import C, Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
-from rnnbook.plaindata import Raised
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
 KERAS = "ifjo"  # Keras' order i, f, g, o, written with TF1's letters (Keras' g is TF1's j)
@@ -295,17 +296,6 @@ SPLIT_0 = ("`split_0` does not exist: TensorFlow names the first op `split` and 
 
 NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's words
 OP_FETCHED = "session.run of an OP name"  # _no_missing_parts's words
-
-
-def _raising(message: str) -> Callable[[Trial], NoReturn]:
-    """A mistake that shows only as an error: raise it (where the learner's code raises)."""
-    def perturb(case: Trial) -> NoReturn:
-        raise ValueError(message)
-    return perturb
-
-
-def _says(message: str) -> Callable[[Trial, Raised], bool]:
-    return lambda case, got: message in got.message
 
 
 SPLIT_1 = ("step 1's op is `split_1`: only step 0's has no suffix (`split`), so every t > 0 "
@@ -693,12 +683,12 @@ gate_preactivations = Exercise[SessionTrial](
         Mistake(
             "the placeholder 'x:0' is not fed: the gates depend on the inputs, so pass "
             "feed_dict={'x:0': inputs} to session.run (the question's `.eval()` failure).",
-            perturb=_raising(NOT_FED), raises=_says(NOT_FED),
+            perturb=raising(NOT_FED), raises=says(NOT_FED),
         ),
         Mistake(
             "you fetched the Split OP, and session.run of an op returns None: fetch its output "
             "tensors, 'op_name:k'.",
-            perturb=_raising(OP_FETCHED), raises=_says(OP_FETCHED),
+            perturb=raising(OP_FETCHED), raises=says(OP_FETCHED),
         ),
     ),
 )

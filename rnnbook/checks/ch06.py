@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any, Callable, NoReturn, NotRequired, Sequence, TypedDict
+from typing import Any, Callable, NotRequired, Sequence, TypedDict
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the
     _logit,
     _with_session,  # (TensorFlow's errors, short)
 )
-from rnnbook.checks.common import Trial, names_split_0
+from rnnbook.checks.common import Trial, names_split_0, raising, says
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
@@ -58,7 +58,6 @@ from rnnbook.oracles import (
     run_tf1_gru,
     tensorflow,
 )
-from rnnbook.plaindata import Raised
 
 TF1_KEYS = ("gates_kernel", "gates_bias", "cand_kernel", "cand_bias")
 KERAS_KEYS = ("kernel", "recurrent_kernel", "bias")
@@ -295,18 +294,6 @@ def _parts_swapped(i: int, j: int) -> Callable[[Trial, list[np.ndarray]], list[n
     return after
 
 
-def _says(words: str) -> Callable[[Trial, Raised], bool]:
-    return lambda case, got: words in got.message
-
-
-def _raising(message: str) -> Callable[[Trial], NoReturn]:
-    """A mistake that shows only as an error: its model raises it (where the learner's code
-    raises), and ``raises=`` names it."""
-    def perturb(case: Trial) -> NoReturn:
-        raise ValueError(message)
-    return perturb
-
-
 NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's words
 
 
@@ -334,8 +321,8 @@ keras_gru_blocks = Exercise[BlocksTrial](
         Mistake(
             "you split the rows: a gate is a block of H columns, every row of the "
             "kernel.",
-            perturb=_raising("array split does not result in an equal division"),
-            raises=_says("equal division"),
+            perturb=raising("array split does not result in an equal division"),
+            raises=says("equal division"),
         ),
         Mistake(
             "the blocks are transposed: Keras right-multiplies its inputs by the "
@@ -803,12 +790,12 @@ gru_gates = Exercise[GruTrial](
         Mistake(
             "`split_0` does not exist: TensorFlow gives the first op of a name no "
             "suffix.",
-            perturb=_raising("split_0"),
+            perturb=raising("split_0"),
             raises=names_split_0,
         ),
         Mistake(
             "the placeholder 'x:0' is not fed: session.run needs the inputs for it.",
-            perturb=_raising(NOT_FED), raises=_says(NOT_FED),
+            perturb=raising(NOT_FED), raises=says(NOT_FED),
         ),
     ),
 )
@@ -921,12 +908,12 @@ keras_gru_from_session = Exercise[GruTrial](
             f"{NO_LAYER} in the function: the exercise is to move the weights into a Keras "
             "layer, so the outputs must come from a Keras 3 GRU holding them, not from the "
             "session's own outputs or a NumPy loop.",
-            perturb=_raising(NO_LAYER), raises=_says(NO_LAYER),
+            perturb=raising(NO_LAYER), raises=says(NO_LAYER),
         ),
         Mistake(
             f"the outputs returned {NOT_ITS_OUTPUTS} in the function: return what that "
             "layer gives over `inputs`.",
-            perturb=_raising(NOT_ITS_OUTPUTS), raises=_says(NOT_ITS_OUTPUTS),
+            perturb=raising(NOT_ITS_OUTPUTS), raises=says(NOT_ITS_OUTPUTS),
         ),
     ),
 )

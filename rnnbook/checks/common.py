@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Any, Callable, Mapping, Sequence, TypedDict, Unpack
+from typing import Any, Callable, Mapping, NoReturn, Sequence, TypedDict, Unpack
 
 import numpy as np
 
@@ -118,6 +118,20 @@ def names_split_0(case: Trial, got: Raised) -> bool:
     with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none
     (static_rnn names step 0's Split `split`, step t's `split_t`)."""
     return case.get("t", 0) == 0 and "split_0" in got.message
+
+
+def raising(message: str) -> Callable[[Trial], NoReturn]:
+    """``perturb=`` of a mistake that shows only as an error (a name not in the graph, an
+    unfed placeholder): its model raises it, where the learner's code raises, and ``raises=``
+    (:func:`says`) names it."""
+    def perturb(case: Trial) -> NoReturn:
+        raise ValueError(message)
+    return perturb
+
+
+def says(words: str) -> Callable[[Trial, Raised], bool]:
+    """``raises=``: whether the error's message holds ``words``."""
+    return lambda case, got: words in got.message
 
 
 def keras_order(sentence: str, model: Model,
