@@ -3,18 +3,18 @@
 The question: why does the "same" GRU give different numbers in TensorFlow 1, Keras and
 PyTorch, and how do trained weights move from one to another? The exercises:
 
-- 6.1 ``keras_gru_blocks`` (by hand): Keras' kernel columns z, r, h~ as (r, z, cand);
-- 6.2 ``fresh_gru_step`` (by hand): one step of a freshly built TF1 ``GRUCell`` (gates bias
+- ``keras_gru_blocks`` (by hand): Keras' kernel columns z, r, h~ as (r, z, cand);
+- ``fresh_gru_step`` (by hand): one step of a freshly built TF1 ``GRUCell`` (gates bias
   1.0, r applied to h before the candidate's matmul);
-- 6.3 ``keras_gru_step`` (by hand): one step of Keras 3's default ``GRU`` (``reset_after=True``,
+- ``keras_gru_step`` (by hand): one step of Keras 3's default ``GRU`` (``reset_after=True``,
   two bias rows, r applied after the matmul);
-- 6.4 ``keras_from_tf1_gru`` (by hand): TF1 GRUCell weights to Keras ``GRU(reset_after=False)``,
+- ``keras_from_tf1_gru`` (by hand): TF1 GRUCell weights to Keras ``GRU(reset_after=False)``,
   the port proven by running both real cells over a sequence;
-- 6.5 ``torch_from_keras_gru`` (by hand): Keras ``reset_after=True`` weights to PyTorch's
+- ``torch_from_keras_gru`` (by hand): Keras ``reset_after=True`` weights to PyTorch's
   ``nn.GRU`` layout (rows r, z, n, transposed, two biases);
-- 6.6 ``gru_gates`` (API): step t's r and z fetched by graph name from a live session over TF1's
+- ``gru_gates`` (API): step t's r and z fetched by graph name from a live session over TF1's
   GRUCell unrolled by ``static_rnn``;
-- 6.7 ``keras_gru_from_session`` (API): a Keras GRU built from the TF1 variables read in 6.6's
+- ``keras_gru_from_session`` (API): a Keras GRU built from the TF1 variables read in gru_gates'
   live session, run over the inputs: TF1's outputs (the oracle runs ``dynamic_rnn``).
 
 Every step exercise's case says its layout (``form``): ``"tf1"`` (``gates_kernel`` (D + H, 2H)
@@ -66,10 +66,11 @@ OPEN = np.float32(40.0)
 
 
 class GruTrial(TypedDict):
-    """A GRU trial of 6.2 to 6.7 in the layout ``form`` names: TF1's four weights, or Keras'
-    three (a mistake's case moved to another form holds both). 6.2 and 6.3 take one step
-    from ``x``; 6.4 runs ``inputs`` (no ``x``); 6.6 and 6.7 run the session's graph from the
-    zero state (6.6 at step ``t``)."""
+    """A GRU trial of every exercise but keras_gru_blocks and torch_from_keras_gru, in the
+    layout ``form`` names: TF1's four weights, or Keras' three (a mistake's case moved to
+    another form holds both). fresh_gru_step and keras_gru_step take one step from ``x``;
+    keras_from_tf1_gru runs ``inputs`` (no ``x``); gru_gates and keras_gru_from_session run
+    the session's graph from the zero state (gru_gates at step ``t``)."""
 
     B: int
     D: int
@@ -84,13 +85,13 @@ class GruTrial(TypedDict):
     kernel: NotRequired[np.ndarray]  # (D, 3H): z, r, h~ (Keras' forms)
     recurrent_kernel: NotRequired[np.ndarray]  # (H, 3H)
     bias: NotRequired[np.ndarray]  # (2, 3H): input row, state row; (3H,) "keras_before"
-    T: NotRequired[int]  # a run (6.4, 6.6, 6.7)
+    T: NotRequired[int]  # a run (keras_from_tf1_gru, gru_gates, keras_gru_from_session)
     inputs: NotRequired[np.ndarray]  # (B, T, D)
-    t: NotRequired[int]  # 6.6's step
+    t: NotRequired[int]  # gru_gates' step
 
 
 class BlocksTrial(TypedDict):
-    """6.1's trial: a Keras GRU kernel or recurrent kernel."""
+    """keras_gru_blocks' trial: a Keras GRU kernel or recurrent kernel."""
 
     rows: int  # D or H
     H: int
@@ -98,7 +99,7 @@ class BlocksTrial(TypedDict):
 
 
 class TorchTrial(TypedDict):
-    """6.5's trial: Keras reset_after=True weights, and inputs to run an answer's on."""
+    """torch_from_keras_gru's trial: Keras reset_after=True weights, and inputs to run an answer's on."""
 
     D: int
     H: int
@@ -248,7 +249,7 @@ def _step_case(rng: np.random.Generator, B: int, D: int, H: int, form: str,
 STEP_SIZES = (dict(B=1, D=3, H=2), dict(B=3, D=2, H=4), dict(B=2, D=4, H=3))
 
 
-# --- Exercise 6.1: Keras' kernel, split into its gates ----------------------------------------
+# --- keras_gru_blocks: Keras' kernel, split into its gates -----------------------------------
 
 
 def _blocks_case(rng: np.random.Generator, rows: int, H: int) -> BlocksTrial:
@@ -334,7 +335,7 @@ keras_gru_blocks = Exercise[BlocksTrial](
 )
 
 
-# --- Exercise 6.2: one step of a freshly built TF1 GRUCell ------------------------------------
+# --- fresh_gru_step: one step of a freshly built TF1 GRUCell ---------------------------------
 
 
 def _fresh_case(rng: np.random.Generator, B: int, D: int, H: int) -> GruTrial:
@@ -390,7 +391,7 @@ fresh_gru_step = Exercise[GruTrial](
 )
 
 
-# --- Exercise 6.3: one step of Keras 3's default GRU (reset_after=True) -----------------------
+# --- keras_gru_step: one step of Keras 3's default GRU (reset_after=True) --------------------
 
 
 def _keras_case(rng: np.random.Generator, B: int, D: int, H: int) -> GruTrial:
@@ -467,7 +468,7 @@ keras_gru_step = Exercise[GruTrial](
 )
 
 
-# --- Exercise 6.4: TF1 GRUCell weights to Keras (proven by running both) ----------------------
+# --- keras_from_tf1_gru: TF1 GRUCell weights to Keras (proven by running both) ---------------
 
 
 def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> GruTrial:
@@ -491,7 +492,7 @@ def _port_oracle(case: GruTrial) -> Parts:
 
 
 def _keras_gru_computes(case: GruTrial, weights: Sequence[np.ndarray]) -> np.ndarray:
-    """What Keras ``GRU(reset_after=False)`` weights compute (6.4's ``computes``): the outputs
+    """What Keras ``GRU(reset_after=False)`` weights compute (keras_from_tf1_gru's ``computes``): the outputs
     (B, T, H) over the case's inputs from its h, by the equations in NumPy
     (rnnbook.reference) where installed, else by the real layer."""
     w = [np.asarray(v, np.float64) for v in weights]
@@ -551,7 +552,7 @@ keras_from_tf1_gru = Exercise[GruTrial](
 )
 
 
-# --- Exercise 6.5: Keras (reset_after=True) weights to PyTorch's nn.GRU ----------------------
+# --- torch_from_keras_gru: Keras (reset_after=True) weights to PyTorch's nn.GRU --------------
 
 
 def _torch_case(rng: np.random.Generator, D: int, H: int) -> TorchTrial:
@@ -652,9 +653,10 @@ torch_from_keras_gru = Exercise[TorchTrial](
 
 # --- Live sessions for the API exercises ------------------------------------------------------
 
-#: The one graph of the API exercises (6.6 and 6.7): built once per process (each grading
-#: child pays for it once, so one shape, not two); a trial only loads its weights. D, H, T
-#: all different; the batch is free (the placeholder's first dimension is None).
+#: The one graph of the API exercises (gru_gates, keras_gru_from_session): built once per
+#: process (each grading child pays for it once, so one shape, not two); a trial only loads
+#: its weights. D, H, T all different; the batch is free (the placeholder's first dimension
+#: is None).
 GRAPH = dict(T=4, D=2, H=3)
 
 _SESSIONS: dict[tuple, tuple] = {}  # (D, H, T) -> (session, variables, graph version), per process
@@ -711,12 +713,12 @@ def _session_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
                   t: int | None = None) -> GruTrial:
     case = _port_case(rng, B, T, D, H)
     case["h"] = np.zeros((B, H), np.float32)  # the graphs start from the zero state
-    if t is not None:  # 6.6's step
+    if t is not None:  # gru_gates' step
         case["t"] = t
     return case
 
 
-# --- Exercise 6.6: step t's r and z by graph name ---------------------------------------------
+# --- gru_gates: step t's r and z by graph name -----------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
@@ -801,7 +803,7 @@ gru_gates = Exercise[GruTrial](
 )
 
 
-# --- Exercise 6.7: a Keras GRU from a live TF1 session ----------------------------------------
+# --- keras_gru_from_session: a Keras GRU from a live TF1 session -----------------------------
 
 
 def _sequence_oracle(case: GruTrial) -> np.ndarray:
@@ -820,7 +822,7 @@ def _sequence_reference(case: GruTrial) -> np.ndarray:
     return ref.unroll(step, case["inputs"], case["h"])[0]
 
 
-#: 6.7's answer must come from a Keras 3 GRU built in the learner's function (issue 35: an
+#: keras_gru_from_session's answer must come from a Keras 3 GRU built in the learner's function (issue 35: an
 #: answer that returned TF1's own outputs, or a NumPy unroll, earned full marks)
 NO_LAYER = "no Keras 3 GRU layer was built"
 NOT_ITS_OUTPUTS = "are not the outputs of the Keras 3 GRU built"
@@ -852,10 +854,10 @@ def _built_gru_cells(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]
 
 
 def _from_built_layer(fn: Callable[..., Any], case: GruTrial) -> Any:
-    """6.7's call: the learner's outputs, provided a Keras 3 GRU was built in the function and,
-    run again here over the inputs from the zero state, gives those outputs (so the layer
-    holds weights that compute them). Outputs of another shape (time-major) are left to the
-    comparison with TF1's, which names them."""
+    """keras_gru_from_session's call: the learner's outputs, provided a Keras 3 GRU was built
+    in the function and, run again here over the inputs from the zero state, gives those
+    outputs (so the layer holds weights that compute them). Outputs of another shape
+    (time-major) are left to the comparison with TF1's, which names them."""
     inputs = np.array(case["inputs"], copy=True)  # as given (the function may change its own)
     outputs, cells = _built_gru_cells(
         lambda: _with_session(fn, live_session(case), case["inputs"]))
