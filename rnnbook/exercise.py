@@ -15,7 +15,7 @@ import dataclasses
 import os
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Generic, Mapping, TypeVar
 
 import numpy as np
 
@@ -26,9 +26,16 @@ from rnnbook.diagnose import Probe, probe_cases, unique_names
 from rnnbook.memo import remembered
 from rnnbook.plaindata import Case, Raised, to_plain
 
+#: an exercise's trial type: its own TypedDict (each chapter module declares one per exercise,
+#: with the shapes), a plain dict at run time; ``Case`` where any exercise's is meant
+C = TypeVar("C", bound=Mapping[str, Any])
+#: the same for a mistake, which only reads a case: a mistake of any case (a helper's, typed
+#: with a Mapping) is one of each exercise's
+C_in = TypeVar("C_in", bound=Mapping[str, Any], contravariant=True)
+
 
 @dataclass(frozen=True)
-class Mistake:
+class Mistake(Generic[C_in]):
     """A known wrong answer, and the sentence that names it.
 
     What the mistake returns on a case is said in one of two ways:
@@ -54,11 +61,12 @@ class Mistake:
     """
 
     sentence: str  # what went wrong and what to change, one sentence
-    answer: Callable[[Case], Any] | None = None
+    answer: Callable[[C_in], Any] | None = None
     variants: tuple = ()
-    raises: Callable[[Case, Raised], bool] | None = None
-    perturb: Callable[[Case], Case] | None = None  # the case changed before the right answer
-    after: Callable[[Case, Any], Any] | None = None  # the right answer changed after
+    raises: Callable[[C_in, Raised], bool] | None = None
+    #: the case changed before the right answer (a case of the same exercise)
+    perturb: Callable[[C_in], Mapping[str, Any]] | None = None
+    after: Callable[[C_in, Any], Any] | None = None  # the right answer changed after
 
     def __post_init__(self):
         if self.answer is None and self.perturb is None and self.after is None:
@@ -71,7 +79,7 @@ class Mistake:
     def models(self) -> tuple[Any, ...]:
         return (self.answer, *self.variants)
 
-    def bound(self, right: Callable[[Case], Any]) -> Mistake:
+    def bound(self, right: Callable[[Any], Any]) -> Mistake[C_in]:
         """This mistake with its ``answer`` made from ``right`` (the exercise's right answer on
         a case) when it is given by ``perturb``/``after``."""
         if self.answer is not None:
@@ -85,7 +93,7 @@ class Mistake:
         return dataclasses.replace(self, answer=answer, perturb=None, after=None)
 
 
-def right_answer(ex: Exercise) -> Callable[[Case], Any]:
+def right_answer(ex: Exercise[Any]) -> Callable[[Mapping[str, Any]], Any]:
     """``ex``'s right answer on a case: the NumPy reference where it is installed (fast: the
     sweeps ask it thousands of times), TensorFlow's oracle where it is not (the learner
     release's ``rnnbook.reference`` is a stub that raises ImportError)."""
@@ -101,18 +109,18 @@ def right_answer(ex: Exercise) -> Callable[[Case], Any]:
 
 
 @dataclass
-class Exercise:
+class Exercise(Generic[C]):
     """One graded exercise: a function the learner writes, checked against TensorFlow."""
 
     name: str  # the learner's function name, e.g. "one_step"
     task: str  # what it returns, e.g. "the new state h' for one time step"
-    make_case: Callable[..., Case]  # (rng, **design): random inputs and weights: plain data
-    call: Callable[[Callable[..., Any], Case], Any]  # runs the learner's function on a case
-    oracle: Callable[[Case], Any]  # TensorFlow's answer for a case
+    make_case: Callable[..., C]  # (rng, **design): random inputs and weights: plain data
+    call: Callable[[Callable[..., Any], C], Any]  # runs the learner's function on a case
+    oracle: Callable[[C], Any]  # TensorFlow's answer for a case
     #: the same answer from the NumPy reference (rnnbook/reference.py), for the tests' 200-seed
     #: sweeps; tests/test_sweep.py holds it to the oracle
-    reference: Callable[[Case], Any] | None = None
-    mistakes: tuple = ()  # Mistake, ...
+    reference: Callable[[C], Any] | None = None
+    mistakes: tuple[Mistake[C], ...] = ()
     parts: tuple = ()  # names of the parts of a tuple answer, e.g. ("outputs", "final state")
     #: how the points are split between the parts (one number a part; equal when empty):
     #: weigh the quantity the exercise is about so that a wrong one earns at most half
@@ -140,7 +148,7 @@ class Exercise:
     #: the answer's weights through the target framework's equations on the case's inputs;
     #: an answer that computes what the expected weights compute passes, whatever its
     #: layout (two biases split another way). None: the answer is compared as it stands
-    computes: Callable[[Case, Any], Any] | None = None
+    computes: Callable[[C, Any], Any] | None = None
     #: the names of the equal blocks the last axis of the answer's arrays is cut into, in
     #: order (("i", "j", "f", "o"), ("r", "z", "h~")): the generic diagnosis
     #: (rnnbook.diagnose) names a block wrong or blocks in another order by these
@@ -245,7 +253,7 @@ class Chapter:
         return outcome
 
 
-def _remembered(mistake: Mistake) -> Mistake:
+def _remembered(mistake: Mistake[C]) -> Mistake[C]:
     assert mistake.answer is not None  # a bound mistake
     return dataclasses.replace(mistake, answer=remembered(mistake.answer),
                                variants=tuple(map(remembered, mistake.variants)))

@@ -19,12 +19,14 @@ Trials are designed so that each known mistake shows on every seed: ``D > H``, `
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, Sequence, TypedDict
 
 import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
 from rnnbook.checks.common import (
+    Change,
+    Trial,
     api_answer,
     not_from_api,
     split_at_h,
@@ -34,14 +36,87 @@ from rnnbook.checks.common import (
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import keras3, run_tf1, tensorflow
-from rnnbook.plaindata import Case
+from rnnbook.plaindata import Raised
+
+
+class SplitTrial(TypedDict):
+    """split_kernel's trial."""
+
+    D: int
+    H: int
+    kernel: np.ndarray  # (D + H, H)
+
+
+class KerasTrial(TypedDict):
+    """tf1_from_keras' trial: a Keras 3 SimpleRNNCell's weights."""
+
+    D: int
+    H: int
+    kernel: np.ndarray  # W (D, H)
+    recurrent_kernel: np.ndarray  # U (H, H)
+    bias: np.ndarray  # (H,)
+
+
+class StepTrial(TypedDict):
+    """rnn_step's trial."""
+
+    B: int
+    D: int
+    H: int
+    x: np.ndarray  # (B, D)
+    h: np.ndarray  # (B, H)
+    kernel: np.ndarray  # (D + H, H)
+    bias: np.ndarray  # (H,)
+
+
+class WeightsTrial(TypedDict):
+    """read_cell_weights' trial: the weights of a cell handed over built or not."""
+
+    D: int
+    H: int
+    built: bool
+    kernel: np.ndarray  # (D + H, H)
+    bias: np.ndarray  # (H,)
+
+
+class UnrollTrial(TypedDict):
+    """rnn_unroll's trial."""
+
+    B: int
+    D: int
+    H: int
+    T: int
+    inputs: np.ndarray  # (B, T, D), batch-major
+    h0: np.ndarray  # (B, H)
+    kernel: np.ndarray  # (D + H, H)
+    bias: np.ndarray  # (H,)
+
+
+class PortTrial(TypedDict):
+    """run_keras_weights' trial: Keras 3 weights, a sequence, the cell's old weights (when it
+    is handed over built) and fresh inputs the check runs the loaded cell on."""
+
+    B: int
+    D: int
+    H: int
+    T: int
+    inputs: np.ndarray  # (B, T, D)
+    h0: np.ndarray  # (B, H)
+    bias: np.ndarray  # (H,)
+    built: bool
+    W: np.ndarray  # Keras 3 SimpleRNNCell's kernel (D, H)
+    U: np.ndarray  # its recurrent_kernel (H, H)
+    old_kernel: np.ndarray  # (D + H, H) when built, else (0,)
+    old_bias: np.ndarray  # (H,) when built, else (0,)
+    x: np.ndarray  # (B, D)
+    h: np.ndarray  # (B, H)
 
 # ---------------------------------------------------------------------------------------------
 # Designed sizes, and TensorFlow's answer for the weights of a cell
 
 
 def _sizes(rng: np.random.Generator, shape: str, B: int | None = None, T: int | None = None,
-           spread: int = 1, least_depth: int = 1) -> Any:
+           spread: int = 1, least_depth: int = 1) -> dict[str, int]:
     """Random sizes with a designed relation ``shape`` ("D>H", "D<H" or "D=H"); ``B`` fixed when
     given; ``T`` random from the given minimum (at least 2) to ``spread`` more; with "D<H", D is
     ``least_depth`` or one more."""
@@ -59,10 +134,10 @@ def _sizes(rng: np.random.Generator, shape: str, B: int | None = None, T: int | 
     return case
 
 
-def _arrays(answer: Any, parts: int = 0) -> Any:
+def _arrays(answer: object, parts: int = 0) -> object:
     """The learner's answer with lists of numbers read as arrays (a list of rows is as good an
     answer as an array): the answer itself, or each of its ``parts``."""
-    def one(value):
+    def one(value: object) -> object:
         if not isinstance(value, (list, tuple)):
             return value
         try:
@@ -77,11 +152,12 @@ def _arrays(answer: Any, parts: int = 0) -> Any:
     return answer
 
 
-def _rnn_cell(H: int, activation: Any = None) -> Any:
+def _rnn_cell(H: int, activation: object = None) -> Callable[[], Any]:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.BasicRNNCell(H, activation=activation)
 
 
-def _cell_blocks(kernel: np.ndarray, bias: np.ndarray, D: int, H: int) -> Any:
+def _cell_blocks(kernel: np.ndarray, bias: np.ndarray, D: int,
+                 H: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(W, U, b)`` as the real cell uses them: run BasicRNNCell (activation switched off) on
     one-hot rows. A zero input and state give b; row k of I_D as x gives W's row k plus b; row k
     of I_H as h gives U's row k plus b."""
@@ -96,183 +172,19 @@ def _cell_blocks(kernel: np.ndarray, bias: np.ndarray, D: int, H: int) -> Any:
     return z[1:1 + D] - b, z[1 + D:] - b, b  # (D, H), (H, H), (H,)
 
 
-# --- split_kernel: split the kernel (by hand) -----------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# Shared by several exercises: the references (instructor-side), the mistakes of a step and
+# of a run, a real cell handed over built or not. Defined before every exercise, so that a
+# new exercise can use them wherever it goes in the chapter.
 
 
-def _split_case(rng: np.random.Generator, shape: str) -> Case:
-    case = _sizes(rng, shape)
-    del case["B"]  # weights have no batch
-    case["kernel"] = normal(rng, case["D"] + case["H"], case["H"], scale=0.5)  # (D + H, H)
-    return case
-
-
-def _split_oracle(case: Case) -> Any:
-    D, H = case["D"], case["H"]
-    W, U, _ = _cell_blocks(case["kernel"], np.zeros(H, np.float32), D, H)
-    return W, U
-
-
-def _split(c: Case, at: int | None = None) -> Any:
+def _split(c: Trial, at: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(W, U)``: the kernel's rows split at row ``at`` (D, input_depth, by default)."""
     at = c["D"] if at is None else at
     return c["kernel"][:at], c["kernel"][at:]
 
 
-split_kernel = Exercise(
-    name="split_kernel",
-    task="(W, U): W (D, H), the input weights, and U (H, H), the recurrent weights, as NumPy "
-    "arrays",
-    make_case=_split_case,
-    call=lambda fn, c: _arrays(fn(c["kernel"], c["D"]), 2),
-    oracle=_split_oracle,
-    reference=lambda c: _split(c, c["D"]),
-    parts=("W", "U"),  # equal: a split that gets one wrong gets the other wrong too
-    designs=({"shape": "D>H"}, {"shape": "D<H"}, {"shape": "D=H"}),
-    mistakes=(
-        split_at_h(
-            "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
-            "[x, h], input first, so W is the first D rows (split at input_depth).",
-            _split,
-        ),
-        w_and_u_swapped(
-            "W and U are swapped: the first D rows of the kernel multiply x, so they are W; the "
-            "last H rows multiply h, so they are U.",
-            _split,
-        ),
-        Mistake(
-            "W and U are transposed: TF multiplies from the right (x @ W), so W is (D, H) and U "
-            "is (H, H); return the row blocks as they are.",
-            lambda c: tuple(block.T for block in _split(c, c["D"])),
-        ),
-        Mistake(
-            "you split the columns: the kernel is (D + H, H), W on top of U, so W and "
-            "U are blocks of its ROWS (D rows for x, then H rows for h).",
-            lambda c: (c["kernel"][:, :c["D"]], c["kernel"][:, c["D"]:]),
-        ),
-    ),
-)
-
-
-# --- tf1_from_keras: a TF1 kernel from Keras 3 weights (by hand) ----------------------------------
-
-
-def _keras_case(rng: np.random.Generator, shape: str, least_depth: int = 1) -> Case:
-    case = _sizes(rng, shape, least_depth=least_depth)
-    del case["B"]
-    D, H = case["D"], case["H"]
-    case["kernel"] = normal(rng, D, H, scale=0.5)  # Keras 3 SimpleRNNCell: W (D, H)
-    case["recurrent_kernel"] = normal(rng, H, H, scale=0.5)  # U (H, H)
-    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
-    return case
-
-
-def _keras_cell(case: Case) -> Any:
-    """A Keras 3 SimpleRNNCell holding the case's ``kernel``, ``recurrent_kernel`` and ``bias``."""
-    cell = keras3().layers.SimpleRNNCell(case["H"], activation=None)
-    cell.build((None, case["D"]))
-    cell.set_weights([case["kernel"], case["recurrent_kernel"], case["bias"]])
-    return cell
-
-
-def _keras_oracle(case: Case) -> Any:
-    """Probe Keras 3's own SimpleRNNCell (activation off) for what multiplies x, h and 1."""
-    cell = _keras_cell(case)
-    D, H = case["D"], case["H"]
-
-    def run(x, h):
-        return np.asarray(cell(np.asarray(x, np.float32), [np.asarray(h, np.float32)])[0])
-
-    bias = run(np.zeros((1, D)), np.zeros((1, H)))[0]
-    W = run(np.eye(D), np.zeros((D, H))) - bias
-    U = run(np.zeros((H, D)), np.eye(H)) - bias
-    return np.concatenate([W, U], axis=0), bias  # (D + H, H), (H,)
-
-
-def _stacked(c: Case, blocks: Any = ("kernel", "recurrent_kernel"),
-             axis: int = 0) -> np.ndarray:
-    return np.concatenate([c[k] for k in blocks], axis=axis)
-
-
-def _assumes_square(c: Case) -> Any:
-    """A (2H, H) kernel, D taken for H: Keras' kernel's first H rows on top of recurrent_kernel
-    (right where D = H; one row repeated where D = 1; NumPy raises where 1 < D < H, as in every
-    designed D < H trial)."""
-    H = c["H"]
-    kernel = np.zeros((2 * H, H), np.float32)  # (2H, H)
-    kernel[:H] = c["kernel"][:H]
-    kernel[H:] = c["recurrent_kernel"]
-    return kernel, c["bias"]
-
-
-tf1_from_keras = Exercise(
-    name="tf1_from_keras",
-    blocks=("W", "U"),
-    task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) and bias (H,), NumPy arrays",
-    make_case=_keras_case,
-    call=lambda fn, c: _arrays(fn(c["kernel"], c["recurrent_kernel"], c["bias"]), 2),
-    oracle=_keras_oracle,
-    reference=lambda c: (_stacked(c), c["bias"]),
-    parts=("kernel", "bias"),
-    weights=(3, 1),  # the kernel is what the exercise is about
-    # D == H first: there every mistake below returns an array (side by side and transposed
-    # blocks raise in NumPy when D != H), so each is named even when another trial raised
-    # and D > 1 where D < H: a kernel of 2H rows, D taken for H, makes NumPy raise there on
-    # every seed (with D = 1 it returns a wrong kernel and a right bias: half the points on
-    # some seeds and none on others, for the same code)
-    designs=({"shape": "D=H"}, {"shape": "D>H"}, {"shape": "D<H", "least_depth": 2}),
-    mistakes=(
-        Mistake(
-            "the blocks are side by side (hstack, axis=1): BasicRNNCell's kernel is (D + H, H), "
-            "W's rows stacked on top of U's along axis 0.",
-            lambda c: (_stacked(c, axis=1), c["bias"]),
-            variants=(lambda c: (_stacked(c, ("recurrent_kernel", "kernel"), axis=1),
-                                 c["bias"]),),
-        ),
-        Mistake(
-            "W and U are swapped: stack Keras' kernel (W, it multiplies x) ABOVE its "
-            "recurrent_kernel (U), because BasicRNNCell concatenates [x, h].",
-            lambda c: (_stacked(c, ("recurrent_kernel", "kernel")), c["bias"]),
-        ),
-        Mistake(
-            "the kernel is transposed: keep it (D + H, H), as TF multiplies from the right.",
-            lambda c: (_stacked(c).T, c["bias"]),
-            variants=(lambda c: (np.concatenate([c["kernel"].T, c["recurrent_kernel"].T]),
-                                 c["bias"]),),
-        ),
-        Mistake(
-            "the bias is left out: Keras' bias carries over to BasicRNNCell's bias unchanged.",
-            lambda c: (_stacked(c), np.zeros_like(c["bias"])),
-        ),
-        Mistake(
-            "the kernel has D + H rows, not 2H: the input depth D (kernel.shape[0]) need not be "
-            "H; stack all of Keras' kernel (D, H) on top of its recurrent_kernel (H, H).",
-            _assumes_square,
-        ),
-    ),
-)
-
-
-# --- rnn_step: one step by hand -------------------------------------------------------------------
-
-
-def _step_case(rng: np.random.Generator, shape: str, B: int | None = None) -> Case:
-    case = _sizes(rng, shape, B)
-    B, D, H = case["B"], case["D"], case["H"]
-    case["x"] = normal(rng, B, D)  # (B, D)
-    case["h"] = normal(rng, B, H)  # (B, H)
-    case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
-    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
-    return case
-
-
-def _step_oracle(case: Case) -> Any:
-    output, state = run_tf1(_rnn_cell(case["H"]), case["x"], case["h"],
-                            {"kernel": case["kernel"], "bias": case["bias"]})
-    assert np.array_equal(output, state)  # BasicRNNCell returns (h', h')
-    return state
-
-
-def _step(c: Case) -> Any:
+def _step(c: Trial) -> np.ndarray:
     """The reference step on case ``c`` (instructor-side: the sweeps' expected answer)."""
     return ref.basic_rnn_step(c["x"], c["h"], c["kernel"], c["bias"])
 
@@ -287,8 +199,8 @@ def _step(c: Case) -> Any:
 EPS = 2.0 ** -12
 
 
-def _each(value: Any, change: Callable[..., Any],
-          parts: int | None = None) -> Any:
+def _each(value: np.ndarray | list[np.ndarray], change: Callable[[np.ndarray], np.ndarray],
+          parts: int | None = None) -> np.ndarray | list[np.ndarray]:
     """``change`` applied to an array, or to the first ``parts`` arrays of a list answer
     (the rest kept: run_keras_weights' probe of the loaded cell)."""
     if not isinstance(value, list):
@@ -297,18 +209,18 @@ def _each(value: Any, change: Callable[..., Any],
     return [change(np.asarray(v)) for v in value[:parts]] + list(value[parts:])
 
 
-def _rows_swapped(c: Case) -> dict[str, Any]:
+def _rows_swapped(c: Trial) -> Trial:
     """The case whose kernel applies to [x, h] what the case's applies to [h, x]: its last D
     rows on top of its first H (a learner who concatenates [h, x])."""
     H, kernel = c["H"], c["kernel"]
     return {**c, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, H)
 
 
-def _sigmoid_case(state: Any) -> Callable[..., Any]:
+def _sigmoid_case(state: str) -> Callable[[Trial], Trial]:
     """The case on which tanh of the real cell is 2 sigmoid(z) - 1 of the case's own z at every
     step: sigmoid(z) = (tanh(z / 2) + 1) / 2, so with the state s = 2 h - 1 the weights
     W / 2, U / 4 and the bias b / 2 + (the column sums of U) / 4 give z / 2."""
-    def perturb(c):
+    def perturb(c: Trial) -> Trial:
         D, kernel = c["D"], c["kernel"]
         W, U = kernel[:D], kernel[D:]
         return {**c, "kernel": np.concatenate([W / 2, U / 4]),  # (D + H, H)
@@ -316,7 +228,7 @@ def _sigmoid_case(state: Any) -> Callable[..., Any]:
     return perturb
 
 
-def _step_mistakes(state: str, parts: int | None = None) -> Any:
+def _step_mistakes(state: str, parts: int | None = None) -> tuple[tuple[str, Change], ...]:
     """The mistakes of one step, each ``(sentence, options)`` of a ``Mistake``; ``state`` is
     the case's key of the state the step starts from ("h"; "h0" for a run), ``parts`` how many
     parts of the answer are the cell's outputs."""
@@ -342,26 +254,71 @@ def _step_mistakes(state: str, parts: int | None = None) -> Any:
     )
 
 
-rnn_step = Exercise(
-    name="rnn_step",
-    probes=(Probe("h", "zero"), Probe("bias"), Probe("x", "row")),
-    task="h', the new state: an array of shape (B, H)",
-    make_case=_step_case,
-    call=lambda fn, c: _arrays(fn(c["x"], c["h"], c["kernel"], c["bias"])),
-    oracle=_step_oracle,
-    reference=_step,
-    designs=({"shape": "D>H", "B": 1}, {"shape": "D<H"}, {"shape": "D=H"}),
-    mistakes=(
-        *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h")),
-        split_at_h_raises(
-            "the kernel is split at row H: x (B, D) meets W, the kernel's first D "
-            "rows (D = input_depth), and h meets U, the rows after them; a split at "
-            "row H fits x only where D == H."),
-    ),
-)
+def _run(c: Trial) -> tuple[np.ndarray, np.ndarray]:
+    """The reference run over the case's sequence from ``h0``: ``(outputs, final_state)``."""
+    return ref.unroll(ref.rnn_cell(c["kernel"], c["bias"]), c["inputs"], c["h0"])
 
 
-# --- read_cell_weights: W, U and b from a real cell (API) -----------------------------------------
+def _skip_first(c: Trial) -> Trial:
+    """The case without its first step."""
+    return {**_one_step_less(c), "inputs": c["inputs"][:, 1:]}
+
+
+def _skip_last(c: Trial) -> Trial:
+    """The case without its last step."""
+    return {**_one_step_less(c), "inputs": c["inputs"][:, :-1]}
+
+
+def _one_step_less(c: Trial) -> Trial:
+    """The case with T one less; a ValueError for a case of one step (a run of no step: the
+    mistake does not apply there, in the repository and in the learner release alike)."""
+    if c["T"] < 2:
+        raise ValueError("a sequence of one step has no step to skip")
+    return {**c, "T": c["T"] - 1}
+
+
+def _every_step_alone(c: Trial) -> Trial:
+    """Every step of every sequence as a sequence of one step from h0, in a batch of B * T:
+    row b * T + t is step t of sequence b (a state not carried from step to step)."""
+    B, T, D = c["inputs"].shape
+    return {**c, "inputs": c["inputs"].reshape(B * T, 1, D), "h0": np.repeat(c["h0"], T, 0),
+            "B": B * T, "T": 1}
+
+
+def _outputs_of_steps_alone(c: Trial, right: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The answer on :func:`_every_step_alone`'s case, back in the case's (B, T, H)."""
+    B, T = c["inputs"].shape[:2]
+    outputs = np.asarray(right[0]).reshape(B, T, -1)  # (B, T, H)
+    return [outputs, outputs[:, -1], *right[2:]]
+
+
+def _sequence_mistakes() -> dict[str, tuple[str, Change]]:
+    """The mistakes of running the cell over time, by key: ``(sentence, options)`` of a
+    ``Mistake``; the right answer is a list ``[outputs, final_state, ...]``."""
+    return dict(zip(("h0", "skip 0", "skip last", "lagging", "not carried", "time-major",
+                     "final first"), (
+        ("h0 is ignored: the first step starts from the given initial state h0, not from zeros.",
+         dict(perturb=lambda c: {**c, "h0": np.zeros_like(c["h0"])})),
+        ("the loop skips step 0: run the cell on every time step, t = 0 to T - 1 "
+         "(`range(T)`), starting from h0.",
+         dict(perturb=_skip_first)),
+        ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
+         "(`range(T)`, not `range(T - 1)`).",
+         dict(perturb=_skip_last)),
+        ("each output is the state before its step: the output at step t is the NEW "
+         "state h_t, computed from x_t and h_(t-1), so the first output is the state "
+         "after step 0.",
+         dict(after=lambda c, right: [np.concatenate([c["h0"][:, None], right[0][:, :-1]], 1),
+                                      *right[1:]])),
+        ("the state is not carried from step to step: feed each step's new h into the next "
+         "step instead of reusing h0.",
+         dict(perturb=_every_step_alone, after=_outputs_of_steps_alone)),
+        ("the outputs are time-major (T, B, H): stack them along axis 1 to get (B, T, H), as "
+         "dynamic_rnn returns them.",
+         dict(after=lambda c, right: [np.swapaxes(right[0], 0, 1), *right[1:]])),
+        ("the final state is the first step's h: return the h after the LAST step.",
+         dict(after=lambda c, right: [right[0], right[0][:, 0], *right[2:]])),
+    ), strict=True))
 
 
 class NoVariablesYet(Exception):
@@ -412,7 +369,7 @@ def _unbuilt_cell(H: int, kernel: np.ndarray | None = None,
     return cell
 
 
-def _on_cell(cell: Any, fn: Callable[..., Any], *args: Any) -> Any:
+def _on_cell(cell: Any, fn: Callable[..., object], *args: object) -> object:
     """``fn(cell, *args)``; an error raised while the cell has no variables says why."""
     try:
         return fn(cell, *args)
@@ -424,31 +381,219 @@ def _on_cell(cell: Any, fn: Callable[..., Any], *args: Any) -> Any:
             error.__traceback__) from None
 
 
-def _raising_unbuilt(error: type[BaseException], message: str) -> Callable[..., Any]:
+def _raising_unbuilt(error: type[BaseException], message: str) -> Callable[[Trial], Trial]:
     """A mistake that shows only as the check's ``error`` on a trial whose cell was never
     called (right elsewhere)."""
-    def perturb(c):
+    def perturb(c: Trial) -> Trial:
         if not c["built"]:
             raise error(message)
         return c
     return perturb
 
 
-def _raised(error: type[BaseException], words: str) -> Any:
+def _raised(error: type[BaseException], words: str) -> Callable[[Trial, Raised], bool]:
     return lambda case, got: got.kind == error.__name__ and words in got.message
 
 
-def _weights_case(rng: np.random.Generator, shape: str, built: bool) -> Case:
-    case = _sizes(rng, shape)
-    del case["B"]
+# --- split_kernel: split the kernel (by hand) -----------------------------------------------------
+
+
+def _split_case(rng: np.random.Generator, shape: str) -> SplitTrial:
+    sizes = _sizes(rng, shape)
+    D, H = sizes["D"], sizes["H"]  # weights have no batch
+    return {"D": D, "H": H, "kernel": normal(rng, D + H, H, scale=0.5)}  # (D + H, H)
+
+
+def _split_oracle(case: SplitTrial) -> tuple[np.ndarray, np.ndarray]:
     D, H = case["D"], case["H"]
-    case["built"] = built
-    case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
-    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
-    return case
+    W, U, _ = _cell_blocks(case["kernel"], np.zeros(H, np.float32), D, H)
+    return W, U
 
 
-def _weights_call(fn: Callable[..., Any], c: Case) -> Any:
+split_kernel = Exercise[SplitTrial](
+    name="split_kernel",
+    task="(W, U): W (D, H), the input weights, and U (H, H), the recurrent weights, as NumPy "
+    "arrays",
+    make_case=_split_case,
+    call=lambda fn, c: _arrays(fn(c["kernel"], c["D"]), 2),
+    oracle=_split_oracle,
+    reference=lambda c: _split(c, c["D"]),
+    parts=("W", "U"),  # equal: a split that gets one wrong gets the other wrong too
+    designs=({"shape": "D>H"}, {"shape": "D<H"}, {"shape": "D=H"}),
+    mistakes=(
+        split_at_h(
+            "you split the kernel at row H, as if the cell concatenated [h, x]: it concatenates "
+            "[x, h], input first, so W is the first D rows (split at input_depth).",
+            _split,
+        ),
+        w_and_u_swapped(
+            "W and U are swapped: the first D rows of the kernel multiply x, so they are W; the "
+            "last H rows multiply h, so they are U.",
+            _split,
+        ),
+        Mistake(
+            "W and U are transposed: TF multiplies from the right (x @ W), so W is (D, H) and U "
+            "is (H, H); return the row blocks as they are.",
+            lambda c: tuple(block.T for block in _split(c, c["D"])),
+        ),
+        Mistake(
+            "you split the columns: the kernel is (D + H, H), W on top of U, so W and "
+            "U are blocks of its ROWS (D rows for x, then H rows for h).",
+            lambda c: (c["kernel"][:, :c["D"]], c["kernel"][:, c["D"]:]),
+        ),
+    ),
+)
+
+
+# --- tf1_from_keras: a TF1 kernel from Keras 3 weights (by hand) ----------------------------------
+
+
+def _keras_case(rng: np.random.Generator, shape: str, least_depth: int = 1) -> KerasTrial:
+    sizes = _sizes(rng, shape, least_depth=least_depth)
+    D, H = sizes["D"], sizes["H"]  # weights have no batch
+    return {"D": D, "H": H,
+            "kernel": normal(rng, D, H, scale=0.5),  # Keras 3 SimpleRNNCell: W (D, H)
+            "recurrent_kernel": normal(rng, H, H, scale=0.5),  # U (H, H)
+            "bias": normal(rng, H, scale=0.5)}  # (H,)
+
+
+def _keras_cell(case: KerasTrial) -> Any:
+    """A Keras 3 SimpleRNNCell holding the case's ``kernel``, ``recurrent_kernel`` and ``bias``."""
+    cell = keras3().layers.SimpleRNNCell(case["H"], activation=None)
+    cell.build((None, case["D"]))
+    cell.set_weights([case["kernel"], case["recurrent_kernel"], case["bias"]])
+    return cell
+
+
+def _keras_oracle(case: KerasTrial) -> tuple[np.ndarray, np.ndarray]:
+    """Probe Keras 3's own SimpleRNNCell (activation off) for what multiplies x, h and 1."""
+    cell = _keras_cell(case)
+    D, H = case["D"], case["H"]
+
+    def run(x, h):
+        return np.asarray(cell(np.asarray(x, np.float32), [np.asarray(h, np.float32)])[0])
+
+    bias = run(np.zeros((1, D)), np.zeros((1, H)))[0]
+    W = run(np.eye(D), np.zeros((D, H))) - bias
+    U = run(np.zeros((H, D)), np.eye(H)) - bias
+    return np.concatenate([W, U], axis=0), bias  # (D + H, H), (H,)
+
+
+def _stacked(c: Trial, blocks: Sequence[str] = ("kernel", "recurrent_kernel"),
+             axis: int = 0) -> np.ndarray:
+    return np.concatenate([c[k] for k in blocks], axis=axis)
+
+
+def _assumes_square(c: KerasTrial) -> tuple[np.ndarray, np.ndarray]:
+    """A (2H, H) kernel, D taken for H: Keras' kernel's first H rows on top of recurrent_kernel
+    (right where D = H; one row repeated where D = 1; NumPy raises where 1 < D < H, as in every
+    designed D < H trial)."""
+    H = c["H"]
+    kernel = np.zeros((2 * H, H), np.float32)  # (2H, H)
+    kernel[:H] = c["kernel"][:H]
+    kernel[H:] = c["recurrent_kernel"]
+    return kernel, c["bias"]
+
+
+tf1_from_keras = Exercise[KerasTrial](
+    name="tf1_from_keras",
+    blocks=("W", "U"),
+    task="(kernel, bias) for BasicRNNCell: kernel (D + H, H) and bias (H,), NumPy arrays",
+    make_case=_keras_case,
+    call=lambda fn, c: _arrays(fn(c["kernel"], c["recurrent_kernel"], c["bias"]), 2),
+    oracle=_keras_oracle,
+    reference=lambda c: (_stacked(c), c["bias"]),
+    parts=("kernel", "bias"),
+    weights=(3, 1),  # the kernel is what the exercise is about
+    # D == H first: there every mistake below returns an array (side by side and transposed
+    # blocks raise in NumPy when D != H), so each is named even when another trial raised
+    # and D > 1 where D < H: a kernel of 2H rows, D taken for H, makes NumPy raise there on
+    # every seed (with D = 1 it returns a wrong kernel and a right bias: half the points on
+    # some seeds and none on others, for the same code)
+    designs=({"shape": "D=H"}, {"shape": "D>H"}, {"shape": "D<H", "least_depth": 2}),
+    mistakes=(
+        Mistake(
+            "the blocks are side by side (hstack, axis=1): BasicRNNCell's kernel is (D + H, H), "
+            "W's rows stacked on top of U's along axis 0.",
+            lambda c: (_stacked(c, axis=1), c["bias"]),
+            variants=(lambda c: (_stacked(c, ("recurrent_kernel", "kernel"), axis=1),
+                                 c["bias"]),),
+        ),
+        Mistake(
+            "W and U are swapped: stack Keras' kernel (W, it multiplies x) ABOVE its "
+            "recurrent_kernel (U), because BasicRNNCell concatenates [x, h].",
+            lambda c: (_stacked(c, ("recurrent_kernel", "kernel")), c["bias"]),
+        ),
+        Mistake(
+            "the kernel is transposed: keep it (D + H, H), as TF multiplies from the right.",
+            lambda c: (_stacked(c).T, c["bias"]),
+            variants=(lambda c: (np.concatenate([c["kernel"].T, c["recurrent_kernel"].T]),
+                                 c["bias"]),),
+        ),
+        Mistake(
+            "the bias is left out: Keras' bias carries over to BasicRNNCell's bias unchanged.",
+            lambda c: (_stacked(c), np.zeros_like(c["bias"])),
+        ),
+        Mistake(
+            "the kernel has D + H rows, not 2H: the input depth D (kernel.shape[0]) need not be "
+            "H; stack all of Keras' kernel (D, H) on top of its recurrent_kernel (H, H).",
+            _assumes_square,
+        ),
+    ),
+)
+
+
+# --- rnn_step: one step by hand -------------------------------------------------------------------
+
+
+def _step_case(rng: np.random.Generator, shape: str, B: int | None = None) -> StepTrial:
+    sizes = _sizes(rng, shape, B)
+    B, D, H = sizes["B"], sizes["D"], sizes["H"]
+    return {"B": B, "D": D, "H": H,
+            "x": normal(rng, B, D),  # (B, D)
+            "h": normal(rng, B, H),  # (B, H)
+            "kernel": normal(rng, D + H, H, scale=0.5),  # (D + H, H)
+            "bias": normal(rng, H, scale=0.5)}  # (H,)
+
+
+def _step_oracle(case: StepTrial) -> np.ndarray:
+    output, state = run_tf1(_rnn_cell(case["H"]), case["x"], case["h"],
+                            {"kernel": case["kernel"], "bias": case["bias"]})
+    assert np.array_equal(output, state)  # BasicRNNCell returns (h', h')
+    return state
+
+
+rnn_step = Exercise[StepTrial](
+    name="rnn_step",
+    probes=(Probe("h", "zero"), Probe("bias"), Probe("x", "row")),
+    task="h', the new state: an array of shape (B, H)",
+    make_case=_step_case,
+    call=lambda fn, c: _arrays(fn(c["x"], c["h"], c["kernel"], c["bias"])),
+    oracle=_step_oracle,
+    reference=_step,
+    designs=({"shape": "D>H", "B": 1}, {"shape": "D<H"}, {"shape": "D=H"}),
+    mistakes=(
+        *(Mistake(sentence, **options) for sentence, options in _step_mistakes("h")),
+        split_at_h_raises(
+            "the kernel is split at row H: x (B, D) meets W, the kernel's first D "
+            "rows (D = input_depth), and h meets U, the rows after them; a split at "
+            "row H fits x only where D == H."),
+    ),
+)
+
+
+# --- read_cell_weights: W, U and b from a real cell (API) -----------------------------------------
+
+
+def _weights_case(rng: np.random.Generator, shape: str, built: bool) -> WeightsTrial:
+    sizes = _sizes(rng, shape)
+    D, H = sizes["D"], sizes["H"]  # weights have no batch
+    return {"D": D, "H": H, "built": built,
+            "kernel": normal(rng, D + H, H, scale=0.5),  # (D + H, H)
+            "bias": normal(rng, H, scale=0.5)}  # (H,)
+
+
+def _weights_call(fn: Callable[..., object], c: WeightsTrial) -> object:
     if c["built"]:
         cell = _built_cell(c["D"], c["H"], c["kernel"], c["bias"])
     else:
@@ -456,12 +601,13 @@ def _weights_call(fn: Callable[..., Any], c: Case) -> Any:
     return _arrays(_on_cell(cell, fn, c["D"]), 3)
 
 
-def _read_weights(c: Case, at: int | None = None) -> Any:
+def _read_weights(c: Trial,
+                  at: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(W, U, b)`` with the kernel's rows split at row ``at`` (D by default)."""
     return (*_split(c, at), c["bias"])
 
 
-read_cell_weights = Exercise(
+read_cell_weights = Exercise[WeightsTrial](
     name="read_cell_weights",
     task="(W, U, b) as NumPy arrays: W (D, H), the input weights, U (H, H), the recurrent "
     "weights, and b (H,), read from the given cell (it may not have been called yet)",
@@ -505,15 +651,16 @@ read_cell_weights = Exercise(
 
 
 def _unroll_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
-                 spread: int = 1, cancel: bool = False) -> Case:
+                 spread: int = 1, cancel: bool = False) -> UnrollTrial:
     """``cancel``: h0 of size 4 to 8 and a bias that brings row 0's first pre-activation near
     0, where tanh passes a change on whole: h0 kept to float16's three digits then shows."""
-    case = _sizes(rng, shape, B, T, spread)
-    B, T, D, H = case["B"], case["T"], case["D"], case["H"]
-    case["inputs"] = normal(rng, B, T, D)  # (B, T, D), batch-major
-    case["h0"] = normal(rng, B, H)  # (B, H)
-    case["kernel"] = normal(rng, D + H, H, scale=0.5)  # (D + H, H)
-    case["bias"] = normal(rng, H, scale=0.5)  # (H,)
+    sizes = _sizes(rng, shape, B, T, spread)
+    B, T, D, H = sizes["B"], sizes["T"], sizes["D"], sizes["H"]
+    case: UnrollTrial = {"B": B, "D": D, "H": H, "T": T,
+                         "inputs": normal(rng, B, T, D),  # (B, T, D), batch-major
+                         "h0": normal(rng, B, H),  # (B, H)
+                         "kernel": normal(rng, D + H, H, scale=0.5),  # (D + H, H)
+                         "bias": normal(rng, H, scale=0.5)}  # (H,)
     if cancel:
         h0 = np.where(case["h0"] < 0, -1, 1) * (4 + 4 * rng.random((B, H)))  # (B, H)
         case["h0"] = h0.astype(np.float32)
@@ -522,50 +669,12 @@ def _unroll_case(rng: np.random.Generator, shape: str, B: int | None = None, T: 
     return case
 
 
-def _unroll_oracle(case: Case) -> Any:
+def _unroll_oracle(case: UnrollTrial) -> tuple[np.ndarray, np.ndarray]:
     return run_tf1(_rnn_cell(case["H"]), case["inputs"], case["h0"],
                    {"kernel": case["kernel"], "bias": case["bias"]}, mode="dynamic")
 
 
-def _run(c: Case) -> Any:
-    """The reference run over the case's sequence from ``h0``: ``(outputs, final_state)``."""
-    return ref.unroll(ref.rnn_cell(c["kernel"], c["bias"]), c["inputs"], c["h0"])
-
-
-def _skip_first(c: Case) -> dict[str, Any]:
-    """The case without its first step."""
-    return {**_one_step_less(c), "inputs": c["inputs"][:, 1:]}
-
-
-def _skip_last(c: Case) -> dict[str, Any]:
-    """The case without its last step."""
-    return {**_one_step_less(c), "inputs": c["inputs"][:, :-1]}
-
-
-def _one_step_less(c: Case) -> dict[str, Any]:
-    """The case with T one less; a ValueError for a case of one step (a run of no step: the
-    mistake does not apply there, in the repository and in the learner release alike)."""
-    if c["T"] < 2:
-        raise ValueError("a sequence of one step has no step to skip")
-    return {**c, "T": c["T"] - 1}
-
-
-def _every_step_alone(c: Case) -> dict[str, Any]:
-    """Every step of every sequence as a sequence of one step from h0, in a batch of B * T:
-    row b * T + t is step t of sequence b (a state not carried from step to step)."""
-    B, T, D = c["inputs"].shape
-    return {**c, "inputs": c["inputs"].reshape(B * T, 1, D), "h0": np.repeat(c["h0"], T, 0),
-            "B": B * T, "T": 1}
-
-
-def _outputs_of_steps_alone(c: Case, right: Any) -> Any:
-    """The answer on :func:`_every_step_alone`'s case, back in the case's (B, T, H)."""
-    B, T = c["inputs"].shape[:2]
-    outputs = np.asarray(right[0]).reshape(B, T, -1)  # (B, T, H)
-    return [outputs, outputs[:, -1], *right[2:]]
-
-
-def _bias_outside_run(c: Case) -> dict[str, Any]:
+def _bias_outside_run(c: Trial) -> Trial:
     """The case on which the real cell runs g_t = h_t - b for the run h_t = tanh(x_t W +
     h_(t-1) U) + b (the bias added after tanh at every step): g_t = tanh(x_t W + g_(t-1) U +
     b U), from g_0 = h0 - b."""
@@ -573,36 +682,7 @@ def _bias_outside_run(c: Case) -> dict[str, Any]:
     return {**c, "bias": c["bias"] @ U, "h0": c["h0"] - c["bias"]}  # (H,), (B, H)
 
 
-def _sequence_mistakes() -> dict[str, Any]:
-    """The mistakes of running the cell over time, by key: ``(sentence, options)`` of a
-    ``Mistake``; the right answer is a list ``[outputs, final_state, ...]``."""
-    return dict(zip(("h0", "skip 0", "skip last", "lagging", "not carried", "time-major",
-                     "final first"), (
-        ("h0 is ignored: the first step starts from the given initial state h0, not from zeros.",
-         dict(perturb=lambda c: {**c, "h0": np.zeros_like(c["h0"])})),
-        ("the loop skips step 0: run the cell on every time step, t = 0 to T - 1 "
-         "(`range(T)`), starting from h0.",
-         dict(perturb=_skip_first)),
-        ("the loop stops before the last step: run the cell on all T steps, t = 0 to T - 1 "
-         "(`range(T)`, not `range(T - 1)`).",
-         dict(perturb=_skip_last)),
-        ("each output is the state before its step: the output at step t is the NEW "
-         "state h_t, computed from x_t and h_(t-1), so the first output is the state "
-         "after step 0.",
-         dict(after=lambda c, right: [np.concatenate([c["h0"][:, None], right[0][:, :-1]], 1),
-                                      *right[1:]])),
-        ("the state is not carried from step to step: feed each step's new h into the next "
-         "step instead of reusing h0.",
-         dict(perturb=_every_step_alone, after=_outputs_of_steps_alone)),
-        ("the outputs are time-major (T, B, H): stack them along axis 1 to get (B, T, H), as "
-         "dynamic_rnn returns them.",
-         dict(after=lambda c, right: [np.swapaxes(right[0], 0, 1), *right[1:]])),
-        ("the final state is the first step's h: return the h after the LAST step.",
-         dict(after=lambda c, right: [right[0], right[0][:, 0], *right[2:]])),
-    ), strict=True))
-
-
-rnn_unroll = Exercise(
+rnn_unroll = Exercise[UnrollTrial](
     name="rnn_unroll",
     probes=(Probe("h0", "zero"), Probe("bias"), Probe("inputs", "row")),
     task="(outputs, final_state): outputs (B, T, H), the state after every step, and the last "
@@ -632,19 +712,19 @@ rnn_unroll = Exercise(
 
 
 def _port_case(rng: np.random.Generator, shape: str, B: int | None = None, T: int = 2,
-               built: bool = False) -> Case:
-    case = _unroll_case(rng, shape, B, T, spread=0)  # T = 2 steps: every call costs eager ops
-    B, D, H = case["B"], case["D"], case["H"]
-    del case["kernel"]
-    case["built"] = built
-    case["W"] = normal(rng, D, H, scale=0.5)  # Keras 3 SimpleRNNCell's kernel (D, H)
-    case["U"] = normal(rng, H, H, scale=0.5)  # its recurrent_kernel (H, H)
-    # a built cell already holds other weights (its own, or a previous model's)
-    case["old_kernel"] = normal(rng, D + H, H, scale=0.5) if built else np.zeros(0, np.float32)
-    case["old_bias"] = normal(rng, H, scale=0.5) if built else np.zeros(0, np.float32)
-    case["x"] = normal(rng, B, D)  # fresh inputs the check runs the loaded cell on
-    case["h"] = normal(rng, B, H)
-    return case
+               built: bool = False) -> PortTrial:
+    run = _unroll_case(rng, shape, B, T, spread=0)  # T = 2 steps: every call costs eager ops
+    B, D, H = run["B"], run["D"], run["H"]
+    return {"B": B, "D": D, "H": H, "T": run["T"], "inputs": run["inputs"], "h0": run["h0"],
+            "bias": run["bias"], "built": built,
+            "W": normal(rng, D, H, scale=0.5),  # Keras 3 SimpleRNNCell's kernel (D, H)
+            "U": normal(rng, H, H, scale=0.5),  # its recurrent_kernel (H, H)
+            # a built cell already holds other weights (its own, or a previous model's)
+            "old_kernel": (normal(rng, D + H, H, scale=0.5) if built
+                           else np.zeros(0, np.float32)),
+            "old_bias": normal(rng, H, scale=0.5) if built else np.zeros(0, np.float32),
+            "x": normal(rng, B, D),  # fresh inputs the check runs the loaded cell on
+            "h": normal(rng, B, H)}
 
 
 STILL_UNBUILT = "still has no variables after your function ran"
@@ -654,16 +734,16 @@ TWICE = "building a cell that was built already makes a new kernel and bias"
 NOT_RUN = "was not run through the cell"
 
 
-def _raising_built(error: type[BaseException], message: str) -> Callable[..., Any]:
+def _raising_built(error: type[BaseException], message: str) -> Callable[[Trial], Trial]:
     """A mistake that shows only as the check's ``error`` on a trial whose cell was built."""
-    def perturb(c):
+    def perturb(c: Trial) -> Trial:
         if c["built"]:
             raise error(message)
         return c
     return perturb
 
 
-def _side_by_side(c: Case) -> NoReturn:
+def _side_by_side(c: Trial) -> NoReturn:
     """Keras' kernel (D, H) and recurrent_kernel (H, H) side by side: NumPy raises where
     D != H (and the cell refuses the (H, 2H) kernel where D == H)."""
     if c["D"] != c["H"]:
@@ -673,14 +753,14 @@ def _side_by_side(c: Case) -> NoReturn:
     raise ValueError("a (H, 2H) kernel does not fit the cell's (2H, H) variable")
 
 
-def _rows_differ(case: Case, got: Any) -> bool:
+def _rows_differ(case: Trial, got: Raised) -> bool:
     """NumPy's error for stacking side by side a (D, H) and an (H, H) block, D != H."""
     found = re.search(r"index 0 has size (\d+) and the array at index 1 has size (\d+)",
                       got.message)
     return found is not None and (int(found[1]), int(found[2])) == (case["D"], case["H"])
 
 
-def _port_call(fn: Callable[..., Any], c: Case) -> Any:
+def _port_call(fn: Callable[..., object], c: PortTrial) -> object:
     if c["built"]:
         cell = _built_cell(c["D"], c["H"], c["old_kernel"], c["old_bias"])
     else:
@@ -708,7 +788,7 @@ def _port_call(fn: Callable[..., Any], c: Case) -> Any:
     return [*parts, np.asarray(h_new)]
 
 
-def _port_oracle(case: Case) -> Any:
+def _port_oracle(case: PortTrial) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras 3's own SimpleRNN with the case's weights, over the sequence from h0; and its cell
     on the fresh inputs."""
     keras = keras3()
@@ -723,33 +803,33 @@ def _port_oracle(case: Case) -> Any:
     return np.asarray(outputs), np.asarray(final), np.asarray(cell(case["x"], [case["h"]])[0])
 
 
-def _ported(c: Case) -> Any:
+def _ported(c: PortTrial) -> tuple[np.ndarray, ...]:
     """What the cell computes over the sequence (outputs, final) and on the fresh inputs, with
     the case's Keras weights loaded (the reference; instructor-side)."""
     loaded = {**c, "kernel": np.concatenate([c["W"], c["U"]])}  # (D + H, H)
     return (*_run(loaded), _step(loaded))
 
 
-def _loaded(kernel: Any) -> Callable[..., Any]:
+def _loaded(kernel: Callable[[Trial], np.ndarray]) -> Callable[[Trial], Trial]:
     """The case whose Keras weights, loaded right, put ``kernel(c)`` (D + H, H) in the cell: a
     wrong load is the right load of other weights."""
-    def perturb(c):
+    def perturb(c: Trial) -> Trial:
         rows = kernel(c)
         return {**c, "W": rows[:c["D"]], "U": rows[c["D"]:]}
     return perturb
 
 
-def _transposed_rows(c: Case) -> np.ndarray:
+def _transposed_rows(c: Trial) -> np.ndarray:
     if c["D"] != c["H"]:
         raise ValueError("W.T and U.T stack into a kernel only where D == H")
     return np.concatenate([c["W"].T, c["U"].T])
 
 
-def _stale_bias(c: Case) -> Any:
+def _stale_bias(c: Trial) -> np.ndarray:
     return c["old_bias"] if c["built"] else np.zeros_like(c["bias"])
 
 
-run_keras_weights = Exercise(
+run_keras_weights = Exercise[PortTrial](
     name="run_keras_weights",
     task="(outputs, final_state) of the given BasicRNNCell, loaded with Keras 3's weights, over "
     "inputs from h0: outputs (B, T, H) and the last state (B, H); the check then runs the cell "

@@ -3,12 +3,12 @@
 The question: "How do I get the i, j, f, o gates of BasicLSTMCell? `.eval()` fails." The
 exercises climb from a name to the values:
 
-- 2.1 ``gate_tensor_name`` (by hand): the string ``"rnn/basic_lstm_cell/split_t:k"``;
-- 2.2 ``split_ops_in_event_file`` (API): the Split ops of an event file the check writes;
-- 2.3 ``gate_weights`` (by hand): each gate's W, U and b blocks of the kernel and bias;
-- 2.4 ``gate_preactivations`` (API): step t's Split outputs fetched from a live session;
-- 2.5 ``lstm_step`` (by hand): one step, with the ``forget_bias`` argument;
-- 2.6 ``gate_activations`` (API, the capstone): every step's gate VALUES (the Sigmoid and Tanh
+- ``gate_tensor_name`` (by hand): the string ``"rnn/basic_lstm_cell/split_t:k"``;
+- ``split_ops_in_event_file`` (API): the Split ops of an event file the check writes;
+- ``gate_weights`` (by hand): each gate's W, U and b blocks of the kernel and bias;
+- ``gate_preactivations`` (API): step t's Split outputs fetched from a live session;
+- ``lstm_step`` (by hand): one step, with the ``forget_bias`` argument;
+- ``gate_activations`` (API, the capstone): every step's gate VALUES (the Sigmoid and Tanh
   tensors after the split) fetched from a live session whose ``forget_bias`` is not 1.
 
 The API exercises get the real thing, built in the process that runs the learner's function:
@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import atexit
 import functools
+import pathlib
 import shutil
 import tempfile
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, NoReturn, NotRequired, Sequence, TypedDict
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from rnnbook import graphs
 from rnnbook import reference as ref
 from rnnbook.checks.common import (
     ApiCall,
+    Trial,
     forget_bias_hard_coded_case,
     forget_bias_left_out_case,
     forget_bias_twice_case,
@@ -51,26 +53,83 @@ from rnnbook.checks.common import (
     w_and_u_swapped_after,
 )
 from rnnbook.diagnose import Probe
-from rnnbook.exercise import Chapter, Exercise, Mistake, normal
+from rnnbook.exercise import C, Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
-from rnnbook.plaindata import Case
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
 KERAS = "ifjo"  # Keras' order i, f, g, o, written with TF1's letters (Keras' g is TF1's j)
 SPLIT = "rnn/basic_lstm_cell/split"  # step 0's Split op in the question's graph
 
-#: The designed graphs of the session exercises (2.4, 2.6): two shapes, each built once per
-#: process. forget_bias is a constant in the graph, so it is part of the design: neither is
-#: 1.0 (a hard-coded 1.0 fails) nor 0 (leaving it out fails); D != H, T > 2.
+#: The designed graphs of the session exercises (gate_preactivations, gate_activations):
+#: two shapes, each built once per process. forget_bias is a constant in the graph, so it is
+#: part of the design: neither is 1.0 (a hard-coded 1.0 fails) nor 0 (leaving it out fails);
+#: D != H, T > 2.
 GRAPH_A = dict(T=3, D=2, H=3, forget_bias=2.5)
 GRAPH_B = dict(T=4, D=3, H=2, forget_bias=-1.0)
+
+
+class NameTrial(TypedDict):
+    """gate_tensor_name's trial."""
+
+    gate: str  # "i", "j", "f" or "o"
+    t: int  # the time step
+
+
+class EventTrial(TypedDict):
+    """split_ops_in_event_file's trial: the graph an event file holds."""
+
+    T: int
+    L: int  # layers
+    split_inputs: bool | str  # x cut into steps by tf.split (a Split op of its own)
+
+
+class WeightsTrial(TypedDict):
+    """gate_weights' trial."""
+
+    D: int
+    H: int
+    kernel: np.ndarray  # (D + H, 4H)
+    bias: np.ndarray  # (4H,)
+
+
+class SessionTrial(TypedDict):
+    """gate_preactivations' and gate_activations' trial: a live session's graph and weights
+    (a mistake's case may be a batch of one-step sequences)."""
+
+    B: int
+    T: int
+    D: int
+    H: int
+    forget_bias: float
+    inputs: np.ndarray  # (B, T, D)
+    kernel: np.ndarray  # (D + H, 4H)
+    bias: np.ndarray  # (4H,)
+    t: NotRequired[int]  # gate_preactivations' step
+
+
+class StepTrial(TypedDict):
+    """lstm_step's trial."""
+
+    B: int
+    D: int
+    H: int
+    forget_bias: float
+    x: np.ndarray  # (B, D)
+    c: np.ndarray  # (B, H)
+    h: np.ndarray  # (B, H)
+    kernel: np.ndarray  # (D + H, 4H)
+    bias: np.ndarray  # (4H,)
+
+
+#: the four gates' arrays, i, j, f, o
+Gates = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 # --- The gates in the real graph -------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
-def gate_tensors(T: int) -> Any:
+def gate_tensors(T: int) -> tuple[dict[str, tuple[str, str]], ...]:
     """For ``BasicLSTMCell`` unrolled over ``T`` steps by ``static_rnn``: one dict per time step,
     ``{gate: (pre-activation tensor name, activation tensor name)}``, found by walking back from
     each step's output ``h_t = tanh(c_t) * sigmoid(o)`` through the real graph."""
@@ -78,14 +137,14 @@ def gate_tensors(T: int) -> Any:
     return tuple(_gates_of_step(h) for h in outputs)
 
 
-def _only(items: Any, what: str) -> Any:
+def _only(items: Iterable[Any], what: str) -> Any:
     items = list(items)
     if len(items) != 1:
         raise AssertionError(f"expected one {what} in BasicLSTMCell's graph, found {len(items)}")
     return items[0]
 
 
-def _gates_of_step(h: Any) -> Any:
+def _gates_of_step(h: Any) -> dict[str, tuple[str, str]]:
     mul = h.op  # h_t = tanh(c_t) * sigmoid(o)
     sigmoid_o = _only((t for t in mul.inputs if t.op.type == "Sigmoid"), "sigmoid(o)")
     o = sigmoid_o.op.inputs[0]
@@ -108,15 +167,15 @@ def _gates_of_step(h: Any) -> Any:
     return gates
 
 
-def _cell(H: int, forget_bias: float) -> Any:
+def _cell(H: int, forget_bias: float) -> Callable[[], Any]:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.BasicLSTMCell(H, forget_bias=forget_bias)
 
 
-def _weights(case: Case) -> dict[str, Any]:
+def _weights(case: WeightsTrial | SessionTrial | StepTrial) -> dict[str, np.ndarray]:
     return {"kernel": case["kernel"], "bias": case["bias"]}
 
 
-def _fetch_static(case: Case, names: Sequence[str]) -> Any:
+def _fetch_static(case: SessionTrial, names: Sequence[str]) -> tuple[np.ndarray, ...]:
     """Run a FRESH real cell (the oracle's own graph) over ``case["inputs"]`` from the zero
     state with the case's weights and ``forget_bias``; return the tensors ``names``."""
     cell = _cell(case["H"], case["forget_bias"])
@@ -128,7 +187,7 @@ def _fetch_static(case: Case, names: Sequence[str]) -> Any:
 _SESSIONS: dict[tuple, Any] = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
 
 
-def live_session(case: Case) -> Any:
+def live_session(case: SessionTrial) -> Any:
     """A ``tf.compat.v1.Session`` over the chapter's graph (``BasicLSTMCell(H, forget_bias)``
     unrolled ``T`` steps by ``static_rnn``, input placeholder ``x:0`` of shape (None, T, D)),
     with the case's kernel and bias loaded into its variables. The graph is built once per
@@ -146,7 +205,7 @@ def live_session(case: Case) -> Any:
     return session
 
 
-def _no_missing_parts(result: Any) -> Any:
+def _no_missing_parts(result: object) -> object:
     """A tuple answer with a None in it came from ``session.run`` on an op name: say so."""
     if isinstance(result, (tuple, list)) and any(part is None for part in result):
         raise TypeError("a part of your answer is None: session.run of an OP name (such as "
@@ -158,7 +217,7 @@ def _no_missing_parts(result: Any) -> Any:
 _STACK_LINES = ("File ", "Detected at node", "Original stack trace", "Node:", "[[")
 
 
-def _with_session(fn: Callable[..., Any], *args: Any) -> Any:
+def _with_session(fn: Callable[..., object], *args: object) -> object:
     """``fn(session, *args)`` as the learner wrote it. TensorFlow's run-time errors (an unfed
     placeholder, the question's `.eval()` failure) carry the stack that BUILT the graph, which
     is the check's, not the learner's: keep their own sentences, and the learner's traceback."""
@@ -215,21 +274,24 @@ def _feed_of(call: ApiCall) -> Any:
 
 
 def _session_case(rng: np.random.Generator, T: int, D: int, H: int, forget_bias: float,
-                  B: int | None = None, **extra: Any) -> Case:
+                  B: int | None = None, t: int | None = None) -> SessionTrial:
     B = int(rng.integers(1, 5)) if B is None else B
-    case = dict(B=B, T=T, D=D, H=H, forget_bias=forget_bias, **extra)
-    case["inputs"] = normal(rng, B, T, D)  # (B, T, D)
-    case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H)
-    case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
+    case: SessionTrial = {
+        "B": B, "T": T, "D": D, "H": H, "forget_bias": forget_bias,
+        "inputs": normal(rng, B, T, D),  # (B, T, D)
+        "kernel": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
+        "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+    if t is not None:
+        case["t"] = t
     return case
 
 
-def _zero_state(case: Case) -> Any:
+def _zero_state(case: SessionTrial) -> tuple[np.ndarray, np.ndarray]:
     zero = np.zeros((case["inputs"].shape[0], case["H"]), np.float32)  # (B, H)
     return zero, zero
 
 
-def _state_before(case: Case, t: int) -> Any:
+def _state_before(case: SessionTrial, t: int) -> tuple[np.ndarray, np.ndarray]:
     """``(c, h)`` entering step ``t`` from the zero state (the reference cell)."""
     if t == 0:
         return _zero_state(case)
@@ -237,7 +299,7 @@ def _state_before(case: Case, t: int) -> Any:
     return ref.unroll(step, case["inputs"][:, :t], _zero_state(case))[1]
 
 
-def _tf1(gates: Any) -> Any:
+def _tf1(gates: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     return tuple(gates[g] for g in GATES)
 
 
@@ -249,22 +311,23 @@ def _tensor_name(t: int, k: int, op: str = SPLIT) -> str:
     return f"{op}{f'_{t}' if t else ''}:{k}"
 
 
-def _name_case(rng: np.random.Generator, gate: Any = None, t: int | None = None,
-               gates: Sequence[str] = GATES, steps: Any = (0, 7)) -> Case:
+def _name_case(rng: np.random.Generator, gate: str | None = None, t: int | None = None,
+               gates: Sequence[str] = GATES, steps: tuple[int, int] = (0, 7)) -> NameTrial:
     gate = str(rng.choice(list(gates))) if gate is None else gate
     t = int(rng.integers(*steps)) if t is None else t
     return {"gate": gate, "t": t}
 
 
-def _name_oracle(case: Case) -> Any:
+def _name_oracle(case: NameTrial) -> str:
     return gate_tensors(7)[case["t"]][case["gate"]][0]  # the question's 7 steps
 
 
-def _name_reference(case: Case) -> Any:
+def _name_reference(case: NameTrial) -> str:
     return _tensor_name(case["t"], ref.TF1.index(case["gate"]))
 
 
-def _name_with(case: Case, t: int | None = None, k: int | None = None, op: str = SPLIT) -> Any:
+def _name_with(case: NameTrial, t: int | None = None, k: int | None = None,
+               op: str = SPLIT) -> str:
     t = case["t"] if t is None else t
     return _tensor_name(t, GATES.index(case["gate"]) if k is None else k, op)
 
@@ -277,14 +340,11 @@ NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's wor
 OP_FETCHED = "session.run of an OP name"  # _no_missing_parts's words
 
 
-_raising, _says = raising, says  # a mistake shown only as an error
-
-
 SPLIT_1 = ("step 1's op is `split_1`: only step 0's has no suffix (`split`), so every t > 0 "
            "names `split_t`; check the condition that adds the suffix (t > 0, not t > 1).")
 
 
-gate_tensor_name = Exercise(
+gate_tensor_name = Exercise[NameTrial](
     name="gate_tensor_name",
     task="a string: the name 'op_name:k' of the tensor that holds gate `gate`'s "
     "pre-activation at time step t of static_rnn's BasicLSTMCell graph",
@@ -355,14 +415,14 @@ def _graph(T: int, layers: int, split_inputs: bool | str) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
-def _nodes(T: int, layers: int, split_inputs: bool | str) -> Any:
+def _nodes(T: int, layers: int, split_inputs: bool | str) -> tuple[tuple[str, str], ...]:
     """``(name, op type)`` of every node, in the order the GraphDef lists them."""
     graph_def = _graph(T, layers, split_inputs).as_graph_def()
     return tuple((node.name, node.op) for node in graph_def.node)
 
 
 # (T, layers, split_inputs) -> event file, written in the process that runs fn
-_EVENT_FILES: dict[tuple, Any] = {}
+_EVENT_FILES: dict[tuple[int, int, bool | str], pathlib.Path] = {}
 
 
 def event_file(T: int, layers: int, split_inputs: bool | str) -> str:
@@ -378,20 +438,20 @@ def event_file(T: int, layers: int, split_inputs: bool | str) -> str:
 
 
 def _event_case(rng: np.random.Generator, Ts: Sequence[int], L: int,
-                split_inputs: bool | str) -> Case:
+                split_inputs: bool | str) -> EventTrial:
     return {"T": int(rng.choice(Ts)), "L": L, "split_inputs": split_inputs}
 
 
-def _key(case: Case) -> Any:
+def _key(case: EventTrial) -> tuple[int, int, bool | str]:
     return case["T"], case["L"], case["split_inputs"]
 
 
-def _event_oracle(case: Case) -> Any:
+def _event_oracle(case: EventTrial) -> list[str]:
     """The Split ops of TensorFlow's live graph (not of the event file the learner reads)."""
     return [op.name for op in _graph(*_key(case)).get_operations() if op.type == "Split"]
 
 
-def _event_reference(case: Case) -> Any:
+def _event_reference(case: EventTrial) -> list[str]:
     """The names as the chapter derives them: `split` for tf.split of x, then per step (and
     layer) the cell's Split op; MultiRNNCell's ops sit under `rnn/rnn/multi_rnn_cell/cell_l/`."""
     names = ["split"] if case["split_inputs"] is True else []  # "sizes": a SplitV
@@ -402,11 +462,11 @@ def _event_reference(case: Case) -> Any:
     return names
 
 
-def _names_where(case: Case, keep: Callable[..., Any]) -> Any:
+def _names_where(case: EventTrial, keep: Callable[[str, str], bool]) -> list[str]:
     return [name for name, op in _nodes(*_key(case)) if keep(name, op)]
 
 
-split_ops_in_event_file = Exercise(
+split_ops_in_event_file = Exercise[EventTrial](
     name="split_ops_in_event_file",
     task="a list of strings: the names of every node whose op type is 'Split' in the event "
     "file's graph, in the order the GraphDef lists its nodes",
@@ -460,13 +520,13 @@ split_ops_in_event_file = Exercise(
 # --- gate_weights: the weights of every gate ------------------------------------------------------
 
 
-def _weights_case(rng: np.random.Generator, D: int, H: int) -> Case:
+def _weights_case(rng: np.random.Generator, D: int, H: int) -> WeightsTrial:
     return {"D": D, "H": H,
             "kernel": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
             "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
 
 
-def _weights_oracle(case: Case) -> Any:
+def _weights_oracle(case: WeightsTrial) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Probe the real cell: a gate's pre-activation for x = 0, h = 0 is its bias; for x = a row
     of I_D it adds that row of its W; for h = a row of I_H, that row of its U."""
     D, H = case["D"], case["H"]
@@ -483,8 +543,9 @@ def _weights_oracle(case: Case) -> Any:
     return z[:, 1:1 + D] - b[:, None], z[:, 1 + D:] - b[:, None], b  # (4,D,H), (4,H,H), (4,H)
 
 
-def _blocks(case: Case, order: tuple[str, ...] | None = None, at: int | None = None,
-            kernel: np.ndarray | None = None, bias: np.ndarray | None = None) -> Any:
+def _blocks(case: WeightsTrial, order: tuple[str, ...] | None = None, at: int | None = None,
+            kernel: np.ndarray | None = None,
+            bias: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """(W, U, b) stacked by gate i, j, f, o, read as a learner who believes ``order`` (TF1's
     when None) and splits the rows at ``at`` (D) would."""
     order = ref.TF1 if order is None else order
@@ -495,18 +556,18 @@ def _blocks(case: Case, order: tuple[str, ...] | None = None, at: int | None = N
     return tuple(np.stack(_tf1(ref.split_gates(p, order))) for p in parts)
 
 
-def _weights_reference(case: Case) -> Any:
+def _weights_reference(case: WeightsTrial) -> tuple[np.ndarray, ...]:
     return _blocks(case)
 
 
-def _rows_split_at(right: Any, at: int | None) -> Any:
+def _rows_split_at(right: Sequence[np.ndarray], at: int | None) -> list[np.ndarray]:
     """``(W, U, b)`` with the kernel's rows split at ``at`` instead of D: the right blocks'
     rows joined back (4, D + H, H) and cut again."""
     rows = np.concatenate([right[0], right[1]], axis=1)  # (4, D + H, H)
     return [rows[:, :at], rows[:, at:], right[2]]
 
 
-gate_weights = Exercise(
+gate_weights = Exercise[WeightsTrial](
     name="gate_weights",
     blocks=("i", "j", "f", "o"),
     task="(W, U, b), one block per gate i, j, f, o: W (4, D, H), U (4, H, H) and b (4, H), "
@@ -560,37 +621,38 @@ gate_weights = Exercise(
 # --- gate_preactivations: step t's Split outputs from a live session ------------------------------
 
 
-def _preactivations_oracle(case: Case) -> Any:
+def _preactivations_oracle(case: SessionTrial) -> tuple[np.ndarray, ...]:
     return tuple(_fetch_static(case, [gate_tensors(case["T"])[case["t"]][g][0] for g in GATES]))
 
 
-def _preactivations(case: Case) -> Any:
+def _preactivations(case: SessionTrial) -> tuple[np.ndarray, ...]:
     """Step t's Split outputs (i, j, f, o): the reference (instructor-side)."""
     _, h = _state_before(case, case["t"])
     return _tf1(ref.lstm_preactivations(case["inputs"][:, case["t"]], h, case["kernel"],
                                         case["bias"]))
 
 
-# The mistakes of 2.4 and 2.6 are the real cell's answer on a changed case (another step, a
-# batch of one-step sequences) or changed after (the activations applied, blocks reordered):
-# they need no model of the cell, so the learner release (its oracle answering) names them.
+# The mistakes of gate_preactivations and gate_activations are the real cell's answer on a
+# changed case (another step, a batch of one-step sequences) or changed after (the
+# activations applied, blocks reordered): they need no model of the cell, so the learner
+# release (its oracle answering) names them.
 
 
-def _sigmoid(z: np.ndarray) -> Any:
+def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-np.asarray(z, np.float64)))
 
 
-def _logit(p: Any) -> Any:
+def _logit(p: np.ndarray) -> np.ndarray:
     """The inverse of the sigmoid: a gate's pre-activation from its value (float32 values
     give it to 1e-5 for |z| < 8)."""
     p = np.asarray(p, np.float64)
     return np.log(p) - np.log1p(-p)
 
 
-def _at_step(step: Callable[..., Any]) -> Callable[..., Any]:
+def _at_step(step: Callable[[C], int]) -> Callable[[C], Trial]:
     """The case asking for step ``step(case)`` instead of t; a step the graph does not have
     makes the mistake not apply."""
-    def perturb(case):
+    def perturb(case: C) -> Trial:
         t = step(case)
         if not 0 <= t < case["T"]:
             raise IndexError(f"no step {t}")
@@ -598,7 +660,7 @@ def _at_step(step: Callable[..., Any]) -> Callable[..., Any]:
     return perturb
 
 
-def _split_0(case: Case) -> Any:
+def _split_0(case: SessionTrial) -> SessionTrial:
     """``split_t`` for every t: right for t > 0; at t = 0 the graph has no such tensor and
     the session raises (recognised by ``names_split_0``)."""
     if case["t"] == 0:
@@ -606,12 +668,12 @@ def _split_0(case: Case) -> Any:
     return case
 
 
-def _split_0_every_step(case: Case) -> None:
+def _split_0_every_step(case: SessionTrial) -> NoReturn:
     """Every step's gates found from ``split_t``, step 0 included: the graph has no `split_0`."""
     raise KeyError(f"The name '{SPLIT}_0' refers to an Operation not in the graph.")
 
 
-gate_preactivations = Exercise(
+gate_preactivations = Exercise[SessionTrial](
     name="gate_preactivations",
     task="(i, j, f, o): four arrays (B, H), the gates' pre-activations at step t, fetched from "
     "the session with `inputs` fed to the placeholder 'x:0'",
@@ -665,12 +727,12 @@ gate_preactivations = Exercise(
         Mistake(
             "the placeholder 'x:0' is not fed: the gates depend on the inputs, so pass "
             "feed_dict={'x:0': inputs} to session.run (the question's `.eval()` failure).",
-            perturb=_raising(NOT_FED), raises=_says(NOT_FED),
+            perturb=raising(NOT_FED), raises=says(NOT_FED),
         ),
         Mistake(
             "you fetched the Split OP, and session.run of an op returns None: fetch its output "
             "tensors, 'op_name:k'.",
-            perturb=_raising(OP_FETCHED), raises=_says(OP_FETCHED),
+            perturb=raising(OP_FETCHED), raises=says(OP_FETCHED),
         ),
         not_from_api(
             f"the pre-activations {NOT_FETCHED}: the exercise is to read step t's tensors "
@@ -683,7 +745,8 @@ gate_preactivations = Exercise(
 # --- lstm_step: one BasicLSTMCell step ------------------------------------------------------------
 
 
-def _step_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Case:
+def _step_case(rng: np.random.Generator, B: int, D: int, H: int,
+               forget_bias: float) -> StepTrial:
     return {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H),  # (B, H)
@@ -692,20 +755,20 @@ def _step_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: fl
             "bias": normal(rng, 4 * H, scale=0.5)}  # (4H,)
 
 
-def _step_oracle(case: Case) -> Any:
+def _step_oracle(case: StepTrial) -> tuple[np.ndarray, np.ndarray]:
     weights = _weights(case)
     _, state = run_tf1(_cell(case["H"], case["forget_bias"]), case["x"], (case["c"], case["h"]),
                        weights)
     return state.c, state.h  # LSTMStateTuple(c, h)
 
 
-def _step(case: Case) -> Any:
+def _step(case: StepTrial) -> tuple[np.ndarray, np.ndarray]:
     """The reference step (instructor-side)."""
     return ref.basic_lstm_step(case["x"], case["c"], case["h"], case["kernel"], case["bias"],
                                case["forget_bias"])
 
 
-def _xh_swapped(case: Case) -> dict[str, Any]:
+def _xh_swapped(case: StepTrial) -> StepTrial:
     """The case whose kernel applies to [x, h] what the case's applies to [h, x]."""
     H, kernel = case["H"], case["kernel"]
     return {**case, "kernel": np.concatenate([kernel[H:], kernel[:H]])}  # (D + H, 4H)
@@ -716,7 +779,7 @@ def _xh_swapped(case: Case) -> dict[str, Any]:
 HUGE_C = np.float32(1e9)
 
 
-def _o_probed(case: Case, **change: Any) -> dict[str, Any]:
+def _o_probed(case: Trial, **change: float) -> Trial:
     """The case (with ``change``) and below it the same rows with c = HUGE_C: the real cell's
     h' there is sigmoid(o) of each row."""
     case = {**case, **change}
@@ -725,16 +788,17 @@ def _o_probed(case: Case, **change: Any) -> dict[str, Any]:
             "c": np.concatenate([case["c"], np.full_like(case["c"], HUGE_C)])}  # (2B, H)
 
 
-def _with_o(change_h: Any) -> Callable[..., Any]:
+def _with_o(change_h: Callable[[StepTrial, np.ndarray, np.ndarray], np.ndarray],
+            ) -> Callable[[StepTrial, list[np.ndarray]], list[np.ndarray]]:
     """After :func:`_o_probed`: ``(c', change_h(case, c', sigmoid(o)))`` of the case's rows."""
-    def after(case, right):
+    def after(case: StepTrial, right: list[np.ndarray]) -> list[np.ndarray]:
         B = case["B"]
         c_new, o = np.asarray(right[0])[:B], np.asarray(right[1])[B:]
         return [c_new, change_h(case, c_new, o)]
     return after
 
 
-lstm_step = Exercise(
+lstm_step = Exercise[StepTrial](
     name="lstm_step",
     probes=(Probe("h", "zero"), Probe("c", "zero"), Probe("x", "row"),
             Probe("bias", "block", 2, 4, "the f block of the bias")),
@@ -817,7 +881,7 @@ lstm_step = Exercise(
 # --- gate_activations: every step's gate values from a live session (capstone) --------------------
 
 
-def _activations_oracle(case: Case) -> Any:
+def _activations_oracle(case: SessionTrial) -> tuple[np.ndarray, ...]:
     """Fetch the real activation tensors sigmoid(i), tanh(j), sigmoid(f + forget_bias),
     sigmoid(o) of every step (found by their roles in the graph) and stack them along time."""
     steps = gate_tensors(case["T"])
@@ -826,7 +890,7 @@ def _activations_oracle(case: Case) -> Any:
     return tuple(np.stack(fetched[k * T:(k + 1) * T], axis=1) for k in range(4))  # 4 x (B,T,H)
 
 
-def _activations_reference(case: Case) -> Any:
+def _activations_reference(case: SessionTrial) -> tuple[np.ndarray, ...]:
     """The gate values at every step of the run from the zero state (instructor-side)."""
     kernel, bias, forget_bias = case["kernel"], case["bias"], case["forget_bias"]
     state: Any = _zero_state(case)
@@ -838,25 +902,26 @@ def _activations_reference(case: Case) -> Any:
     return tuple(np.stack([v[k] for v in values], axis=1) for k in range(4))  # 4 x (B, T, H)
 
 
-def _f_changed(change: Callable[..., Any]) -> Any:
+def _f_changed(change: Callable[[SessionTrial, np.ndarray], np.ndarray],
+               ) -> Callable[[SessionTrial, list[np.ndarray]], list[np.ndarray]]:
     """The right gate values with f's value changed: ``change(case, z)`` of its argument
     z = f + forget_bias, read back from the value (the state still carried rightly)."""
     return lambda case, right: [right[0], right[1], change(case, _logit(right[2])), right[3]]
 
 
-def _steps_alone(case: Case) -> dict[str, Any]:
+def _steps_alone(case: SessionTrial) -> SessionTrial:
     """Every step of every sequence as a sequence of one step from the zero state, in a batch of
     B * T: row b * T + t is step t of sequence b (a state not carried)."""
     B, T, D = case["inputs"].shape
     return {**case, "inputs": case["inputs"].reshape(B * T, 1, D), "B": B * T, "T": 1}
 
 
-def _gates_of_steps_alone(case: Case, right: Any) -> Any:
+def _gates_of_steps_alone(case: SessionTrial, right: list[np.ndarray]) -> list[np.ndarray]:
     B, T = case["inputs"].shape[:2]
     return [np.asarray(v).reshape(B, T, -1) for v in right]  # 4 x (B, T, H)
 
 
-gate_activations = Exercise(
+gate_activations = Exercise[SessionTrial](
     name="gate_activations",
     task="(i, j, f, o): four arrays (B, T, H), the gates' values (after their activations) at "
     "every time step, fetched from the session with `inputs` fed to the placeholder 'x:0'",

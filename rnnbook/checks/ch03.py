@@ -1,10 +1,11 @@
 """Chapter 3 (c_state and m_state, LSTMCell's full step, Keras 3 and PyTorch): exercises and checks.
 
-Six exercises in two ramps. The state: 3.1 slices a concatenated state by hand, 3.2 drives a
-real ``LSTMCell`` (tuple or concatenated state, with a projection) and takes its new state apart,
-3.3 recomputes a step with every option by hand. The same LSTM elsewhere: 3.4 ports PyTorch's
-weights to Keras 3, 3.5 ports a TF1 cell's, and 3.6 moves a real TF1 ``LSTMCell`` (its variables,
-its ``forget_bias``, its state in either form) into what a Keras 3 ``LSTM`` needs.
+Six exercises in two ramps. The state: ``split_state`` slices a concatenated state by hand,
+``step_lstm_cell`` drives a real ``LSTMCell`` (tuple or concatenated state, with a projection)
+and takes its new state apart, ``lstm_cell_step`` recomputes a step with every option by hand.
+The same LSTM elsewhere: ``keras_from_pytorch`` ports PyTorch's weights to Keras 3,
+``keras_from_tf1`` ports a TF1 cell's, and ``port_to_keras`` moves a real TF1 ``LSTMCell`` (its
+variables, its ``forget_bias``, its state in either form) into what a Keras 3 ``LSTM`` needs.
 
 Oracles: TF1's real ``LSTMCell`` (:func:`rnnbook.oracles.run_tf1`) and Keras 3's real ``LSTM``
 (:func:`rnnbook.oracles.run_keras_lstm`); the ports are proven inside their oracles (the real Keras
@@ -15,8 +16,9 @@ after (``Mistake(perturb=, after=)``: the gate blocks reordered, ``forget_bias``
 peephole fed through extra input columns, m read before the projection), so the learner release,
 which computes it with TensorFlow's oracle, names it too.
 
-API exercises (3.2, 3.6) get real TF objects that ``call`` builds from the plain-data case: one
-cached cell per shape, loaded with the trial's weights, so a trial costs milliseconds.
+API exercises (step_lstm_cell, port_to_keras) get real TF objects that ``call`` builds from
+the plain-data case: one cached cell per shape, loaded with the trial's weights, so a trial
+costs milliseconds.
 
 Every design below exists to make a known mistake show on every seed: ``P != H`` both ways with
 an even ``H + P`` (a halves split neither raises nor passes), clips small enough to bite,
@@ -27,34 +29,75 @@ num_proj; TF1 gate order i, j, f, o; Keras 3 and PyTorch i, f, g, o (Keras names
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NotRequired, Sequence, TypedDict
 
 import numpy as np
 
 from rnnbook import reference as ref
 from rnnbook.checks.common import (
     TF1_TO_KERAS,
+    Trial,
     api_answer,
     not_from_api,
     reorder_blocks,
     tf1_to_keras_weights,
 )
 from rnnbook.diagnose import Probe
-from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
+from rnnbook.exercise import C, Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import run_keras_lstm, run_tf1, tensorflow
 from rnnbook.plaindata import Case, to_plain
+
+
+class SplitTrial(TypedDict):
+    """split_state's trial: a concatenated state [c, m]."""
+
+    B: int
+    H: int
+    num_proj: int | None  # P
+    state: np.ndarray  # (B, H + P): [c, m]
+
+
+class SequenceTrial(TypedDict):
+    """A sequence and a state to prove a port on (keras_from_pytorch, keras_from_tf1,
+    port_to_keras)."""
+
+    B: int
+    T: int
+    D: int
+    H: int
+    inputs: np.ndarray  # (B, T, D)
+    c0: np.ndarray  # (B, H)
+    h0: np.ndarray  # (B, H)
+
+
+class PortTrial(SequenceTrial):
+    """keras_from_tf1's and port_to_keras' trial: a TF1 cell's weights, and the sequence."""
+
+    kernel: np.ndarray  # (D + H, 4H), gates i, j, f, o
+    bias: np.ndarray  # (4H,)
+    forget_bias: float
+    state_is_tuple: NotRequired[bool]  # port_to_keras: the state as a tuple, or [c, h]
+
+
+# The trials of step_lstm_cell and lstm_cell_step (_cell_case: an LSTMCell's options, x, c, m
+# and its weights named as its variables are, "projection/kernel" and the peepholes only
+# where the cell has them) and keras_from_pytorch (_torch_case) are ``Case``s; their keys
+# and shapes are in their ``make_case``s.
+
+#: three Keras 3 LSTM weights: kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)
+KerasWeights = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 #: the oracle's own cross-check between the TF1 cell and Keras 3 (float32 loops)
 AGREE: dict[str, Any] = dict(rtol=1e-4, atol=1e-5)
 
 
-def _agree(name: str, got: Any, want: Any) -> None:
+def _agree(name: str, got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> None:
     for g, w in zip(got, want, strict=True):
         if not np.allclose(g, w, **AGREE):
             raise AssertionError(f"oracle for {name}: Keras 3 does not reproduce the TF1 cell")
 
 
-def _lstm_cell(H: int, **options: Any) -> Any:
+def _lstm_cell(H: int, **options: object) -> Callable[[], Any]:
     return lambda: tensorflow().compat.v1.nn.rnn_cell.LSTMCell(H, **options)
 
 
@@ -70,33 +113,33 @@ def _tf_state_tuple(c: np.ndarray, h: np.ndarray) -> Any:
     return tensorflow().compat.v1.nn.rnn_cell.LSTMStateTuple(c, h)
 
 
-def _right_on(name: str, perturb: Callable[..., Any] | None = None,
-              after: Callable[..., Any] | None = None) -> Callable[..., Any]:
+def _right_on(name: str, perturb: Callable[[Trial], Trial] | None = None,
+              after: Callable[..., object] | None = None) -> Callable[[Trial], Any]:
     """A mistake model as a function of the case, for what ``Mistake(perturb=, after=)`` cannot
     say (a variant; a change that needs a right answer first): exercise ``name``'s right answer
     (the reference, or TensorFlow's oracle in the learner release) on ``perturb(case)``, then
     ``after(case, right)``, as :meth:`rnnbook.exercise.Mistake.bound` computes it."""
-    def model(case):
+    def model(case: Trial) -> Any:
         right = to_plain(right_answer(CHAPTER[name])(perturb(case) if perturb else case))
         return after(case, right) if after else right
 
     return model
 
 
-def _swapped_parts(_case: Case, right: Any) -> Any:
+def _swapped_parts(_case: Trial, right: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
     """after=: the two parts of a pair answer returned the other way round."""
     return right[::-1]
 
 
-def _reordered(*weights: dict[str, np.ndarray]) -> Any:
+def _reordered(*weights: np.ndarray) -> tuple[np.ndarray, ...]:
     """Each array's four gate blocks with the 2nd and 3rd swapped (TF1 <-> Keras order)."""
     return tuple(reorder_blocks(np.asarray(w), TF1_TO_KERAS) for w in weights)
 
 
-# --- Exercise 3.1: split a concatenated state (by hand) --------------------------------------
+# --- split_state: split a concatenated state (by hand) ---------------------------------------
 
 
-def _split_case(rng: np.random.Generator, proj: str) -> Case:
+def _split_case(rng: np.random.Generator, proj: str | None) -> SplitTrial:
     """``proj``: ``"wider"`` (P > H), ``"narrower"`` (P < H), both with H + P even, or ``None``."""
     B = int(rng.integers(1, 4))
     if proj == "wider":
@@ -111,7 +154,7 @@ def _split_case(rng: np.random.Generator, proj: str) -> Case:
             "state": normal(rng, B, H + (P or H))}  # (B, H + P): [c, m]
 
 
-def _split_oracle(case: Case) -> Any:
+def _split_oracle(case: SplitTrial) -> tuple[np.ndarray, np.ndarray]:
     """What the real LSTMCell(state_is_tuple=False) itself reads as c_prev and m_prev: its two
     Slice ops, fetched while it runs on the case's concatenated state."""
     H, P = case["H"], case["num_proj"]
@@ -121,11 +164,11 @@ def _split_oracle(case: Case) -> Any:
     return c, m
 
 
-def _width(case: Case) -> Any:
+def _width(case: SplitTrial) -> int:
     return case["state"].shape[1] - case["H"]  # P, or H without a projection
 
 
-split_state = Exercise(
+split_state = Exercise[SplitTrial](
     name="split_state",
     task="(c, m): c (B, num_units) and m (B, num_proj or num_units), the parts the cell reads",
     make_case=_split_case,
@@ -159,7 +202,7 @@ split_state = Exercise(
 )
 
 
-# --- Shared by 3.2 and 3.3: LSTMCell's weights and options as plain data ---------------------
+# --- Shared by step_lstm_cell and lstm_cell_step: LSTMCell's weights and options -------------
 
 PEEPHOLES = ("w_i_diag", "w_f_diag", "w_o_diag")
 
@@ -187,12 +230,13 @@ def _cell_case(rng: np.random.Generator, B: int, D: int, H: int, P: int | None, 
 WEIGHT_NAMES = ("kernel", "bias", *PEEPHOLES, "projection/kernel")
 
 
-def _weights_of(case: Case) -> Any:
+def _weights_of(case: Trial) -> dict[str, np.ndarray]:
     return {k: case[k] for k in WEIGHT_NAMES if k in case}
 
 
-def _step_ref(case: Case, c: np.ndarray | None = None, m: np.ndarray | None = None,
-              **change: Any) -> Any:
+def _step_ref(case: Trial, c: np.ndarray | None = None, m: np.ndarray | None = None,
+              **change: float | np.ndarray | tuple[str, ...] | None,
+              ) -> tuple[np.ndarray, np.ndarray]:
     """The reference step on ``case`` (from the state ``c``, ``m`` if given), one thing changed."""
     args = dict(
         forget_bias=case["forget_bias"], w_i_diag=case.get("w_i_diag"),
@@ -205,7 +249,7 @@ def _step_ref(case: Case, c: np.ndarray | None = None, m: np.ndarray | None = No
     return ref.lstm_cell_step(case["x"], c, m, case["kernel"], case["bias"], **args)
 
 
-def _needs(case: Case, *options: Any) -> Any:
+def _needs(case: C, *options: str) -> C:
     """Raise (the mistake does not apply, and costs nothing to rule out) unless every option
     is on in ``case``: ``"peepholes"``, ``"cell_clip"``, ``"projection"``, ``"proj_clip"``,
     ``"forget_bias"`` (other than the default 1)."""
@@ -219,18 +263,18 @@ def _needs(case: Case, *options: Any) -> Any:
     return case
 
 
-def _needing(model: Callable[..., Any], *options: Any) -> Any:
+def _needing(model: Callable[..., object], *options: str) -> Callable[..., object]:
     """The knob model ``model(case, **change)`` applying only where ``options`` are on
     (:func:`_needs`)."""
     return lambda case, **change: model(_needs(case, *options), **change)
 
 
-def _tf1_options(case: Case) -> Any:
+def _tf1_options(case: Trial) -> dict[str, object]:
     return {k: case[k] for k in ("use_peepholes", "cell_clip", "num_proj", "proj_clip",
                                  "forget_bias", "state_is_tuple") if k in case}
 
 
-def _cell_oracle(case: Case) -> Any:
+def _cell_oracle(case: Trial) -> tuple[np.ndarray, np.ndarray]:
     """The real LSTMCell, built afresh in a graph with the case's options and weights."""
     weights = _weights_of(case)
     weights["lstm_cell/kernel"] = weights.pop("kernel")  # not also projection/kernel
@@ -243,7 +287,7 @@ def _cell_oracle(case: Case) -> Any:
     return c, m
 
 
-# --- Exercise 3.2: drive a real LSTMCell (API) -----------------------------------------------
+# --- step_lstm_cell: drive a real LSTMCell (API) ---------------------------------------------
 
 
 @functools.cache
@@ -301,10 +345,11 @@ RUN_DESIGNS = (
 )
 
 
-def _run_case(rng: np.random.Generator, B: Any, D: int, H: int, P: int, state_is_tuple: bool,
+def _run_case(rng: np.random.Generator, B: tuple[int, int], D: int, H: int, P: int,
+              state_is_tuple: bool,
               peepholes: bool) -> Case:
-    B = int(rng.integers(B[0], B[1] + 1))
-    case = _cell_case(rng, B, D, H, P, peepholes, 1.0)
+    rows = int(rng.integers(B[0], B[1] + 1))
+    case = _cell_case(rng, rows, D, H, P, peepholes, 1.0)
     case["state_is_tuple"] = state_is_tuple
     return case
 
@@ -323,7 +368,7 @@ def _run_call(fn: Callable[..., Any], case: Case) -> Any:
 NOT_RUN = "was not computed by the cell"
 
 
-def _state_in_h_first(case: Case) -> dict[str, Any]:
+def _state_in_h_first(case: Trial) -> Trial:
     """The case changed so that the right cell runs from [m, c] (concatenated) or
     LSTMStateTuple(m, c): what the learner's cell ran from."""
     if case["state_is_tuple"]:
@@ -335,7 +380,7 @@ def _state_in_h_first(case: Case) -> dict[str, Any]:
     return {**case, "c": flat[:, :H], "m": flat[:, H:]}
 
 
-def _out_as_h_first(case: Case, right: Any) -> Any:
+def _out_as_h_first(case: Trial, right: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     c, m = right
     if case["state_is_tuple"]:
         return m, c
@@ -344,23 +389,23 @@ def _out_as_h_first(case: Case, right: Any) -> Any:
     return flat[:, P:], flat[:, :P]
 
 
-def _out_halves(case: Case, right: Any) -> Any:
+def _out_halves(case: Trial, right: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
     if case["state_is_tuple"]:
         raise ValueError("only for a concatenated state")
     return tuple(np.split(np.concatenate(right, axis=1), 2, axis=1))
 
 
-def _out_whole(case: Case, right: Any) -> np.ndarray:
+def _out_whole(case: Trial, right: Sequence[np.ndarray]) -> np.ndarray:
     if case["state_is_tuple"]:
         raise ValueError("only for a concatenated state")
     return np.concatenate(right, axis=1)  # (B, H + P): the cell's new state as it came
 
 
-def _zero_state(case: Case) -> dict[str, Any]:
+def _zero_state(case: Trial) -> Trial:
     return {**case, "c": np.zeros_like(case["c"]), "m": np.zeros_like(case["m"])}
 
 
-step_lstm_cell = Exercise(
+step_lstm_cell = Exercise[Case](
     name="step_lstm_cell",
     task="(c, m), the cell's new state taken apart: c (B, num_units), m (B, num_proj or "
          "num_units)",
@@ -411,7 +456,7 @@ step_lstm_cell = Exercise(
 )
 
 
-# --- Exercise 3.3: LSTMCell's full step by hand ----------------------------------------------
+# --- lstm_cell_step: LSTMCell's full step by hand --------------------------------------------
 
 STEP_DESIGNS = (
     # peepholes and a cell_clip that bites (B * H = 8 values of c'), default forget_bias, B = 1
@@ -452,14 +497,14 @@ def _step_call(fn: Callable[..., Any], case: Case) -> Any:
     return fn(case["x"], case["c"], case["m"], _weights_of(case), **options)
 
 
-def _keras_blocks(case: Case) -> dict[str, Any]:
+def _keras_blocks(case: Trial) -> Trial:
     """The case with the kernel's and bias' 2nd and 3rd gate blocks swapped: the right cell on it
     reads the blocks as i, f, g, o (Keras' order) read the original ones."""
     kernel, bias = _reordered(case["kernel"], case["bias"])
     return {**case, "kernel": kernel, "bias": bias}
 
 
-def _o_peeps_at(case: Case, seen: Any) -> dict[str, Any]:
+def _o_peeps_at(case: Trial, seen: np.ndarray) -> Trial:
     """The case changed so that the real cell's output gate adds ``w_o_diag * seen`` ((B, H))
     instead of ``w_o_diag * c'``: ``seen`` joins x as H more input columns whose kernel rows
     are diag(w_o_diag) in the o block (zeros in i, j, f), and w_o_diag itself is 0."""
@@ -471,17 +516,17 @@ def _o_peeps_at(case: Case, seen: Any) -> dict[str, Any]:
     return {**case, "x": x, "kernel": kernel, "w_o_diag": np.zeros_like(case["w_o_diag"])}
 
 
-def _unclipped_c(case: Case) -> Any:
+def _unclipped_c(case: Trial) -> np.ndarray:
     """The new c before cell_clip: the right c of the case without cell_clip."""
     return _right_on("lstm_cell_step")({**case, "cell_clip": None})[0]
 
 
-def _no_peepholes(case: Case) -> dict[str, Any]:
+def _no_peepholes(case: Trial) -> Trial:
     _needs(case, "peepholes")
     return {**{k: v for k, v in case.items() if k not in PEEPHOLES}, "use_peepholes": False}
 
 
-def _unprojected(case: Case) -> Any:
+def _unprojected(case: Trial) -> Trial:
     """The case changed so that the real cell returns m BEFORE the projection (and its clip):
     no num_proj; the previous m (B, P) joins x as P more input columns (its kernel rows stay
     its own) and the cell's own previous m is (B, H) zeros, with H zero rows."""
@@ -493,11 +538,11 @@ def _unprojected(case: Case) -> Any:
     return new
 
 
-def _clip(a: np.ndarray, bound: float | None) -> Any:
+def _clip(a: np.ndarray, bound: float | None) -> np.ndarray:
     return a if bound is None else np.clip(a, -bound, bound)
 
 
-def _clip_m(case: Case, right: Any) -> Any:
+def _clip_m(case: Trial, right: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """after=: m clipped with cell_clip (the right m of the case without cell_clip); applies
     where there is no projection (the clip would come before it)."""
     if case["num_proj"] is not None:
@@ -505,7 +550,7 @@ def _clip_m(case: Case, right: Any) -> Any:
     return right[0], _clip(right[1], case["cell_clip"])
 
 
-lstm_cell_step = Exercise(
+lstm_cell_step = Exercise[Case](
     name="lstm_cell_step",
     probes=(Probe("c", "zero"), Probe("m", "zero"),
             Probe("w_f_diag", "zero", said="the forget peephole")),
@@ -598,22 +643,22 @@ lstm_cell_step = Exercise(
 )
 
 
-# --- Shared by 3.4-3.6: a sequence and a state to prove a port on ----------------------------
+# --- Shared by the ports: a sequence and a state to prove a port on --------------------------
 
 
-def _sequence(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> dict[str, Any]:
+def _sequence(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> SequenceTrial:
     return {"B": B, "T": T, "D": D, "H": H,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "c0": normal(rng, B, H),  # (B, H)
             "h0": normal(rng, B, H, scale=0.5)}  # (B, H)
 
 
-def _keras_from_tf1(case: Case) -> Any:
+def _keras_from_tf1(case: PortTrial) -> KerasWeights:
     """The oracle's own port (weights plumbing, proven against TF by :func:`_tf1_matches_keras`)."""
     return tf1_to_keras_weights(case["kernel"], case["bias"], case["forget_bias"], case["D"])
 
 
-def _tf1_matches_keras(case: Case, name: str, weights: Sequence[np.ndarray],
+def _tf1_matches_keras(case: PortTrial, name: str, weights: Sequence[np.ndarray],
                        state_is_tuple: bool = True) -> None:
     """Raise unless the real Keras 3 LSTM with ``weights`` and initial state [h0, c0] reproduces
     the real TF1 LSTMCell (with the case's forget_bias) run from (c0, h0), as a tuple or
@@ -631,21 +676,24 @@ def _tf1_matches_keras(case: Case, name: str, weights: Sequence[np.ndarray],
     _agree(name, (k_out, k_h, k_c), (outputs, h, c))
 
 
-def _ref_port(case: Case, forget_bias: float | None = None) -> Any:
+def _ref_port(case: PortTrial, forget_bias: float | None = None) -> KerasWeights:
     fb = case["forget_bias"] if forget_bias is None else forget_bias
     return ref.keras_from_tf1(case["kernel"], case["bias"], fb, case["D"])
 
 
-def _on_weights(change: Callable[..., Any]) -> Any:
+def _on_weights(change: Callable[..., Sequence[np.ndarray]],
+                ) -> Callable[[Trial, list[np.ndarray]], list[np.ndarray]]:
     """after=: ``change(case, kernel, recurrent_kernel, bias)`` applied to the right answer's
-    three Keras weights (3.5's whole answer, 3.6's first three parts); the rest kept."""
+    three Keras weights (keras_from_tf1's whole answer, port_to_keras' first three parts); the
+    rest kept."""
     return lambda case, right: [*change(case, *right[:3]), *right[3:]]
 
 
-def _fold_into(where: Any) -> Any:
+def _fold_into(where: Any) -> Callable[[Trial, list[np.ndarray]], list[np.ndarray]]:
     """after= on the case without forget_bias: forget_bias added to block ``where`` of the
     Keras bias, or to ``"all"`` of it."""
-    def change(case, kernel, recurrent, bias):
+    def change(case: Trial, kernel: np.ndarray, recurrent: np.ndarray,
+               bias: np.ndarray) -> Sequence[np.ndarray]:
         bias, fb, H = np.array(bias, copy=True), case["forget_bias"], case["H"]
         if where == "all":
             return kernel, recurrent, bias + fb
@@ -655,20 +703,22 @@ def _fold_into(where: Any) -> Any:
     return _on_weights(change)
 
 
-def _unfolded(case: Case) -> dict[str, Any]:
+def _unfolded(case: Trial) -> Trial:
     return {**case, "forget_bias": 0.0}
 
 
-def _port_mistakes(name: str, few: int = False) -> Any:
-    """The weight-port mistakes of 3.5 and 3.6 (exercise ``name``), each the right port on a
-    changed case (forget_bias 0 or 1, the TF1 gate blocks reordered) and/or changed after (the
-    Keras blocks put back in TF1's order, forget_bias added to a block). ``few``: only the four
-    that 3.6 names (3.5 drills the rest; fewer models keep 3.6's 200-seed sweep quick)."""
+def _port_mistakes(name: str, few: int = False) -> tuple[Mistake[Trial], ...]:
+    """The weight-port mistakes of keras_from_tf1 and port_to_keras (exercise ``name``), each
+    the right port on a changed case (forget_bias 0 or 1, the TF1 gate blocks reordered)
+    and/or changed after (the Keras blocks put back in TF1's order, forget_bias added to a
+    block). ``few``: only the four
+    that port_to_keras names (keras_from_tf1 drills the rest; fewer models keep its 200-seed
+    sweep quick)."""
     order = ("the gate blocks are still in TF1's order i, j, f, o: Keras 3 orders "
              "them i, f, g, o, so your 2nd and 3rd blocks are each other's, in the "
              "kernel, the recurrent kernel and the bias.")
     back_in_tf1_order = _on_weights(lambda _c, *weights: _reordered(*weights))
-    mistakes = (
+    mistakes: tuple[Mistake[Trial], ...] = (
         Mistake(
             "forget_bias is not folded: TF1 adds forget_bias to f at every step and "
             "Keras 3 adds nothing, so the Keras bias's f block must hold it.",
@@ -707,7 +757,7 @@ def _port_mistakes(name: str, few: int = False) -> Any:
     return tuple(mistakes[k] for k in (0, 1, 2, 6)) if few else mistakes
 
 
-def _keras_lstm_computes(case: Case, weights: Any) -> Any:
+def _keras_lstm_computes(case: Trial, weights: Sequence[np.ndarray]) -> np.ndarray:
     """What Keras 3 weights ``(kernel, recurrent_kernel, bias)`` compute (a conversion's
     ``computes``): the LSTM's outputs (B, T, H) over the case's inputs from [h0, c0], by its
     equations in NumPy (rnnbook.reference) where installed, else by the real layer."""
@@ -720,7 +770,7 @@ def _keras_lstm_computes(case: Case, weights: Any) -> Any:
         return run_keras_lstm(case["inputs"], w, [case["h0"], case["c0"]])[0]
 
 
-# --- Exercise 3.4: PyTorch-layout weights to Keras 3 (by hand) -------------------------------
+# --- keras_from_pytorch: PyTorch-layout weights to Keras 3 (by hand) -------------------------
 
 
 def _torch_case(rng: np.random.Generator, D: int, H: int) -> Case:
@@ -733,7 +783,7 @@ def _torch_case(rng: np.random.Generator, D: int, H: int) -> Case:
     return {**_sequence(rng, 5, 3, D, H), **case}
 
 
-def _torch_oracle(case: Case) -> Any:
+def _torch_oracle(case: Case) -> KerasWeights:
     """PyTorch's documented layout (PyTorch is not installed here): it computes ``W x`` with W
     (4H, D) and two biases, Keras ``x @ kernel`` with kernel (D, 4H) and one; both order the gates
     i, f, g, o. tests/test_reference.py runs the real Keras 3 LSTM with these weights against
@@ -741,17 +791,18 @@ def _torch_oracle(case: Case) -> Any:
     return case["weight_ih"].T, case["weight_hh"].T, case["bias_ih"] + case["bias_hh"]
 
 
-def _torch_ref(case: Case) -> Any:
+def _torch_ref(case: Case) -> KerasWeights:
     return ref.keras_from_pytorch(case["weight_ih"], case["weight_hh"], case["bias_ih"],
                                   case["bias_hh"])
 
 
-def _torch_bias(case: Case, name: str) -> dict[str, Any]:
+def _torch_bias(case: Trial, name: str) -> Trial:
     """The case with PyTorch's bias ``name`` zero: the right port of it keeps only the other."""
     return {**case, name: np.zeros_like(case[name])}
 
 
-def _torch_with(**change: Any) -> Any:
+def _torch_with(**change: Callable[[Trial], np.ndarray],
+                ) -> Callable[[Trial, Sequence[np.ndarray]], tuple[np.ndarray, ...]]:
     """after=: parts of the right (kernel, recurrent_kernel, bias) replaced, each
     ``change[part](case)`` from the case alone."""
     names = ("kernel", "recurrent", "bias")
@@ -759,7 +810,7 @@ def _torch_with(**change: Any) -> Any:
                                      for k, v in zip(names, right, strict=True))
 
 
-keras_from_pytorch = Exercise(
+keras_from_pytorch = Exercise[Case](
     name="keras_from_pytorch",
     blocks=("i", "f", "c", "o"),
     task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
@@ -807,16 +858,15 @@ keras_from_pytorch = Exercise(
 )
 
 
-# --- Exercise 3.5: TF1 cell weights to Keras 3 (by hand) -------------------------------------
+# --- keras_from_tf1: TF1 cell weights to Keras 3 (by hand) -----------------------------------
 
 
 def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
-               forget_bias: str) -> Case:
-    case = _sequence(rng, B, T, D, H)
-    case["kernel"] = normal(rng, D + H, 4 * H, scale=0.5)  # (D + H, 4H), gates i, j, f, o
-    case["bias"] = normal(rng, 4 * H, scale=0.5)  # (4H,)
-    case["forget_bias"] = _forget_bias(rng, forget_bias)
-    return case
+               forget_bias: str) -> PortTrial:
+    return {**_sequence(rng, B, T, D, H),
+            "kernel": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H), gates i, j, f, o
+            "bias": normal(rng, 4 * H, scale=0.5),  # (4H,)
+            "forget_bias": _forget_bias(rng, forget_bias)}
 
 
 PORT_DESIGNS = (
@@ -826,13 +876,13 @@ PORT_DESIGNS = (
 )
 
 
-def _port_oracle(case: Case) -> Any:
+def _port_oracle(case: PortTrial) -> KerasWeights:
     expected = _keras_from_tf1(case)
     _tf1_matches_keras(case, "keras_from_tf1", expected)
     return expected
 
 
-keras_from_tf1 = Exercise(
+keras_from_tf1 = Exercise[PortTrial](
     name="keras_from_tf1",
     blocks=("i", "f", "c", "o"),
     task="(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,)) for Keras 3's LSTM",
@@ -848,7 +898,7 @@ keras_from_tf1 = Exercise(
 )
 
 
-# --- Exercise 3.6: a real TF1 LSTMCell and its state, into Keras 3 (API) ---------------------
+# --- port_to_keras: a real TF1 LSTMCell and its state, into Keras 3 (API) --------------------
 
 
 @functools.cache
@@ -859,7 +909,7 @@ def _port_cell(D: int, H: int, state_is_tuple: bool) -> Any:
 
 
 def _move_case(rng: np.random.Generator, B: int, T: int, D: int, H: int, forget_bias: str,
-               state_is_tuple: bool) -> Case:
+               state_is_tuple: bool) -> PortTrial:
     case = _port_case(rng, B, T, D, H, forget_bias)
     case["state_is_tuple"] = state_is_tuple
     return case
@@ -878,7 +928,7 @@ MOVE_PARTS = ("kernel", "recurrent_kernel", "bias", "h", "c")
 MOVE_WEIGHTS = (1, 1, 2, 2, 2)
 
 
-def _move_call(fn: Callable[..., Any], case: Case) -> Any:
+def _move_call(fn: Callable[..., Any], case: PortTrial) -> Any:
     """Build the real TF1 cell with the trial's weights and its state as TF1 returns it (an
     ``LSTMStateTuple`` of arrays, or the (B, 2H) array [c, h]); flatten the learner's
     ``(weights, initial_state)`` into the five parts."""
@@ -901,18 +951,19 @@ def _move_call(fn: Callable[..., Any], case: Case) -> Any:
                         "bias] and initial_state, a list of two (B, H) arrays") from None
 
 
-def _move_oracle(case: Case) -> Any:
+def _move_oracle(case: PortTrial) -> list[np.ndarray]:
     expected = _keras_from_tf1(case)
     _tf1_matches_keras(case, "port_to_keras", expected, case["state_is_tuple"])
     return [*expected, case["h0"], case["c0"]]
 
 
-def _with_state(case: Case, weights: Sequence[np.ndarray], state: Any = None) -> Any:
+def _with_state(case: PortTrial, weights: Sequence[np.ndarray],
+                state: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
     h, c = (case["h0"], case["c0"]) if state is None else state
     return [*weights, h, c]
 
 
-port_to_keras = Exercise(
+port_to_keras = Exercise[PortTrial](
     name="port_to_keras",
     blocks=("i", "f", "c", "o"),
     task="(weights, initial_state): weights = [kernel (D, 4H), recurrent_kernel (H, 4H), bias "

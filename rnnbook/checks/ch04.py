@@ -4,15 +4,18 @@ Notation (book/notation.md): ``L`` layers, ``B`` batch, ``T`` time, ``D`` input 
 num_units. A *packed* state is one array ``(L, 2, B, H)``: ``state[l, 0]`` is layer ``l``'s c,
 ``state[l, 1]`` its h, the layout of the chapter's ``[num_layers, 2, batch, units]`` placeholder.
 
-Exercises 4.1-4.5 are by hand (NumPy). 4.6-4.8 are API exercises: the check builds the real
-object with the trial's random weights and hands it to the learner's function:
+``pack_state``, ``unpack_state``, ``reset_ended``, ``stateful_batches`` and ``stacked_step`` are
+by hand (NumPy); the other three are API exercises: the check builds the real object with the
+trial's random weights and hands it to the learner's function:
 
-- 4.6 a TF1 graph (state placeholder, ``MultiRNNCell`` of ``BasicLSTMCell``, ``dynamic_rnn``) in
-  a session, behind ``run_chunk(inputs, state)``, which refuses more than ``chunk`` steps a call:
-  a run of the whole sequence is impossible, so the state must be carried;
-- 4.7 a Keras 3 ``LSTM(stateful=True)`` to drive across batches, resetting all rows
-  (``reset_state()``) or some rows (through ``layer.states``) where sequences start;
-- 4.8 a stateful layer trained at batch B and a batch-1 twin to serve one of its streams.
+- ``stream_in_chunks``: a TF1 graph (state placeholder, ``MultiRNNCell`` of ``BasicLSTMCell``,
+  ``dynamic_rnn``) in a session, behind ``run_chunk(inputs, state)``, which refuses more than
+  ``chunk`` steps a call: a run of the whole sequence is impossible, so the state must be
+  carried;
+- ``drive_stateful``: a Keras 3 ``LSTM(stateful=True)`` to drive across batches, resetting all
+  rows (``reset_state()``) or some rows (through ``layer.states``) where sequences start;
+- ``serve_at_batch_1``: a stateful layer trained at batch B and a batch-1 twin to serve one of
+  its streams.
 
 Graphs and layers are built once per designed shape and cached; each trial loads its weights
 (milliseconds). A grading child imports the TF1 graphs that its zygote had built once in a
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypedDict
 
 import numpy as np
 
@@ -53,16 +56,54 @@ from rnnbook.oracles import (
     run_tf1,
     tensorflow,
 )
-from rnnbook.plaindata import Case, to_plain
+from rnnbook.plaindata import Case, Raised, to_plain
 
 
-def _flat(packed: np.ndarray) -> Any:
+class StateTrial(TypedDict):
+    """pack_state's and unpack_state's trial: a packed state."""
+
+    L: int
+    B: int
+    H: int
+    packed: np.ndarray  # (L, 2, B, H)
+
+
+class ResetTrial(TypedDict):
+    """reset_ended's trial: a packed state and the rows whose sequence ended."""
+
+    L: int
+    B: int
+    H: int
+    state: np.ndarray  # (L, 2, B, H)
+    ended: np.ndarray  # (B,) bool
+
+
+class BatchesTrial(TypedDict):
+    """stateful_batches' trial: a series to cut into batches."""
+
+    batch_size: int
+    steps: int
+    series: np.ndarray  # (B * steps * n + tail,)
+
+
+# The trials of stacked_step, stream_in_chunks (a stack of L layers: ``kernel{l}`` (D_l + H,
+# 4H) and ``bias{l}`` (4H,) for each l, keys no TypedDict can name), drive_stateful and
+# serve_at_batch_1 (Keras weights under a prefix: ``kernel``, ``served_kernel``, ...) are
+# ``Case``s; their keys and shapes are in their ``make_case``s.
+
+#: a stack's answer: (output or outputs, packed state (L, 2, B, H))
+Run = tuple[np.ndarray, np.ndarray]
+#: a mask-changing function (``starts`` (n, B) or ``ended`` (B,) to another)
+Rows = Callable[[np.ndarray], np.ndarray]
+
+
+def _flat(packed: np.ndarray) -> list[np.ndarray]:
     """A packed state (L, 2, B, H) as the flat list c_0, h_0, c_1, ... that ``run_tf1`` packs
     into the cell's own state structure with ``tf.nest`` (so the oracle does no unpacking)."""
     return list(packed.reshape(-1, *packed.shape[2:]))
 
 
-def _tf_pack(final: Any) -> Any:
+def _tf_pack(final: Any) -> np.ndarray:
     """TensorFlow stacks a tuple of (c, h) per layer into one (L, 2, B, H) array."""
     tf = tensorflow()
     return tf.stack([tf.stack([c, h]) for c, h in final]).numpy()
@@ -75,12 +116,13 @@ def _right(name: str, case: Case) -> Any:
     return to_plain(right_answer(CHAPTER[name])(case))
 
 
-def _h_c_swapped(packed: np.ndarray) -> Any:
+def _h_c_swapped(packed: np.ndarray) -> np.ndarray:
     """A packed state (L, 2, B, H) with each layer's c and h the other way round."""
     return np.asarray(packed)[:, ::-1]
 
 
-def _tf1_weights(kernels: Sequence[np.ndarray], biases: Sequence[np.ndarray]) -> Any:
+def _tf1_weights(kernels: Sequence[np.ndarray],
+                 biases: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     """Variable-name suffixes of a MultiRNNCell of BasicLSTMCells -> the trial's arrays."""
     weights = {f"cell_{k}/basic_lstm_cell/kernel": w for k, w in enumerate(kernels)}
     weights.update({f"cell_{k}/basic_lstm_cell/bias": b for k, b in enumerate(biases)})
@@ -96,12 +138,12 @@ def _stack_case(rng: np.random.Generator, case: Case) -> Case:
     return case
 
 
-def _layers(case: Case) -> Any:
+def _layers(case: Case) -> tuple[list[np.ndarray], list[np.ndarray]]:
     return ([case[f"kernel{k}"] for k in range(case["L"])],
             [case[f"bias{k}"] for k in range(case["L"])])
 
 
-def _steps(case: Case, **options: Any) -> Any:
+def _steps(case: Case, **options: float) -> list[Callable[..., object]]:
     """The reference BasicLSTMCell of every layer (``options`` turn one knob in all of them)."""
     return [ref.lstm_cell(k, b, **options) for k, b in zip(*_layers(case), strict=True)]
 
@@ -112,12 +154,12 @@ def _steps(case: Case, **options: Any) -> Any:
 STATE_DESIGNS = ({"L": 1, "B": 1}, {"L": 2, "B": 3}, {"L": 3, "B": 2})
 
 
-def _state_case(rng: np.random.Generator, L: int, B: int) -> Case:
+def _state_case(rng: np.random.Generator, L: int, B: int) -> StateTrial:
     H = int(rng.choice([h for h in range(2, 6) if h not in (B, L)]))
     return {"L": L, "B": B, "H": H, "packed": normal(rng, L, 2, B, H)}  # (L, 2, B, H)
 
 
-def _as_tuple(case: Case) -> Any:
+def _as_tuple(case: StateTrial) -> tuple[LSTMStateTuple, ...]:
     """The case's state as TF1 returns it: a tuple of LSTMStateTuple(c, h), one per layer."""
     return tuple(LSTMStateTuple(layer[0], layer[1]) for layer in case["packed"])
 
@@ -125,7 +167,7 @@ def _as_tuple(case: Case) -> Any:
 C_H_PACKED = ("c and h are swapped: LSTMStateTuple is (c, h), so packed[l, 0] is c and "
               "packed[l, 1] is h.")
 
-pack_state = Exercise(
+pack_state = Exercise[StateTrial](
     name="pack_state",
     task="one array of shape (L, 2, B, H): packed[l, 0] = layer l's c, packed[l, 1] = its h",
     make_case=_state_case,
@@ -155,7 +197,7 @@ pack_state = Exercise(
 # --- unpack_state: unpack the state ---------------------------------------------------------------
 
 
-def _unpack_oracle(case: Case) -> Any:
+def _unpack_oracle(case: StateTrial) -> tuple[LSTMStateTuple, ...]:
     """The chapter's TF1 graph: a [L, 2, B, H] placeholder unstacked into LSTMStateTuples, checked
     against a real MultiRNNCell's state structure and run in a session."""
     tf = tensorflow()
@@ -169,7 +211,7 @@ def _unpack_oracle(case: Case) -> Any:
             return session.run(state, {holder: case["packed"]})
 
 
-unpack_state = Exercise(
+unpack_state = Exercise[StateTrial](
     name="unpack_state",
     task="a tuple of L pairs (c, h), each (B, H): the structure a TF1 MultiRNNCell's state has",
     make_case=_state_case,
@@ -220,13 +262,13 @@ def _ended(rng: np.random.Generator, B: int, which: str) -> np.ndarray:
     return ended
 
 
-def _reset_case(rng: np.random.Generator, L: int, B: int, ended: str) -> Case:
+def _reset_case(rng: np.random.Generator, L: int, B: int, ended: str) -> ResetTrial:
     H = int(rng.integers(2, 5))
     return {"L": L, "B": B, "H": H, "state": normal(rng, L, 2, B, H),
             "ended": _ended(rng, B, ended)}
 
 
-def _reset_oracle(case: Case) -> Any:
+def _reset_oracle(case: ResetTrial) -> np.ndarray:
     """A row whose sequence ended gets the real cell's zero_state; the others keep theirs."""
     tf = tensorflow()
     v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
@@ -240,15 +282,16 @@ def _reset_oracle(case: Case) -> Any:
             return session.run(new)
 
 
-def _ended_rows(which: Any) -> Any:
+def _ended_rows(which: Rows) -> Callable[[ResetTrial], ResetTrial]:
     """perturb=: the case with ``ended`` changed by ``which(ended)``."""
     return lambda case: {**case, "ended": which(np.asarray(case["ended"]))}
 
 
-def _kept(part: int | None = None, layers: Any = slice(1, None)) -> Callable[..., Any]:
+def _kept(part: int | None = None, layers: slice | int = slice(1, None),
+          ) -> Callable[[ResetTrial, np.ndarray], np.ndarray]:
     """after=: the given state kept in part ``part`` (0: c, 1: h) of every layer, or in
     ``layers`` (both parts), the right answer elsewhere."""
-    def after(case, right):
+    def after(case: ResetTrial, right: np.ndarray) -> np.ndarray:
         out = np.array(right, copy=True)
         if part is None:
             out[layers] = case["state"][layers]
@@ -272,7 +315,7 @@ UNITS_AXIS = ("the mask indexes the units axis (the last one): the rows are axis
               "(L, 2, B, H), and the mask picks rows.")
 
 
-def _units_axis(case: Case) -> Any:
+def _units_axis(case: ResetTrial) -> np.ndarray:
     """``state[..., ended] = 0``: zeros units, not rows, when B = H; otherwise NumPy raises the
     IndexError that ``_mask_on_units`` recognises."""
     state = np.array(case["state"], copy=True)
@@ -280,7 +323,7 @@ def _units_axis(case: Case) -> Any:
     return state
 
 
-def _mask_on_units(case: Case, got: Any) -> bool:
+def _mask_on_units(case: ResetTrial, got: Raised) -> bool:
     """NumPy's error for a (B,) mask on the units axis (axis 3, of length H != B): the
     IndexError of ``state[..., ended]``, or the ValueError of ``np.where(ended, 0, state)``."""
     B, H = case["B"], case["H"]
@@ -291,7 +334,7 @@ def _mask_on_units(case: Case, got: Any) -> bool:
         or got.kind == "ValueError" and "could not be broadcast" in got.message
         and f"({B},)" in got.message.replace(" ", "") and shape in got.message.replace(" ", ""))
 
-reset_ended = Exercise(
+reset_ended = Exercise[ResetTrial](
     name="reset_ended",
     task="a new packed state (L, 2, B, H) (the given one unchanged): the rows whose sequence "
     "ended set to zero, the others as they were",
@@ -326,20 +369,21 @@ BATCH_DESIGNS = (
 )
 
 
-def _batches_case(rng: np.random.Generator, B: int, steps: int, n: int, tail: str) -> Case:
+def _batches_case(rng: np.random.Generator, B: int, steps: int, n: int,
+                  tail: str) -> BatchesTrial:
     extra = {"none": 0, "short": int(rng.integers(1, B)),
              "long": int(rng.integers(B, B * steps))}[tail]
     return {"batch_size": B, "steps": steps, "series": normal(rng, B * steps * n + extra)}
 
 
-def row_continuous(series: np.ndarray, batch_size: int, steps: int) -> Any:
+def row_continuous(series: np.ndarray, batch_size: int, steps: int) -> np.ndarray:
     """The right layout, written the direct way: B rows, each a contiguous stretch of the series."""
     n = len(series) // (batch_size * steps)
     rows = np.asarray(series)[: batch_size * n * steps].reshape(batch_size, n * steps)  # (B, n*S)
     return rows.reshape(batch_size, n, steps).transpose(1, 0, 2)  # (n, B, S)
 
 
-def keras_continuity_error(batches: Any, rows: np.ndarray, units: int = 2, seed: int = 0) -> float:
+def keras_continuity_error(batches: np.ndarray, rows: np.ndarray, units: int = 2, seed: int = 0) -> float:
     """Largest difference between (a) a stateful Keras 3 LSTM fed ``batches`` (n, B, S) in order,
     its outputs joined along time, and (b) the same LSTM run in one call over ``rows`` (B, n*S),
     the whole sequences the batch rows should continue. Zero when row i of every batch continues
@@ -352,7 +396,7 @@ def keras_continuity_error(batches: Any, rows: np.ndarray, units: int = 2, seed:
     return float(np.abs(joined - whole).max())
 
 
-def _batches_oracle(case: Case) -> Any:
+def _batches_oracle(case: BatchesTrial) -> np.ndarray:
     """The row-continuous layout, confirmed by Keras: a stateful LSTM fed the batches in order gives
     what the same LSTM gives in one call on each of the B consecutive stretches of the series."""
     B, S, series = case["batch_size"], case["steps"], case["series"]
@@ -364,7 +408,7 @@ def _batches_oracle(case: Case) -> Any:
     return batches
 
 
-def _per_row_trim(c: Case) -> Any:
+def _per_row_trim(c: BatchesTrial) -> np.ndarray:
     """Rows of len(series) // B values, each cut to whole batches (other rows start elsewhere)."""
     B, S, series = c["batch_size"], c["steps"], c["series"]
     row = len(series) // B
@@ -377,7 +421,7 @@ TAIL_KEPT = ("the tail is not dropped: keep only the first n_batches * batch_siz
              "values of the series, then cut them into rows and batches.")
 
 
-def _tail_kept(case: Case, right: Any) -> Any:
+def _tail_kept(case: BatchesTrial, right: np.ndarray) -> np.ndarray:
     """after=: reshaping the whole series is right without a tail; with one NumPy raises the
     error ``_reshapes_the_tail`` recognises."""
     size = len(case["series"])
@@ -386,14 +430,14 @@ def _tail_kept(case: Case, right: Any) -> Any:
     raise ValueError(f"cannot reshape array of size {size} into shape")
 
 
-def _reshapes_the_tail(case: Case, got: Any) -> bool:
+def _reshapes_the_tail(case: BatchesTrial, got: Raised) -> bool:
     """NumPy's ValueError for a reshape of the whole series, tail included."""
     size = len(case["series"])
     return (got.kind == "ValueError" and size % (case["batch_size"] * case["steps"]) != 0
             and f"cannot reshape array of size {size} into shape" in got.message)
 
 
-stateful_batches = Exercise(
+stateful_batches = Exercise[BatchesTrial](
     name="stateful_batches",
     task="an array (n_batches, batch_size, steps), n_batches = len(series) // (batch_size * "
     "steps), in which row i of batch k+1 continues row i of batch k",
@@ -446,7 +490,7 @@ def _stacked_case(rng: np.random.Generator, L: int, B: int, square: bool) -> Cas
     return _stack_case(rng, case)
 
 
-def _stacked_oracle(case: Case) -> Any:
+def _stacked_oracle(case: Case) -> Run:
     """One call of TF1's MultiRNNCell of BasicLSTMCells on x, from the given state."""
     rc = tensorflow().compat.v1.nn.rnn_cell
     L, H = case["L"], case["H"]
@@ -455,13 +499,13 @@ def _stacked_oracle(case: Case) -> Any:
     return output, _tf_pack(final)
 
 
-def _stacked(case: Case) -> Any:
+def _stacked(case: Case) -> Run:
     """The reference stack on one step: ``(output, packed new state)``."""
     out, new = ref.stacked(_steps(case))(case["x"], ref.unpack(case["state"]))
     return out, ref.pack(new)
 
 
-def _every_layer(case: Case, change: Callable[..., Any]) -> Any:
+def _every_layer(case: Case, change: Callable[[np.ndarray, np.ndarray], Run]) -> Case:
     """The case with ``change(kernel, bias) -> (kernel, bias)`` applied to every layer's."""
     new = dict(case)
     for k in range(case["L"]):
@@ -469,7 +513,7 @@ def _every_layer(case: Case, change: Callable[..., Any]) -> Any:
     return new
 
 
-def _no_forget_bias(kernel: np.ndarray, bias: np.ndarray) -> Any:
+def _no_forget_bias(kernel: np.ndarray, bias: np.ndarray) -> Run:
     """BasicLSTMCell adds forget_bias = 1.0 to f: 1.0 less in the f block (TF1's third) of the
     bias is the cell without it."""
     bias = np.array(bias, copy=True)
@@ -478,7 +522,7 @@ def _no_forget_bias(kernel: np.ndarray, bias: np.ndarray) -> Any:
     return kernel, bias
 
 
-def _layers_read_x(case: Case) -> Any:
+def _layers_read_x(case: Case) -> Run:
     """Every layer reads x (where its kernel fits x: D == H, or one layer): each layer alone,
     the right one-layer step on x from its own state, stacked."""
     outs = [_right("stacked_step", {
@@ -496,7 +540,7 @@ stacked_step = Exercise(
     make_case=_stacked_case,
     designs=STACK_DESIGNS,
     call=lambda fn, c: fn(c["x"], c["state"], *_layers(c)),
-    same_type=True,  # the packed new state, as 4.6's final state
+    same_type=True,  # the packed new state, as stream_in_chunks' final state
     oracle=_stacked_oracle,
     reference=_stacked,
     parts=("output", "new_state"),
@@ -601,7 +645,7 @@ class StateGraph:
         """Load the trial's kernels and biases into the graph's variables."""
         load_weights(self.session, self.variables, _tf1_weights(*_layers(case)))
 
-    def run(self, inputs: np.ndarray, state: Any, fetch_packed: bool = False) -> Any:
+    def run(self, inputs: np.ndarray, state: np.ndarray, fetch_packed: bool = False) -> Any:
         final = self.packed if fetch_packed else self.final
         return self.session.run([self.outputs, final], {self.inputs: inputs, self.state: state})
 
@@ -623,12 +667,12 @@ def prebuild() -> dict[tuple[int, int, int], bytes]:
 
 
 @functools.cache
-def state_graph(L: int, D: int, H: int) -> Any:
+def state_graph(L: int, D: int, H: int) -> StateGraph:
     """The :class:`StateGraph` for a designed shape, built once (trials load their weights)."""
     return StateGraph(L, D, H, meta=PREBUILT.get((L, D, H)))
 
 
-def make_run_chunk(case: Case) -> Callable[..., Any]:
+def make_run_chunk(case: Case) -> Callable[[np.ndarray, np.ndarray], Any]:
     """``run_chunk(inputs, state) -> (outputs, final_state)``: one ``session.run`` of the trial's
     graph on at most ``chunk`` steps ``(B, t, D)`` from a packed ``state`` ``(L, 2, B, H)``;
     ``final_state`` is what the session returns, a tuple of ``LSTMStateTuple(c, h)``."""
@@ -653,7 +697,7 @@ def make_run_chunk(case: Case) -> Callable[..., Any]:
     return run_chunk
 
 
-def _stream_oracle(case: Case) -> Any:
+def _stream_oracle(case: Case) -> Run:
     """The same real graph run over the WHOLE sequence in one session.run."""
     graph = state_graph(case["L"], case["D"], case["H"])
     graph.load(case)
@@ -666,7 +710,7 @@ def _stream_oracle(case: Case) -> Any:
 _last_run: list[Any] = [None, None]
 
 
-def _chunked(case: Case) -> Any:
+def _chunked(case: Case) -> Run:
     """The reference run chunk by chunk: ``(outputs (B, T, H), packed final state)``."""
     if _last_run[0] is not case:
         step = ref.stacked(_steps(case))
@@ -676,8 +720,9 @@ def _chunked(case: Case) -> Any:
     return _last_run[1]
 
 
-def _chunk_by_chunk(case: Case, first: Any = None, between: Any = None,
-                    swap_final: bool = False) -> Any:
+def _chunk_by_chunk(case: Case, first: np.ndarray | None = None,
+                    between: Callable[[np.ndarray], np.ndarray] | None = None,
+                    swap_final: bool = False) -> Run:
     """Each chunk run alone (the right answer on a case of that chunk only), chunk 0 from
     ``first`` (the given state by default), chunk k from ``between(final)`` of the chunk before
     (that final state by default); ``swap_final``: the final state packed as (h, c)."""
@@ -693,12 +738,12 @@ def _chunk_by_chunk(case: Case, first: Any = None, between: Any = None,
     return np.concatenate(outputs, axis=1), _h_c_swapped(state) if swap_final else state
 
 
-def _dropped_tail(case: Case) -> dict[str, Any]:
+def _dropped_tail(case: Case) -> Case:
     stop = case["T"] // case["chunk"] * case["chunk"]
     return {**case, "inputs": case["inputs"][:, :stop], "T": stop}
 
 
-def _empty_chunk(case: Case, right: Any) -> Any:
+def _empty_chunk(case: Case, right: Run) -> Run:
     """after=: T // chunk + 1 calls are right when chunk does not divide T; else the last call
     gets 0 steps, and run_chunk raises what ``_asks_empty_chunk`` recognises."""
     if case["T"] % case["chunk"] == 0:
@@ -706,12 +751,12 @@ def _empty_chunk(case: Case, right: Any) -> Any:
     return right
 
 
-def _asks_empty_chunk(case: Case, got: Any) -> bool:
+def _asks_empty_chunk(case: Case, got: Raised) -> bool:
     return case["T"] % case["chunk"] == 0 and "steps per call, not 0" in got.message
 
 
 TUPLE_FINAL = ("the final state is the session's tuple of LSTMStateTuple(c, h): pack it into "
-               "one array (L, 2, B, H), as Exercise 4.1 does.")
+               "one array (L, 2, B, H), as pack_state does.")
 NOT_ONE_ARRAY = "final_state is a tuple or list, not one array (L, 2, B, H)"
 
 
@@ -733,11 +778,12 @@ def _stream_call(fn: Callable[..., Any], case: Case) -> Any:
     return result
 
 
-#: 4.6's answer must come from run_chunk's session (issue 35: a NumPy restatement earned it)
+#: stream_in_chunks' answer must come from run_chunk's session (issue 35: a NumPy
+#: restatement earned it)
 NOT_STREAMED = "was not run through run_chunk"
 
 
-def _tuple_final(_case: Case, _right: Any) -> None:
+def _tuple_final(_case: Case, _right: Run) -> None:
     """after=: the answer the call refuses (what a tuple final state gets)."""
     raise TypeError(NOT_ONE_ARRAY)
 
@@ -845,7 +891,7 @@ def _load_layer(layer: Any, weights: Sequence[np.ndarray], h: np.ndarray, c: np.
     return layer
 
 
-def _keras_weights(case: Case, prefix: str = "") -> Any:
+def _keras_weights(case: Case, prefix: str = "") -> list[np.ndarray]:
     return [case[prefix + k] for k in ("kernel", "recurrent_kernel", "bias")]
 
 
@@ -867,7 +913,7 @@ def _stateless_layer(B: int, T: int, D: int, H: int) -> Any:
 
 
 def _keras_run(inputs: np.ndarray, weights: Sequence[np.ndarray], h: np.ndarray,
-               c: np.ndarray) -> Any:
+               c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras 3 LSTM over ``inputs`` (B, T, D) from [h, c]: ``(outputs, h, c)``, eagerly."""
     inputs = np.asarray(inputs, np.float32)
     layer = _stateless_layer(*inputs.shape, int(np.shape(h)[-1]))
@@ -891,7 +937,8 @@ DRIVE_DESIGNS = (
 )
 
 
-def _drive_case(rng: np.random.Generator, B: int, S: int, D: int, H: int, starts: Any) -> Case:
+def _drive_case(rng: np.random.Generator, B: int, S: int, D: int, H: int,
+                starts: Sequence[Sequence[int]] | np.ndarray) -> Case:
     starts = np.array(starts, dtype=bool)  # (n, B)
     case = {"B": B, "S": S, "D": D, "H": H, "n": len(starts),
             "batches": normal(rng, len(starts), B, S, D),  # (n, B, S, D)
@@ -947,20 +994,20 @@ def _driven(case: Case) -> np.ndarray:
     return np.stack(outputs)  # (n, B, S, H)
 
 
-def _starts(which: Any) -> Any:
+def _starts(which: Rows) -> Callable[[Case], Case]:
     """perturb=: the case with ``starts`` (n, B) changed by ``which(starts)``."""
     return lambda case: {**case, "starts": which(np.asarray(case["starts"], bool))}
 
 
-def _any_row(starts: Any) -> np.ndarray:
+def _any_row(starts: np.ndarray) -> np.ndarray:
     return np.repeat(starts.any(axis=1, keepdims=True), starts.shape[1], axis=1)
 
 
-def _one_batch_late(starts: Any) -> np.ndarray:
+def _one_batch_late(starts: np.ndarray) -> np.ndarray:
     return np.concatenate([np.zeros_like(starts[:1]), starts[:-1]])
 
 
-def _units_mask(case: Case, right: Any) -> Any:
+def _units_mask(case: Case, right: np.ndarray) -> np.ndarray:
     """after=: a (B,) mask without [:, None] is right at B = 1; with B != H NumPy raises the
     broadcasting error ``_broadcast_error`` recognises (B == H > 1: not modelled)."""
     B, H = case["B"], case["H"]
@@ -971,7 +1018,7 @@ def _units_mask(case: Case, right: Any) -> Any:
     raise ValueError(f"operands could not be broadcast together with shapes ({B},{H}) ({B},) ")
 
 
-def _broadcast_error(case: Case, got: Any) -> bool:
+def _broadcast_error(case: Case, got: Raised) -> bool:
     """Whether ``got`` is the error of a (B,) mask against a (B, H) state, B != H (NumPy says
     shapes ``(B,)`` and ``(B,H)``; TensorFlow ``[B]`` and ``[B,H]``)."""
     B, H = case["B"], case["H"]
@@ -1069,7 +1116,7 @@ def _serve_call(fn: Callable[..., Any], case: Case) -> Any:
     return _by_layer(served, lambda: fn(trained, served, case["row"], case["stream"]))
 
 
-def _serve_oracle(case: Case) -> Any:
+def _serve_oracle(case: Case) -> np.ndarray:
     """A plain Keras 3 LSTM with the trained weights over the stream, from row r's [h, c]."""
     r = case["row"]
     outputs, _, _ = _keras_run(case["stream"][None], _keras_weights(case),
@@ -1077,7 +1124,7 @@ def _serve_oracle(case: Case) -> Any:
     return outputs[0]  # (T, H)
 
 
-def _served(case: Case) -> Any:
+def _served(case: Case) -> np.ndarray:
     """The reference: the stream from row ``row``'s state, with the trained weights."""
     r = case["row"]
     step = ref.keras_cell(*_keras_weights(case))
@@ -1086,11 +1133,12 @@ def _served(case: Case) -> Any:
     return outputs[0]  # (T, H)
 
 
-def _own_weights(case: Case) -> dict[str, Any]:
+def _own_weights(case: Case) -> Case:
     return {**case, **{k: case["served_" + k] for k in ("kernel", "recurrent_kernel", "bias")}}
 
 
-def _from_state(h: Any, c: Any) -> Any:
+def _from_state(h: Callable[[Case], np.ndarray],
+                c: Callable[[Case], np.ndarray]) -> Callable[[Case], Case]:
     """perturb=: the stream from the state ``(h, c)`` (each (1, H)) instead of row ``row``'s."""
     return lambda case: {**case, "row": 0, "h": h(case), "c": c(case)}
 

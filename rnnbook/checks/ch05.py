@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NotRequired, Sequence, TypedDict
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from rnnbook import reference as ref
 from rnnbook.checks.ch02 import NOT_FETCHED, _fetched  # a session's answer, fetched
 from rnnbook.checks.common import (
     TF1_TO_KERAS,
+    Trial,
     api_answer,
     forget_bias_hard_coded,
     forget_bias_left_out,
@@ -51,7 +52,65 @@ from rnnbook.compare import relative_error
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import keras3, load_weights, quick_session, run_tf1, tensorflow
-from rnnbook.plaindata import Case
+from rnnbook.plaindata import Case, Raised
+
+
+class SequenceTrial(TypedDict):
+    """rnn_backward's and truncated_rnn_backward's trial: a BasicRNNCell over a sequence."""
+
+    B: int
+    T: int
+    D: int
+    H: int
+    inputs: np.ndarray  # (B, T, D)
+    h0: np.ndarray  # (B, H)
+    kernel: np.ndarray  # (D + H, H)
+    bias: np.ndarray  # (H,)
+    doutputs: np.ndarray  # (B, T, H): dL/dh_t for every step
+    chunk: NotRequired[int]  # truncated_rnn_backward's (a mistake's: rnn_backward's too)
+    tanh_grad: NotRequired[str]  # a mistake's changed cell (_tanh_with_grad)
+
+
+class LstmStepTrial(TypedDict):
+    """lstm_step_backward's trial."""
+
+    B: int
+    D: int
+    H: int
+    forget_bias: float
+    x: np.ndarray  # (B, D)
+    c: np.ndarray  # (B, H)
+    h: np.ndarray  # (B, H)
+    kernel: np.ndarray  # (D + H, 4H): gates i, j, f, o
+    bias: np.ndarray  # (4H,)
+    dc_new: np.ndarray  # (B, H): dL/dc'
+    dh_new: np.ndarray  # (B, H): dL/dh'
+    f_grad: NotRequired[str]  # a mistake's changed cell (_changed_tf)
+
+
+class ByNameTrial(TypedDict):
+    """split_grad_by_name's trial: the graph's shape, the step, weights and upstream."""
+
+    B: int
+    T: int
+    D: int
+    H: int
+    t: int
+    inputs: np.ndarray  # (B, T, D)
+    kernel: np.ndarray  # (D + H, 4H)
+    bias: np.ndarray  # (4H,)
+    doutputs: np.ndarray  # (B, T, H): the loss is sum(outputs * doutputs)
+
+
+# The trials of clip_global_norm (gradients named by their shapes), rnn_step_backward and
+# gradient_check (its trial is rnn_step_backward's, in float64, and more), keras_grads_to_tf1
+# and lstm_cell_backward (the cell's weights named as its variables) are ``Case``s; their
+# keys and shapes are in their ``make_case``s.
+
+#: a backward pass's answer: its gradients, one part each
+Grads = tuple[np.ndarray, ...]
+#: ``after``: the right answer (plain data: a list of parts) changed
+After = Callable[[Trial, list[np.ndarray]], list[np.ndarray]]
 
 # ---------------------------------------------------------------------------------------------
 # TensorFlow's gradients of the real cells (the oracles)
@@ -61,13 +120,13 @@ def _f32(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, np.float32)
 
 
-def _weight_key(var: Any) -> Any:
+def _weight_key(var: Any) -> str:
     """``kernel``, ``bias``, ``w_i_diag``, ... or ``projection``: which weight a variable is."""
     name = var.name.split(":")[0]
     return "projection" if "/projection/" in name else name.split("/")[-1]
 
 
-def _eager_cell(cell: Any, depth: int, weights: dict[str, np.ndarray]) -> Any:
+def _eager_cell(cell: Any, depth: int, weights: Trial) -> Any:
     """Build a TF1 cell for inputs of ``depth`` and load ``weights`` (keyed as
     :func:`_weight_key` names the cell's variables)."""
     tf = tensorflow()
@@ -91,7 +150,8 @@ def _tanh_with_grad(kind: str) -> Callable[..., Any]:
 
 
 def tf_rnn_grads(inputs: np.ndarray, h0: np.ndarray, kernel: np.ndarray, bias: np.ndarray,
-                 doutputs: np.ndarray, chunk: int | None = None, tanh_grad: Any = None) -> Any:
+                 doutputs: np.ndarray, chunk: int | None = None,
+                 tanh_grad: str | None = None) -> Grads:
     """TF's ``(dinputs, dh0, dkernel, dbias)`` for a real ``BasicRNNCell`` run over ``inputs``
     (B, T, D) from ``h0``, for the loss ``sum(outputs * doutputs)``. With ``chunk``, the state
     entering each chunk after the first is passed through ``tf.stop_gradient`` (truncated BPTT:
@@ -117,8 +177,8 @@ def tf_rnn_grads(inputs: np.ndarray, h0: np.ndarray, kernel: np.ndarray, bias: n
 
 
 @contextlib.contextmanager
-def _changed_tf(clip_grad: Any = None, f_grad: Any = None,
-                forget_bias: float | None = None) -> Iterator[Any]:
+def _changed_tf(clip_grad: str | None = None, f_grad: str | None = None,
+                forget_bias: float | None = None) -> Iterator[None]:
     """TF's own ops changed for one cell call (a mistake's changed cell, on TF's side):
     ``clip_grad="pass"`` makes ``tf.clip_by_value`` (LSTMCell's cell_clip) pass the gradient
     where it clips; ``f_grad="without forget_bias"`` takes the gradient of BasicLSTMCell's
@@ -151,7 +211,7 @@ def _changed_tf(clip_grad: Any = None, f_grad: Any = None,
             setattr(tf2, name, value)
 
 
-def tf_lstm_grads(case: Case, basic: bool = False) -> Any:
+def tf_lstm_grads(case: Trial, basic: bool = False) -> dict[str, np.ndarray]:
     """TF's gradients of one step of a real ``LSTMCell`` (peepholes, ``cell_clip`` and
     projection as the case has them) or ``BasicLSTMCell``, for the loss
     ``sum(c' * dc_new) + sum(m' * dm_new)`` (a mistake's changed cell where the case says
@@ -183,7 +243,135 @@ def tf_lstm_grads(case: Case, basic: bool = False) -> Any:
     return out
 
 
-# --- Exercise 5.1: clip by global norm -------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# Shared by several exercises: the right answer on a changed case (the mistakes' models), the
+# mistakes of a step's gradients that several exercises name, the sequence trial. Defined
+# before every exercise, so that a new exercise can use them wherever it goes in the chapter.
+
+
+def _right(name: str, **change: object) -> Callable[[Trial], Any]:
+    """Exercise ``name``'s right answer on a case with ``change`` made: rnnbook.backward where
+    it is installed, TensorFlow's oracle in the learner release (exercise.right_answer)."""
+    def model(case: Trial) -> Any:
+        return right_answer(CHAPTER[name])({**case, **change})
+    return model
+
+
+def _right_on_changed(name: str, perturb: Callable[[Trial], Trial]) -> Callable[[Trial], Any]:
+    """Exercise ``name``'s right answer on ``perturb(case)`` (for a Mistake's ``variants``,
+    which are functions of the case)."""
+    return lambda case: right_answer(CHAPTER[name])(perturb(case))
+
+
+#: a case's ``tanh_grad`` (a mistake's changed cell, _tanh_with_grad) as rnnbook.backward's slip
+TANH_SLIPS = {None: None, "z": "tanh' of z", "none": "no tanh'"}
+
+
+TANH_AT_Z = ("tanh' is taken at the wrong point: it is computed from the "
+             "pre-activation z as if z were tanh's output; tanh' comes from the "
+             "cell's output h'.")
+
+
+NO_TANH = ("the derivative of tanh is missing: what reaches the kernel, the bias, x "
+           "and h is dh' through tanh', not dh' itself.")
+
+
+BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
+                 "term, so dbias is the SUM of the rows' gradients, not their mean.")
+
+
+def _rows(name: str, part: int,
+          batched: Sequence[str] = ("x", "h", "c", "m", "dh_new", "dc_new", "dm_new"),
+          ) -> Callable[[Trial], np.ndarray]:
+    """Part ``part`` of exercise ``name``'s right answer on each row of the batch alone,
+    stacked: with ``part`` the bias gradient, the (B, G * H) gradient of the pre-activations
+    dz, row by row."""
+    def model(case: Trial) -> np.ndarray:
+        return np.stack([np.asarray(_right(name, **{k: case[k][b: b + 1] for k in batched
+                                                    if k in case}, B=1)(case)[part])
+                         for b in range(case["B"])])
+    return model
+
+
+def _averaged(part: int) -> After:
+    """``after``: the right answer with part ``part`` (a bias gradient) divided by B."""
+    def after(case: Trial, right: list[np.ndarray]) -> list[np.ndarray]:
+        right = list(right)
+        right[part] = np.asarray(right[part]) / case["B"]
+        return right
+    return after
+
+
+SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns "
+              "for x first, then H for h (D == H would hide this).")
+
+
+def _split_at_h(dx: int, dh: int) -> After:
+    """``after``: the right answer with parts ``dx`` and ``dh`` joined and split at column H
+    instead of D (a kernel split at row H gives the same)."""
+    def after(case: Trial, right: list[np.ndarray]) -> list[np.ndarray]:
+        right = list(right)
+        both = np.concatenate([np.asarray(right[dx]), np.asarray(right[dh])], axis=1)
+        right[dx], right[dh] = both[:, :case["H"]], both[:, case["H"]:]
+        return right
+    return after
+
+
+SIDE_BY_SIDE = ("dW and dU are joined side by side: the kernel stacks W (D rows) on top of U "
+                "(H rows), so its gradient stacks dW on top of dU (axis 0).")
+
+
+def _side_by_side(part: int) -> After:
+    """``after``: the kernel's gradient with dW (its first D rows) and dU joined along axis 1;
+    NumPy raises where D != H (``raises=_joins_unequal_rows``)."""
+    def after(case: Trial, right: list[np.ndarray]) -> list[np.ndarray]:
+        right = list(right)
+        dkernel = np.asarray(right[part])
+        right[part] = np.concatenate([dkernel[:case["D"]], dkernel[case["D"]:]], axis=1)
+        return right
+    return after
+
+
+def _joins_unequal_rows(case: Trial, got: Raised) -> bool:
+    """Whether ``got`` is NumPy's error for joining arrays of D and H rows along axis 1."""
+    return case["D"] != case["H"] and got.kind == "ValueError" and (
+        "concatenation axis must match" in got.message)
+
+
+def _transposed(part: int) -> After:
+    """``after``: the right answer with part ``part`` transposed."""
+    def after(case: Trial, right: list[np.ndarray]) -> list[np.ndarray]:
+        right = list(right)
+        right[part] = np.asarray(right[part]).T
+        return right
+    return after
+
+
+def _rnn_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+              chunk: int | None = None) -> SequenceTrial:
+    case: SequenceTrial = {"B": B, "T": T, "D": D, "H": H,
+            "inputs": normal(rng, B, T, D),  # (B, T, D)
+            "h0": normal(rng, B, H),  # (B, H)
+            "kernel": normal(rng, D + H, H, scale=0.7),  # (D + H, H)
+            "bias": normal(rng, H, scale=0.5),  # (H,)
+            "doutputs": normal(rng, B, T, H)}  # (B, T, H): dL/dh_t for every step
+    if chunk:
+        case["chunk"] = chunk
+    return case
+
+
+def _blocks_swapped(parts: Sequence[int]) -> After:
+    """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
+    def after(case: Trial, right: list[np.ndarray]) -> list[np.ndarray]:
+        right = list(right)
+        for k in parts:
+            right[k] = reorder_blocks(np.asarray(right[k]), TF1_TO_KERAS)
+        return right
+    return after
+
+
+
+# --- clip_global_norm: clip by global norm ---------------------------------------------------
 
 CLIP_DESIGNS = (
     dict(norms=(0.7, 0.8, 0.75)),  # each tensor below clip_norm, the global norm above it
@@ -192,7 +380,7 @@ CLIP_DESIGNS = (
 )
 
 
-def _clip_case(rng: np.random.Generator, norms: Any) -> Case:
+def _clip_case(rng: np.random.Generator, norms: Sequence[float]) -> Case:
     """Three gradient tensors (a kernel's, a bias', a projection's) with designed norms, as
     multiples of ``clip_norm``."""
     D, H, P = (int(rng.integers(1, 4)) for _ in range(3))
@@ -208,13 +396,13 @@ def _clip_case(rng: np.random.Generator, norms: Any) -> Case:
 GRAD_NAMES = ("dkernel", "dbias", "dprojection")
 
 
-def _clip_oracle(case: Case) -> Any:
+def _clip_oracle(case: Case) -> list[object]:
     tf = tensorflow()
     clipped, norm = tf.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"])
     return [[g.numpy() for g in clipped], float(norm)]
 
 
-def _clip_ref(case: Case) -> Any:
+def _clip_ref(case: Case) -> list[object]:
     clipped, norm = bwd.clip_by_global_norm([case[k] for k in GRAD_NAMES], case["clip_norm"])
     return [clipped, norm]
 
@@ -223,29 +411,15 @@ def _clip_ref(case: Case) -> Any:
 # after=), so the learner release (TensorFlow's oracle, no rnnbook.backward) names them too.
 
 
-def _right(name: str, **change: Any) -> Callable[..., Any]:
-    """Exercise ``name``'s right answer on a case with ``change`` made: rnnbook.backward where
-    it is installed, TensorFlow's oracle in the learner release (exercise.right_answer)."""
-    def model(case):
-        return right_answer(CHAPTER[name])({**case, **change})
-    return model
-
-
-def _right_on_changed(name: str, perturb: Callable[..., Any]) -> Any:
-    """Exercise ``name``'s right answer on ``perturb(case)`` (for a Mistake's ``variants``,
-    which are functions of the case)."""
-    return lambda case: right_answer(CHAPTER[name])(perturb(case))
-
-
 def _norm(a: np.ndarray) -> float:
     return float(np.sqrt((np.asarray(a, np.float64) ** 2).sum()))
 
 
-def _clip_with_norm(norm_of: Callable[..., Any]) -> Callable[..., Any]:
+def _clip_with_norm(norm_of: Callable[[Trial, float], float]) -> Callable[[Trial], list[object]]:
     """The right answer scaled as if the global norm were ``norm_of(case, right_norm)``: the
     right one with clip_norm * N / M for a norm N taken as M (both below clip_norm: nothing
     changes; else the tensors are scaled by clip_norm / M), and M returned as the norm."""
-    def model(case):
+    def model(case: Trial) -> list[object]:
         right_norm = _right("clip_global_norm")(case)[1]
         wrong = norm_of(case, right_norm)
         clip = case["clip_norm"] * right_norm / wrong
@@ -253,7 +427,7 @@ def _clip_with_norm(norm_of: Callable[..., Any]) -> Callable[..., Any]:
     return model
 
 
-def _clip_each(case: Case) -> Any:
+def _clip_each(case: Case) -> list[object]:
     """Each tensor clipped by its own norm: the right answer on the case with the other
     tensors zero (then the global norm is that tensor's), the global norm kept."""
     zero = {k: np.zeros_like(case[k]) for k in GRAD_NAMES}
@@ -305,7 +479,7 @@ clip_global_norm = Exercise(
 )
 
 
-# --- Exercise 5.2: one BasicRNNCell step backward --------------------------------------------
+# --- rnn_step_backward: one BasicRNNCell step backward ---------------------------------------
 
 STEP_DESIGNS = (dict(B=3, D=2, H=4), dict(B=1, D=4, H=3))  # D != H; B > 1 and B = 1
 
@@ -319,108 +493,29 @@ def _rnn_step_case(rng: np.random.Generator, B: int, D: int, H: int) -> Case:
             "dh_new": normal(rng, B, H)}  # (B, H): dL/dh'
 
 
-def _rnn_step_oracle(case: Case) -> Any:
+def _rnn_step_oracle(case: Case) -> Grads:
     dinputs, dh, dkernel, dbias = tf_rnn_grads(case["x"][:, None], case["h"], case["kernel"],
                                                case["bias"], case["dh_new"][:, None],
                                                tanh_grad=case.get("tanh_grad"))
     return dinputs[:, 0], dh, dkernel, dbias
 
 
-#: a case's ``tanh_grad`` (a mistake's changed cell, _tanh_with_grad) as rnnbook.backward's slip
-TANH_SLIPS = {None: None, "z": "tanh' of z", "none": "no tanh'"}
-
-
-def _rnn_step_ref(c: Case) -> Any:
+def _rnn_step_ref(c: Case) -> Grads:
     return bwd.basic_rnn_step_backward(c["x"], c["h"], c["kernel"], c["bias"], c["dh_new"],
                                        slip=TANH_SLIPS[c.get("tanh_grad")])
 
 
-TANH_AT_Z = ("tanh' is taken at the wrong point: it is computed from the "
-             "pre-activation z as if z were tanh's output; tanh' comes from the "
-             "cell's output h'.")
-NO_TANH = ("the derivative of tanh is missing: what reaches the kernel, the bias, x "
-           "and h is dh' through tanh', not dh' itself.")
-BIAS_AVERAGED = ("the bias gradient is averaged over the batch: the loss adds every row's "
-                 "term, so dbias is the SUM of the rows' gradients, not their mean.")
-
-
-def _rows(name: str, part: int,
-          batched: Any = ("x", "h", "c", "m", "dh_new", "dc_new", "dm_new")) -> Callable[..., Any]:
-    """Part ``part`` of exercise ``name``'s right answer on each row of the batch alone,
-    stacked: with ``part`` the bias gradient, the (B, G * H) gradient of the pre-activations
-    dz, row by row."""
-    def model(case):
-        return np.stack([np.asarray(_right(name, **{k: case[k][b: b + 1] for k in batched
-                                                    if k in case}, B=1)(case)[part])
-                         for b in range(case["B"])])
-    return model
-
-
-def _dh_through_u_as_is(c: Case) -> Any:
+def _dh_through_u_as_is(c: Case) -> Grads:
     """dh = dz @ U, U not transposed (dz row by row, _rows): U is (H, H), so the shape cannot
     tell."""
     dx, _, dkernel, dbias = _right("rnn_step_backward")(c)
     return dx, _rows("rnn_step_backward", 3)(c) @ c["kernel"][c["D"]:], dkernel, dbias
 
 
-def _dbias_per_row(c: Case) -> Any:
+def _dbias_per_row(c: Case) -> Grads:
     """dbias not summed over the batch: dz itself (B, H), row by row (_rows)."""
     dx, dh, dkernel, _ = _right("rnn_step_backward")(c)
     return dx, dh, dkernel, _rows("rnn_step_backward", 3)(c)
-
-
-def _averaged(part: int) -> Callable[..., Any]:
-    """``after``: the right answer with part ``part`` (a bias gradient) divided by B."""
-    def after(case, right):
-        right = list(right)
-        right[part] = np.asarray(right[part]) / case["B"]
-        return right
-    return after
-
-
-SPLIT_AT_H = ("dx and dh are split at column H: the gradient of [x, h] has D columns "
-              "for x first, then H for h (D == H would hide this).")
-
-
-def _split_at_h(dx: Any, dh: Any) -> Callable[..., Any]:
-    """``after``: the right answer with parts ``dx`` and ``dh`` joined and split at column H
-    instead of D (a kernel split at row H gives the same)."""
-    def after(case, right):
-        right = list(right)
-        both = np.concatenate([np.asarray(right[dx]), np.asarray(right[dh])], axis=1)
-        right[dx], right[dh] = both[:, :case["H"]], both[:, case["H"]:]
-        return right
-    return after
-
-
-SIDE_BY_SIDE = ("dW and dU are joined side by side: the kernel stacks W (D rows) on top of U "
-                "(H rows), so its gradient stacks dW on top of dU (axis 0).")
-
-
-def _side_by_side(part: int) -> Callable[..., Any]:
-    """``after``: the kernel's gradient with dW (its first D rows) and dU joined along axis 1;
-    NumPy raises where D != H (``raises=_joins_unequal_rows``)."""
-    def after(case, right):
-        right = list(right)
-        dkernel = np.asarray(right[part])
-        right[part] = np.concatenate([dkernel[:case["D"]], dkernel[case["D"]:]], axis=1)
-        return right
-    return after
-
-
-def _joins_unequal_rows(case: Case, got: Any) -> bool:
-    """Whether ``got`` is NumPy's error for joining arrays of D and H rows along axis 1."""
-    return case["D"] != case["H"] and got.kind == "ValueError" and (
-        "concatenation axis must match" in got.message)
-
-
-def _transposed(part: int) -> Callable[..., Any]:
-    """``after``: the right answer with part ``part`` transposed."""
-    def after(case, right):
-        right = list(right)
-        right[part] = np.asarray(right[part]).T
-        return right
-    return after
 
 
 rnn_step_backward = Exercise(
@@ -461,40 +556,27 @@ rnn_step_backward = Exercise(
 )
 
 
-# --- Exercise 5.3: BPTT over a sequence ------------------------------------------------------
+# --- rnn_backward: BPTT over a sequence ------------------------------------------------------
 
 #: B, T, D and H all different in each trial (audit, issue 18: B = H = 2 hid a transposed
 #: (B, H) array in the first trial; only B = 1 told it apart), and B = 1
 SEQ_DESIGNS = (dict(B=2, T=4, D=3, H=5), dict(B=1, T=5, D=2, H=3))
 
 
-def _rnn_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
-              chunk: int | None = None) -> Case:
-    case = {"B": B, "T": T, "D": D, "H": H,
-            "inputs": normal(rng, B, T, D),  # (B, T, D)
-            "h0": normal(rng, B, H),  # (B, H)
-            "kernel": normal(rng, D + H, H, scale=0.7),  # (D + H, H)
-            "bias": normal(rng, H, scale=0.5),  # (H,)
-            "doutputs": normal(rng, B, T, H)}  # (B, T, H): dL/dh_t for every step
-    if chunk:
-        case["chunk"] = chunk
-    return case
-
-
-def _rnn_oracle(case: Case) -> Any:
+def _rnn_oracle(case: SequenceTrial) -> Grads:
     return tf_rnn_grads(case["inputs"], case["h0"], case["kernel"], case["bias"],
                         case["doutputs"], chunk=case.get("chunk"),
                         tanh_grad=case.get("tanh_grad"))
 
 
-def _rnn_ref(c: Case) -> Any:
+def _rnn_ref(c: SequenceTrial) -> Grads:
     """rnnbook.backward's BPTT, truncated where the case has a ``chunk`` and with a changed
     tanh' where it has a ``tanh_grad`` (the mistakes' changed cases)."""
     return bwd.basic_rnn_backward(c["inputs"], c["h0"], c["kernel"], c["bias"], c["doutputs"],
                                   chunk=c.get("chunk"), step_slip=TANH_SLIPS[c.get("tanh_grad")])
 
 
-def _first_state(c: Case) -> Any:
+def _first_state(c: SequenceTrial) -> np.ndarray:
     """h_1, the state after step 0: rnnbook.reference where installed, the real
     BasicRNNCell's step (TensorFlow) in the learner release."""
     x, weights = c["inputs"][:, 0], {"kernel": c["kernel"], "bias": c["bias"]}
@@ -505,20 +587,20 @@ def _first_state(c: Case) -> Any:
         return run_tf1(lambda: rnn_cell.BasicRNNCell(c["H"]), x, c["h0"], weights)[0]
 
 
-def _from_step_1(c: Case) -> Any:
+def _from_step_1(c: SequenceTrial) -> Grads:
     """The right answer of the sequence from step 1 on, from h_1: its dh0 is what step 1
     sends back to h_1, its dkernel and dbias the steps' 1 to T - 1."""
     return _right("rnn_backward", inputs=c["inputs"][:, 1:], doutputs=c["doutputs"][:, 1:],
                   h0=_first_state(c), T=c["T"] - 1)(c)
 
 
-def _skips_step_0(c: Case) -> Any:
+def _skips_step_0(c: SequenceTrial) -> Grads:
     dinputs, dh1, dkernel, dbias = _from_step_1(c)
     return np.concatenate([np.zeros_like(c["inputs"][:, :1]), dinputs], axis=1), dh1, dkernel, \
         dbias
 
 
-def _step_0_only(c: Case) -> Any:
+def _step_0_only(c: SequenceTrial) -> Grads:
     """The kernel's gradient overwritten at every step: step 0's is left (the whole minus the
     steps' from 1 on)."""
     dinputs, dh0, dkernel, dbias = _right("rnn_backward")(c)
@@ -526,7 +608,7 @@ def _step_0_only(c: Case) -> Any:
     return dinputs, dh0, np.asarray(dkernel) - later_k, np.asarray(dbias) - later_b
 
 
-rnn_backward = Exercise(
+rnn_backward = Exercise[SequenceTrial](
     name="rnn_backward",
     probes=(Probe("h0", "zero"), Probe("doutputs", "row")),
     relative_error=True,  # a gradient: a failure says its relative error
@@ -563,32 +645,33 @@ rnn_backward = Exercise(
 )
 
 
-# --- Exercise 5.4: truncated BPTT ------------------------------------------------------------
+# --- truncated_rnn_backward: truncated BPTT --------------------------------------------------
 
 #: T % chunk: 1 and 0; B, D, H all different (audit, issue 18: B = D = 2 in the first trial)
 TRUNC_DESIGNS = (dict(B=2, T=7, D=4, H=3, chunk=3), dict(B=1, T=6, D=3, H=2, chunk=3))
 
 
-def _trunc_oracle(case: Case) -> Any:
+def _trunc_oracle(case: SequenceTrial) -> Grads:
     return tf_rnn_grads(case["inputs"], case["h0"], case["kernel"], case["bias"],
                         case["doutputs"], chunk=case["chunk"])[2:]
 
 
-def _trunc_ref(case: Case) -> Any:
+def _trunc_ref(case: SequenceTrial) -> Grads:
     return bwd.basic_rnn_backward(case["inputs"], case["h0"], case["kernel"], case["bias"],
                                   case["doutputs"], chunk=case["chunk"])[2:]
 
 
-def _chunk_bounds(case: Case) -> Any:
+def _chunk_bounds(case: Trial) -> list[tuple[int, int]]:
     T, size = case["T"], case["chunk"]
     return [(a, min(a + size, T)) for a in range(0, T, size)]
 
 
-def _only_chunks(keep: Callable[..., Any]) -> Callable[..., Any]:
+def _only_chunks(keep: Callable[[list[tuple[int, int]]], Sequence[tuple[int, int]]],
+                 ) -> Callable[[Trial], Trial]:
     """The right answer with the upstream gradient of every chunk but those ``keep(bounds)``
     picks set to 0: the gradient does not cross a chunk's start, so that is the sum of the kept
     chunks' gradients (raises when it keeps none)."""
-    def perturb(case):
+    def perturb(case: Trial) -> Trial:
         kept = keep(_chunk_bounds(case))
         if not kept:
             raise ValueError("no such chunk")
@@ -599,23 +682,23 @@ def _only_chunks(keep: Callable[..., Any]) -> Callable[..., Any]:
     return perturb
 
 
-def _whole_chunks(bounds: Sequence[tuple[int, int]]) -> Any:
+def _whole_chunks(bounds: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
     """The chunks but a last, shorter one (none when T is a multiple of chunk)."""
     (a, b), (y, z) = bounds[0], bounds[-1]
     return bounds[:-1] if z - y < b - a else []
 
 
-def _assumed_whole_chunks(case: Case, got: Any) -> bool:
+def _assumed_whole_chunks(case: Trial, got: Raised) -> bool:
     """Whether ``got`` is NumPy's error for cutting T steps into T // chunk equal pieces (a
     split or reshape) where T is not a multiple of chunk."""
     return bool(case["T"] % case["chunk"]) and got.kind == "ValueError" and (
         "equal division" in got.message or "reshape" in got.message)
 
 
-def _each_chunk_from(start: Any) -> Callable[..., Any]:
+def _each_chunk_from(start: str) -> Callable[[Trial], list[np.ndarray | int]]:
     """Every chunk run from ``start`` (``"h0"`` or ``"zeros"``) instead of the carried state:
     the sum of the right answers of the chunks alone."""
-    def model(case):
+    def model(case: Trial) -> list[np.ndarray | int]:
         h = case["h0"] if start == "h0" else np.zeros_like(case["h0"])
         pieces = [_right("truncated_rnn_backward", inputs=case["inputs"][:, a:b], h0=h,
                          doutputs=case["doutputs"][:, a:b], T=b - a)(case)
@@ -624,7 +707,7 @@ def _each_chunk_from(start: Any) -> Callable[..., Any]:
     return model
 
 
-truncated_rnn_backward = Exercise(
+truncated_rnn_backward = Exercise[SequenceTrial](
     name="truncated_rnn_backward",
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dkernel (D + H, H), dbias (H,)), the two arrays TensorFlow returns for the "
@@ -666,14 +749,15 @@ truncated_rnn_backward = Exercise(
 )
 
 
-# --- Exercise 5.5: one BasicLSTMCell step backward -------------------------------------------
+# --- lstm_step_backward: one BasicLSTMCell step backward -------------------------------------
 
 #: B, D, H all different (audit, issue 18: B = H = 2 in the first trial)
 LSTM_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=-1.0))
 # forget_bias never 1.0 (a hard-coded 1.0 must fail) nor 0 (sigmoid' of f without it must fail)
 
 
-def _lstm_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: float) -> Case:
+def _lstm_case(rng: np.random.Generator, B: int, D: int, H: int,
+               forget_bias: float) -> LstmStepTrial:
     return {"B": B, "D": D, "H": H, "forget_bias": forget_bias,
             "x": normal(rng, B, D),  # (B, D)
             "c": normal(rng, B, H, scale=1.5),  # (B, H)
@@ -684,7 +768,7 @@ def _lstm_case(rng: np.random.Generator, B: int, D: int, H: int, forget_bias: fl
             "dh_new": normal(rng, B, H)}  # (B, H): dL/dh'
 
 
-def _lstm_oracle(case: Case) -> Any:
+def _lstm_oracle(case: LstmStepTrial) -> Grads:
     g = tf_lstm_grads({**case, "m": case["h"], "dm_new": case["dh_new"]}, basic=True)
     return g["dx"], g["dc"], g["dm"], g["dkernel"], g["dbias"]
 
@@ -693,45 +777,36 @@ def _lstm_oracle(case: Case) -> Any:
 F_SLIPS = {None: None, "without forget_bias": "sigmoid' of f without forget_bias"}
 
 
-def _lstm_ref(c: Case) -> Any:
+def _lstm_ref(c: LstmStepTrial) -> Grads:
     return bwd.basic_lstm_step_backward(c["x"], c["c"], c["h"], c["kernel"], c["bias"],
                                         c["dc_new"], c["dh_new"], c["forget_bias"],
                                         slip=F_SLIPS[c.get("f_grad")])
 
 
-def _lstm_with(case: Case, **change: Any) -> Any:
-    """The knob model of 5.5: the right answer on ``case`` with one argument changed."""
+def _lstm_with(case: Trial, **change: object) -> Grads:
+    """The knob model of lstm_step_backward: the right answer on ``case`` with one argument changed."""
     return _right("lstm_step_backward", **change)(case)
 
 
-def _blocks_read_as_keras(name: str, parts: Sequence[int]) -> Callable[..., Any]:
+def _blocks_read_as_keras(name: str,
+                          parts: Sequence[int]) -> Callable[[Trial], list[np.ndarray]]:
     """Exercise ``name``'s answer by a learner who reads the kernel's gate blocks in Keras'
     order throughout: the right answer of the cell with the kernel's and the bias' 2nd and 3rd
     blocks swapped, its gradients' blocks (``parts``) swapped back."""
-    def model(c):
+    def model(c: Trial) -> list[np.ndarray]:
         swap = {k: reorder_blocks(c[k], TF1_TO_KERAS) for k in ("kernel", "bias")}
         return _blocks_swapped(parts)(c, _right(name, **swap)(c))
     return model
 
 
-def _blocks_swapped(parts: Sequence[int]) -> Callable[..., Any]:
-    """``after``: the right answer with the 2nd and 3rd gate blocks of ``parts`` swapped."""
-    def after(case, right):
-        right = list(right)
-        for k in parts:
-            right[k] = reorder_blocks(np.asarray(right[k]), TF1_TO_KERAS)
-        return right
-    return after
-
-
-def _with_forget_gradient(case: Case, right: Any) -> Any:
+def _with_forget_gradient(case: Trial, right: list[np.ndarray]) -> list[np.ndarray]:
     """The right answer and a sixth part: the gradient a variable forget_bias would get (the
     f block of dbias, (H,))."""
     H = case["H"]
     return [*right, np.asarray(right[4])[2 * H: 3 * H]]
 
 
-def _no_c_from_h(c: Case) -> Any:
+def _no_c_from_h(c: LstmStepTrial) -> Grads:
     """dc' without the path from h': the right answer with dc' lowered by that path's share,
     dh' * sigmoid(o) * tanh'(c'), found from the right answers (its dc is dc' * f: with
     dc' = 1 and dh' = 0 it is f; with dc' = 0 it is the path's share times f)."""
@@ -748,7 +823,7 @@ F_WITHOUT_BIAS = ("sigmoid' of f is taken without forget_bias: the forget gate's
                   "sigmoid reads f plus forget_bias, and its derivative is taken at "
                   "that same point.")
 
-lstm_step_backward = Exercise(
+lstm_step_backward = Exercise[LstmStepTrial](
     name="lstm_step_backward",
     blocks=("i", "j", "f", "o"),
     probes=(Probe("c", "zero"), Probe("dc_new", "zero"), Probe("dh_new", "row")),
@@ -800,7 +875,7 @@ lstm_step_backward = Exercise(
 )
 
 
-# --- Exercise 5.6: a gradient tensor by its name in the graph (API) --------------------------
+# --- split_grad_by_name: a gradient tensor by its name in the graph (API) --------------------
 
 #: the first step (no suffix), the second (the first suffixed name, `split_1`: issue 25 found
 #: an answer wrong there at 2/2 when only t = 0 and t = 2 were tried) and the last (no next
@@ -811,7 +886,7 @@ SPLIT_0 = ("step 0 has no suffix: static_rnn gives the first op of a name no suf
            "and its gradient op follows it.")
 
 
-def _split_0(case: Case, right: Any) -> Any:
+def _split_0(case: ByNameTrial, right: list[np.ndarray]) -> list[np.ndarray]:
     """``after``: ``split_{t}_grad`` for every t: right for t > 0, no such tensor at t = 0 (the
     error the session raises, which ``names_split_0`` recognises)."""
     if case["t"] == 0:
@@ -820,9 +895,9 @@ def _split_0(case: Case, right: Any) -> Any:
     return right
 
 
-def _step(shift: int) -> Callable[..., Any]:
+def _step(shift: int) -> Callable[[Trial], Trial]:
     """``perturb``: step t + ``shift`` (raises where there is no such step)."""
-    def perturb(case):
+    def perturb(case: Trial) -> Trial:
         t = case["t"] + shift
         if not 0 <= t < case["T"]:
             raise ValueError("no such step")
@@ -830,7 +905,8 @@ def _step(shift: int) -> Callable[..., Any]:
     return perturb
 
 
-def _by_name_case(rng: np.random.Generator, B: int, T: int, D: int, H: int, t: int) -> Case:
+def _by_name_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+                  t: int) -> ByNameTrial:
     return {"B": B, "T": T, "D": D, "H": H, "t": t,
             "inputs": normal(rng, B, T, D),  # (B, T, D)
             "kernel": normal(rng, D + H, 4 * H, scale=0.6),  # (D + H, 4H)
@@ -867,19 +943,19 @@ def _split_grads(B: int, T: int, D: int, H: int) -> Any:
             loss, [out for op in splits for out in op.outputs]))
 
 
-def _by_name_session(case: Case) -> Any:
+def _by_name_session(case: ByNameTrial) -> tuple[Any, dict[object, np.ndarray]]:
     session, variables, x, upstream, _, _ = _lstm_graph(case["B"], case["T"], case["D"],
                                                         case["H"])
     load_weights(session, variables, {"kernel": case["kernel"], "bias": case["bias"]})
     return session, {x: case["inputs"], upstream: case["doutputs"]}
 
 
-def _by_name_call(fn: Callable[..., Any], case: Case) -> Any:
+def _by_name_call(fn: Callable[..., Any], case: ByNameTrial) -> Any:
     session, feed = _by_name_session(case)
     return _fetched(fn, session, (feed, case["t"]), ("di", "dj", "df", "do"), "the gradients")
 
 
-def _by_name_oracle(case: Case) -> Any:
+def _by_name_oracle(case: ByNameTrial) -> Grads:
     """The gradient of the loss with respect to step t's four Split outputs, taken by
     ``tf.compat.v1.gradients`` on the Split op itself (found by type, not by name)."""
     by_step = _split_grads(case["B"], case["T"], case["D"], case["H"])
@@ -888,21 +964,21 @@ def _by_name_oracle(case: Case) -> Any:
     return tuple(session.run(list(by_step[4 * t: 4 * t + 4]), feed))
 
 
-def _by_name_ref(c: Case) -> Any:
+def _by_name_ref(c: ByNameTrial) -> Grads:
     B, H = c["B"], c["H"]
     dz = bwd.basic_lstm_backward(c["inputs"], np.zeros((B, H)), np.zeros((B, H)), c["kernel"],
                                  c["bias"], c["doutputs"])["dz"][:, c["t"]]
     return tuple(np.split(dz, 4, axis=1))
 
 
-def _forward_split(case: Case) -> Any:
+def _forward_split(case: ByNameTrial) -> Grads:
     """Step t's Split op's outputs (the forward pre-activations), from the real graph."""
     *_, splits, _ = _lstm_graph(case["B"], case["T"], case["D"], case["H"])
     session, feed = _by_name_session(case)
     return tuple(session.run(list(splits[case["t"]].outputs), feed))
 
 
-split_grad_by_name = Exercise(
+split_grad_by_name = Exercise[ByNameTrial](
     name="split_grad_by_name",
     relative_error=True,  # a gradient: a failure says its relative error
     task="(di, dj, df, do), each (B, H): the gradient of the graph's loss with respect to step "
@@ -944,7 +1020,7 @@ split_grad_by_name = Exercise(
 )
 
 
-# --- Exercise 5.7: Keras 3's gradients in TF1's layout (API) ---------------------------------
+# --- keras_grads_to_tf1: Keras 3's gradients in TF1's layout (API) ---------------------------
 
 #: B, D, H all different (audit, issue 18: B = H = 2 in the first trial); forget_bias 1.0 once
 KERAS_DESIGNS = (dict(B=2, D=3, H=4, forget_bias=0.5), dict(B=1, D=2, H=3, forget_bias=1.0))
@@ -991,7 +1067,7 @@ def _keras_call(fn: Callable[..., Any], case: Case) -> Any:
 NOT_TAPED = "were not taken by tf.GradientTape"
 
 
-def _keras_oracle(case: Case) -> Any:
+def _keras_oracle(case: Case) -> tuple[np.ndarray, np.ndarray]:
     g = tf_lstm_grads({"x": case["x"], "c": case["c"], "m": case["h"], "kernel":
                        case["tf1_kernel"], "bias": case["tf1_bias"],
                        "forget_bias": case["forget_bias"], "dc_new": np.zeros_like(case["c"]),
@@ -999,13 +1075,13 @@ def _keras_oracle(case: Case) -> Any:
     return g["dkernel"], g["dbias"]
 
 
-def _keras_ref(c: Case) -> Any:
+def _keras_ref(c: Case) -> tuple[np.ndarray, np.ndarray]:
     g = bwd.basic_lstm_step_backward(c["x"], c["c"], c["h"], c["tf1_kernel"], c["tf1_bias"],
                                      np.zeros_like(c["c"]), c["dh_new"], c["forget_bias"])
     return g[3], g[4]
 
 
-def _recurrent_on_top(case: Case, right: Any) -> Any:
+def _recurrent_on_top(case: Case, right: list[np.ndarray]) -> list[np.ndarray]:
     """``after``: the kernel's gradient with the rows of U (the last H) on top of W's."""
     dkernel = np.asarray(right[0])
     return [np.concatenate([dkernel[case["D"]:], dkernel[:case["D"]]]), right[1]]
@@ -1049,7 +1125,7 @@ keras_grads_to_tf1 = Exercise(
 )
 
 
-# --- Exercise 5.8: LSTMCell backward: peepholes, cell_clip, projection -----------------------
+# --- lstm_cell_backward: LSTMCell backward: peepholes, cell_clip, projection -----------------
 
 #: forget_bias 1.0 once; cell_clip never 1.0 and different in each trial (audit, issue 18: it
 #: was always 1.0, so a hard-coded clip at 1.0 passed every seed); B != P in the third
@@ -1108,7 +1184,7 @@ def _cell_call(fn: Callable[..., Any], case: Case) -> Any:
               case["dc_new"], case["dm_new"])
 
 
-def _cell_oracle(case: Case) -> Any:
+def _cell_oracle(case: Case) -> Grads:
     g = tf_lstm_grads(case)
     return tuple(g[k] for k in CELL_PARTS)
 
@@ -1117,7 +1193,7 @@ def _cell_oracle(case: Case) -> Any:
 CLIP_SLIPS = {None: None, "pass": "clip not zeroed"}
 
 
-def _cell_ref(c: Case) -> Any:
+def _cell_ref(c: Case) -> Grads:
     g = bwd.lstm_cell_step_backward(
         c["x"], c["c"], c["m"], c["kernel"], c["bias"], c["dc_new"], c["dm_new"],
         c["forget_bias"], c["w_i_diag"], c["w_f_diag"], c["w_o_diag"], c["cell_clip"],
@@ -1125,18 +1201,18 @@ def _cell_ref(c: Case) -> Any:
     return tuple(g[k] for k in CELL_PARTS)
 
 
-def _cell_with(case: Case, **change: Any) -> Any:
-    """The knob model of 5.8: the right answer on ``case`` with one argument changed."""
+def _cell_with(case: Trial, **change: object) -> Grads:
+    """The knob model of lstm_cell_backward: the right answer on ``case`` with one argument changed."""
     return _right("lstm_cell_backward", **change)(case)
 
 
-def _plus(*terms: Any) -> Any:
+def _plus(*terms: tuple[int, Sequence[np.ndarray]]) -> list[np.ndarray | int]:
     """The sum of right answers (lists of parts) with signs: ``(sign, answer), ...``."""
     return [sum(sign * np.asarray(a[k], np.float64) for sign, a in terms)
             for k in range(len(CELL_PARTS))]
 
 
-def _clip_zeroes_upstream_only(c: Case) -> Any:
+def _clip_zeroes_upstream_only(c: Case) -> list[np.ndarray | int]:
     """Only dc' zeroed where the clip bites, the m' path passed: with R the right answer and
     R0 that of the cell whose clip passes the gradient (both linear in the upstream dc', dm'),
     R0 - R0(dm' = 0) + R(dm' = 0)."""
@@ -1150,14 +1226,14 @@ def _gate_rows(c: Case) -> list[np.ndarray]:
     return np.split(_rows("lstm_cell_backward", 4)(c), 4, axis=1)
 
 
-def _no_o_peephole(c: Case) -> Any:
+def _no_o_peephole(c: Case) -> Grads:
     """dc' without do * w_o_diag: the right answer with dc' lowered by it (do, the o block of
     dz, does not depend on dc')."""
     do = _gate_rows(c)[3]
     return _cell_with(c, dc_new=c["dc_new"] - do * c["w_o_diag"])
 
 
-def _no_peephole_terms_in_dc(c: Case) -> Any:
+def _no_peephole_terms_in_dc(c: Case) -> list[np.ndarray]:
     """dc without the peepholes' terms di * w_i_diag + df * w_f_diag."""
     di, _, df, _ = _gate_rows(c)
     right = list(_right("lstm_cell_backward")(c))
@@ -1223,7 +1299,7 @@ lstm_cell_backward = Exercise(
 )
 
 
-# --- Exercise 5.9: check a backward pass (centred differences, relative error) -------------
+# --- gradient_check: check a backward pass (centred differences, relative error) -------------
 
 #: D != H; B = 1 once. Trials 1-2: small steps, where a one-sided difference's error (eps / 2
 #: times the second derivative) shows and a centred one's (eps^2 / 6 times the third) does not;
@@ -1310,7 +1386,7 @@ def _differences(case: Case, losses: Callable[[np.ndarray], np.ndarray]) -> np.n
     return numeric.reshape(kernel.shape)
 
 
-def _grad_check_oracle(case: Case) -> Any:
+def _grad_check_oracle(case: Case) -> tuple[np.ndarray, float]:
     """The centred differences of TensorFlow's real cell (float64) at the given eps, and
     their relative error against the given dkernel. A mistake's case may ask for one-sided
     differences or the exact gradient (TensorFlow's) instead."""
@@ -1321,7 +1397,7 @@ def _grad_check_oracle(case: Case) -> Any:
     return numeric, relative_error(numeric, case["dkernel"])
 
 
-def _grad_check_ref(case: Case) -> Any:
+def _grad_check_ref(case: Case) -> tuple[np.ndarray, float]:
     if case.get("difference") == "exact":
         numeric = np.asarray(_rnn_step_ref(case)[2], np.float64)
     else:
@@ -1333,7 +1409,7 @@ def _grad_check_ref(case: Case) -> Any:
     return numeric, relative_error(numeric, case["dkernel"])
 
 
-def _numeric_doubled(case: Case, right: Any) -> Any:
+def _numeric_doubled(case: Case, right: list[np.ndarray]) -> list[object]:
     numeric = 2 * np.asarray(right[0], np.float64)
     return [numeric, relative_error(numeric, case["dkernel"])]
 

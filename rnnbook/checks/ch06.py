@@ -3,18 +3,18 @@
 The question: why does the "same" GRU give different numbers in TensorFlow 1, Keras and
 PyTorch, and how do trained weights move from one to another? The exercises:
 
-- 6.1 ``keras_gru_blocks`` (by hand): Keras' kernel columns z, r, h~ as (r, z, cand);
-- 6.2 ``fresh_gru_step`` (by hand): one step of a freshly built TF1 ``GRUCell`` (gates bias
+- ``keras_gru_blocks`` (by hand): Keras' kernel columns z, r, h~ as (r, z, cand);
+- ``fresh_gru_step`` (by hand): one step of a freshly built TF1 ``GRUCell`` (gates bias
   1.0, r applied to h before the candidate's matmul);
-- 6.3 ``keras_gru_step`` (by hand): one step of Keras 3's default ``GRU`` (``reset_after=True``,
+- ``keras_gru_step`` (by hand): one step of Keras 3's default ``GRU`` (``reset_after=True``,
   two bias rows, r applied after the matmul);
-- 6.4 ``keras_from_tf1_gru`` (by hand): TF1 GRUCell weights to Keras ``GRU(reset_after=False)``,
+- ``keras_from_tf1_gru`` (by hand): TF1 GRUCell weights to Keras ``GRU(reset_after=False)``,
   the port proven by running both real cells over a sequence;
-- 6.5 ``torch_from_keras_gru`` (by hand): Keras ``reset_after=True`` weights to PyTorch's
+- ``torch_from_keras_gru`` (by hand): Keras ``reset_after=True`` weights to PyTorch's
   ``nn.GRU`` layout (rows r, z, n, transposed, two biases);
-- 6.6 ``gru_gates`` (API): step t's r and z fetched by graph name from a live session over TF1's
+- ``gru_gates`` (API): step t's r and z fetched by graph name from a live session over TF1's
   GRUCell unrolled by ``static_rnn``;
-- 6.7 ``keras_gru_from_session`` (API): a Keras GRU built from the TF1 variables read in 6.6's
+- ``keras_gru_from_session`` (API): a Keras GRU built from the TF1 variables read in gru_gates'
   live session, run over the inputs: TF1's outputs (the oracle runs ``dynamic_rnn``).
 
 Every step exercise's case says its layout (``form``): ``"tf1"`` (``gates_kernel`` (D + H, 2H)
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NotRequired, Sequence, TypedDict
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the
     _logit,
     _with_session,  # (TensorFlow's errors, short)
 )
-from rnnbook.checks.common import names_split_0, not_from_api, raising, says
+from rnnbook.checks.common import Trial, names_split_0, not_from_api, raising, says
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
@@ -60,7 +60,6 @@ from rnnbook.oracles import (
     run_tf1_gru,
     tensorflow,
 )
-from rnnbook.plaindata import Case
 
 TF1_KEYS = ("gates_kernel", "gates_bias", "cand_kernel", "cand_bias")
 KERAS_KEYS = ("kernel", "recurrent_kernel", "bias")
@@ -68,15 +67,65 @@ KERAS_KEYS = ("kernel", "recurrent_kernel", "bias")
 OPEN = np.float32(40.0)
 
 
+class GruTrial(TypedDict):
+    """A GRU trial of every exercise but keras_gru_blocks and torch_from_keras_gru, in the
+    layout ``form`` names: TF1's four weights, or Keras' three (a mistake's case moved to
+    another form holds both). fresh_gru_step and keras_gru_step take one step from ``x``;
+    keras_from_tf1_gru runs ``inputs`` (no ``x``); gru_gates and keras_gru_from_session run
+    the session's graph from the zero state (gru_gates at step ``t``)."""
+
+    B: int
+    D: int
+    H: int
+    form: str  # "tf1", "keras_after" (reset_after=True) or "keras_before"
+    x: NotRequired[np.ndarray]  # (B, D): one step (6.2, 6.3)
+    h: np.ndarray  # (B, H): the state the step or the run starts from
+    gates_kernel: NotRequired[np.ndarray]  # (D + H, 2H): r, z ("tf1")
+    cand_kernel: NotRequired[np.ndarray]  # (D + H, H)
+    gates_bias: NotRequired[np.ndarray]  # (2H,)
+    cand_bias: NotRequired[np.ndarray]  # (H,)
+    kernel: NotRequired[np.ndarray]  # (D, 3H): z, r, h~ (Keras' forms)
+    recurrent_kernel: NotRequired[np.ndarray]  # (H, 3H)
+    bias: NotRequired[np.ndarray]  # (2, 3H): input row, state row; (3H,) "keras_before"
+    T: NotRequired[int]  # a run (keras_from_tf1_gru, gru_gates, keras_gru_from_session)
+    inputs: NotRequired[np.ndarray]  # (B, T, D)
+    t: NotRequired[int]  # gru_gates' step
+
+
+class BlocksTrial(TypedDict):
+    """keras_gru_blocks' trial: a Keras GRU kernel or recurrent kernel."""
+
+    rows: int  # D or H
+    H: int
+    kernel: np.ndarray  # (rows, 3H): z, r, h~
+
+
+class TorchTrial(TypedDict):
+    """torch_from_keras_gru's trial: Keras reset_after=True weights, and inputs to run an answer's on."""
+
+    D: int
+    H: int
+    kernel: np.ndarray  # (D, 3H): z, r, h~
+    recurrent_kernel: np.ndarray  # (H, 3H)
+    bias: np.ndarray  # (2, 3H)
+    inputs: np.ndarray  # (B, T, D)
+    h0: np.ndarray  # (B, H)
+
+
+#: a GRU answer of several parts: weights, or gates
+Parts = tuple[np.ndarray, ...]
+
+
 # --- Layouts, learner side (NumPy only) -------------------------------------------------------
 
 
-def blocks(a: Any, k: int, axis: int = -1) -> list[np.ndarray]:
+def blocks(a: np.ndarray, k: int, axis: int = -1) -> list[np.ndarray]:
     """The ``k`` equal column blocks of ``a`` (a list)."""
     return np.split(np.asarray(a), k, axis=axis)
 
 
-def tf1_to_keras(gates_kernel: Any, gates_bias: Any, cand_kernel: Any, cand_bias: Any,
+def tf1_to_keras(gates_kernel: np.ndarray, gates_bias: np.ndarray, cand_kernel: np.ndarray,
+                 cand_bias: np.ndarray,
                  depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras ``GRU(reset_after=False)`` weights for TF1 GRUCell's: blocks r, z + candidate laid
     out z, r, h~, rows split at ``depth``. The learner side's
@@ -87,8 +136,8 @@ def tf1_to_keras(gates_kernel: Any, gates_bias: Any, cand_kernel: Any, cand_bias
     return kernel[:depth], kernel[depth:], np.concatenate([b_z, b_r, cand_bias])
 
 
-def keras_to_torch(kernel: Any, recurrent_kernel: Any,
-                   bias: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def keras_to_torch(kernel: np.ndarray, recurrent_kernel: np.ndarray,
+                   bias: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """PyTorch ``nn.GRU`` weights for Keras' ``reset_after=True`` ones: columns z, r, h~ to rows
     r, z, n, transposed, bias's two rows as ``bias_ih`` and ``bias_hh``. The learner side's
     :func:`rnnbook.reference.torch_gru_from_keras`."""
@@ -99,23 +148,23 @@ def keras_to_torch(kernel: Any, recurrent_kernel: Any,
     return move(kernel).T, move(recurrent_kernel).T, move(bias[0]), move(bias[1])
 
 
-def _weights(case: Case) -> list[np.ndarray]:
+def _weights(case: Trial) -> list[np.ndarray]:
     keys = TF1_KEYS if case["form"] == "tf1" else KERAS_KEYS
     return [case[k] for k in keys]
 
 
-def _tf1(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _tf1(case: Trial) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A ``"tf1"`` case's :data:`TF1_KEYS`, a tuple of four (mypy counts them)."""
     return (case["gates_kernel"], case["gates_bias"],
             case["cand_kernel"], case["cand_bias"])
 
 
-def _keras(case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _keras(case: Trial) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A Keras case's :data:`KERAS_KEYS`, a tuple of three (mypy counts them)."""
     return case["kernel"], case["recurrent_kernel"], case["bias"]
 
 
-def _as_keras_after(case: Case) -> Case:
+def _as_keras_after(case: GruTrial) -> GruTrial:
     """A TF1 case as the Keras ``reset_after=True`` case of the same weights (bias row 1 zero):
     what TF1's cell computes with r applied AFTER the candidate's matmul."""
     kernel, recurrent, bias = tf1_to_keras(*_tf1(case), case["D"])
@@ -123,13 +172,13 @@ def _as_keras_after(case: Case) -> Case:
             "bias": np.stack([bias, np.zeros_like(bias)])}  # (2, 3H)
 
 
-def _as_keras_before(case: Case) -> Case:
+def _as_keras_before(case: GruTrial) -> GruTrial:
     """A Keras ``reset_after=True`` case as ``reset_after=False`` with the two bias rows summed:
     r applied to h BEFORE the candidate's matmul."""
     return {**case, "form": "keras_before", "bias": case["bias"][0] + case["bias"][1]}
 
 
-def _block_changed(case: Case, key: str, k: int, n: int,
+def _block_changed(case: Trial, key: str, k: int, n: int,
                    change: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """``case[key]``'s block ``k`` of ``n`` (columns; a bias's last axis) set to
     ``change(block)``."""
@@ -138,13 +187,13 @@ def _block_changed(case: Case, key: str, k: int, n: int,
     return np.concatenate(parts, axis=-1)
 
 
-def _blocks_swapped(case: Case, key: str, n: int, i: int, j: int) -> np.ndarray:
+def _blocks_swapped(case: Trial, key: str, n: int, i: int, j: int) -> np.ndarray:
     parts = blocks(case[key], n)
     parts[i], parts[j] = parts[j], parts[i]
     return np.concatenate(parts, axis=-1)
 
 
-def _gates_swapped(case: Case) -> Case:
+def _gates_swapped(case: Trial) -> Trial:
     """r and z swapped in the case's own layout (TF1's first two blocks, Keras' first two)."""
     if case["form"] == "tf1":
         return {**case, **{k: _blocks_swapped(case, k, 2, 0, 1)
@@ -152,7 +201,7 @@ def _gates_swapped(case: Case) -> Case:
     return {**case, **{k: _blocks_swapped(case, k, 3, 0, 1) for k in KERAS_KEYS}}
 
 
-def _z_flipped(case: Case) -> Case:
+def _z_flipped(case: Trial) -> Trial:
     """z's pre-activation negated: sigmoid(-a) = 1 - sigmoid(a), so z and 1 - z trade places."""
     if case["form"] == "tf1":
         return {**case, **{k: _block_changed(case, k, 1, 2, np.negative)
@@ -163,7 +212,7 @@ def _z_flipped(case: Case) -> Case:
 # --- The real cells: oracles for every form ---------------------------------------------------
 
 
-def _step_oracle(case: Case) -> Any:
+def _step_oracle(case: GruTrial) -> np.ndarray:
     """h' (B, H) after one step of the real cell of ``case["form"]``."""
     if case["form"] == "tf1":
         return run_tf1_gru(case["x"], case["h"], *_tf1(case), mode="step")[1]
@@ -171,7 +220,7 @@ def _step_oracle(case: Case) -> Any:
     return run_keras_gru(case["x"][:, None], _weights(case), case["h"], reset_after=after)[1]
 
 
-def _step_reference(case: Case) -> Any:
+def _step_reference(case: GruTrial) -> np.ndarray:
     if case["form"] == "tf1":
         return ref.tf1_gru_step(case["x"], case["h"], *_weights(case))
     after = case["form"] == "keras_after"
@@ -179,8 +228,8 @@ def _step_reference(case: Case) -> Any:
 
 
 def _step_case(rng: np.random.Generator, B: int, D: int, H: int, form: str,
-               fresh: bool = False) -> Case:
-    case = {"B": B, "D": D, "H": H, "form": form,
+               fresh: bool = False) -> GruTrial:
+    case: GruTrial = {"B": B, "D": D, "H": H, "form": form,
             "x": normal(rng, B, D),  # (B, D)
             "h": normal(rng, B, H)}  # (B, H)
     if form == "tf1":
@@ -202,20 +251,20 @@ def _step_case(rng: np.random.Generator, B: int, D: int, H: int, form: str,
 STEP_SIZES = (dict(B=1, D=3, H=2), dict(B=3, D=2, H=4), dict(B=2, D=4, H=3))
 
 
-# --- Exercise 6.1: Keras' kernel, split into its gates ----------------------------------------
+# --- keras_gru_blocks: Keras' kernel, split into its gates -----------------------------------
 
 
-def _blocks_case(rng: np.random.Generator, rows: int, H: int) -> Case:
+def _blocks_case(rng: np.random.Generator, rows: int, H: int) -> BlocksTrial:
     return {"rows": rows, "H": H,
             "kernel": normal(rng, rows, 3 * H)}  # (D or H, 3H): z, r, h~
 
 
-def _blocks_reference(case: Case) -> Any:
+def _blocks_reference(case: BlocksTrial) -> Parts:
     found = ref.split_gates(case["kernel"], ref.GRU_KERAS)
     return found["r"], found["z"], found["h"]
 
 
-def _blocks_oracle(case: Case) -> Any:
+def _blocks_oracle(case: BlocksTrial) -> Parts:
     """The blocks as the real Keras GRU reads them. With a zero recurrent kernel and bias, a
     state of ones and a kernel that keeps one block only, the layer's h' on input x = e_i / 8
     is sigmoid(a) for the z block (h~ = tanh(0) = 0, h' = z * 1), 0.5 + 0.5 * tanh(a) for the
@@ -240,21 +289,18 @@ def _blocks_oracle(case: Case) -> Any:
     return tuple(kernel[:, k * H:(k + 1) * H] for k in (r, z, cand))
 
 
-def _parts_swapped(i: int, j: int) -> Callable[..., Any]:
-    def after(case, right):
+def _parts_swapped(i: int, j: int) -> Callable[[Trial, list[np.ndarray]], list[np.ndarray]]:
+    def after(case: Trial, right: list[np.ndarray]) -> list[np.ndarray]:
         right = list(right)
         right[i], right[j] = right[j], right[i]
         return right
     return after
 
 
-_raising, _says = raising, says  # a mistake shown only as an error
-
-
 NOT_FED = "You must feed a value for placeholder tensor 'x'"  # TensorFlow's words
 
 
-keras_gru_blocks = Exercise(
+keras_gru_blocks = Exercise[BlocksTrial](
     name="keras_gru_blocks",
     task="(r, z, cand): the three column blocks (rows, H) of a Keras GRU kernel or recurrent "
     "kernel (rows, 3H), in the book's order",
@@ -278,8 +324,8 @@ keras_gru_blocks = Exercise(
         Mistake(
             "you split the rows: a gate is a block of H columns, every row of the "
             "kernel.",
-            perturb=_raising("array split does not result in an equal division"),
-            raises=_says("equal division"),
+            perturb=raising("array split does not result in an equal division"),
+            raises=says("equal division"),
         ),
         Mistake(
             "the blocks are transposed: Keras right-multiplies its inputs by the "
@@ -291,14 +337,14 @@ keras_gru_blocks = Exercise(
 )
 
 
-# --- Exercise 6.2: one step of a freshly built TF1 GRUCell ------------------------------------
+# --- fresh_gru_step: one step of a freshly built TF1 GRUCell ---------------------------------
 
 
-def _fresh_case(rng: np.random.Generator, **sizes: Any) -> Case:
-    return _step_case(rng, form="tf1", fresh=True, **sizes)
+def _fresh_case(rng: np.random.Generator, B: int, D: int, H: int) -> GruTrial:
+    return _step_case(rng, B, D, H, form="tf1", fresh=True)
 
 
-fresh_gru_step = Exercise(
+fresh_gru_step = Exercise[GruTrial](
     name="fresh_gru_step",
     probes=(Probe("h", "zero"), Probe("x", "row")),
     task="h' (B, H), one step of a freshly built TF1 GRUCell(H) with these kernels (its biases "
@@ -347,15 +393,16 @@ fresh_gru_step = Exercise(
 )
 
 
-# --- Exercise 6.3: one step of Keras 3's default GRU (reset_after=True) -----------------------
+# --- keras_gru_step: one step of Keras 3's default GRU (reset_after=True) --------------------
 
 
-def _keras_case(rng: np.random.Generator, **sizes: Any) -> Case:
-    return _step_case(rng, form="keras_after", **sizes)
+def _keras_case(rng: np.random.Generator, B: int, D: int, H: int) -> GruTrial:
+    return _step_case(rng, B, D, H, form="keras_after")
 
 
-def _bias_changed(change: Callable[[np.ndarray, slice], None]) -> Callable[..., Any]:
-    def perturb(case):
+def _bias_changed(
+        change: Callable[[np.ndarray, slice], None]) -> Callable[[GruTrial], GruTrial]:
+    def perturb(case: GruTrial) -> GruTrial:
         bias = np.array(case["bias"], copy=True)  # (2, 3H)
         H = case["H"]
         change(bias, slice(2 * H, 3 * H))
@@ -376,7 +423,7 @@ def _row_1_dropped(bias: np.ndarray, cand: slice) -> None:
     bias[1] = 0
 
 
-keras_gru_step = Exercise(
+keras_gru_step = Exercise[GruTrial](
     name="keras_gru_step",
     probes=(Probe("h", "zero"), *(Probe("bias", "block", k, 3, f"the {b} block of the bias")
                                    for k, b in enumerate(("z", "r", "h~"))),
@@ -424,10 +471,10 @@ keras_gru_step = Exercise(
 )
 
 
-# --- Exercise 6.4: TF1 GRUCell weights to Keras (proven by running both) ----------------------
+# --- keras_from_tf1_gru: TF1 GRUCell weights to Keras (proven by running both) ---------------
 
 
-def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> Case:
+def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> GruTrial:
     case = _step_case(rng, B, D, H, form="tf1")
     case.pop("x")
     case["T"] = T
@@ -435,7 +482,7 @@ def _port_case(rng: np.random.Generator, B: int, T: int, D: int, H: int) -> Case
     return case
 
 
-def _port_oracle(case: Case) -> Any:
+def _port_oracle(case: GruTrial) -> Parts:
     """The port, proven: the real TF1 GRUCell (dynamic_rnn) and the real Keras GRU
     (reset_after=False) with the ported weights, from the case's h, give the same outputs."""
     port = tf1_to_keras(*_tf1(case), case["D"])
@@ -447,8 +494,8 @@ def _port_oracle(case: Case) -> Any:
     return port
 
 
-def _keras_gru_computes(case: Case, weights: Any) -> Any:
-    """What Keras ``GRU(reset_after=False)`` weights compute (6.4's ``computes``): the outputs
+def _keras_gru_computes(case: GruTrial, weights: Sequence[np.ndarray]) -> np.ndarray:
+    """What Keras ``GRU(reset_after=False)`` weights compute (keras_from_tf1_gru's ``computes``): the outputs
     (B, T, H) over the case's inputs from its h, by the equations in NumPy
     (rnnbook.reference) where installed, else by the real layer."""
     w = [np.asarray(v, np.float64) for v in weights]
@@ -461,18 +508,19 @@ def _keras_gru_computes(case: Case, weights: Any) -> Any:
         return run_keras_gru(case["inputs"], w, case["h"], reset_after=False)[0]
 
 
-def _port_reference(case: Case) -> Any:
+def _port_reference(case: GruTrial) -> Parts:
     return ref.keras_gru_from_tf1(*_tf1(case), case["D"])
 
 
-def _each_part(change: Callable[..., Any]) -> Callable[..., Any]:
+def _each_part(change: Callable[[Trial, np.ndarray], np.ndarray],
+               ) -> Callable[[Trial, list[np.ndarray]], list[np.ndarray]]:
     return lambda case, right: [change(case, np.asarray(v)) for v in right]
 
 
 #: B, T, D, H all different in each trial (no size a learner could take for another)
 PORT_SIZES = (dict(B=4, T=5, D=3, H=2), dict(B=1, T=3, D=2, H=4))
 
-keras_from_tf1_gru = Exercise(
+keras_from_tf1_gru = Exercise[GruTrial](
     name="keras_from_tf1_gru",
     blocks=("z", "r", "h~"),
     task="(kernel (D, 3H), recurrent_kernel (H, 3H), bias (3H,)) for Keras 3's "
@@ -507,22 +555,22 @@ keras_from_tf1_gru = Exercise(
 )
 
 
-# --- Exercise 6.5: Keras (reset_after=True) weights to PyTorch's nn.GRU ----------------------
+# --- torch_from_keras_gru: Keras (reset_after=True) weights to PyTorch's nn.GRU --------------
 
 
-def _torch_case(rng: np.random.Generator, D: int, H: int) -> Case:
-    case = {"D": D, "H": H,
+def _torch_case(rng: np.random.Generator, D: int, H: int) -> TorchTrial:
+    case: TorchTrial = {"D": D, "H": H,
             "kernel": normal(rng, D, 3 * H),  # (D, 3H): z, r, h~
             "recurrent_kernel": normal(rng, H, 3 * H),  # (H, 3H)
-            "bias": normal(rng, 2, 3 * H)}  # (2, 3H)
-    # what an answer computes is run on these (drawn last: the weights are as before)
-    case["inputs"] = normal(rng, 3, 4, D)  # (B, T, D)
-    case["h0"] = normal(rng, 3, H)  # (B, H)
+            "bias": normal(rng, 2, 3 * H),  # (2, 3H)
+            # what an answer computes is run on these (drawn last: the weights are as before)
+            "inputs": normal(rng, 3, 4, D),  # (B, T, D)
+            "h0": normal(rng, 3, H)}  # (B, H)
     return case
 
 
-def torch_to_keras(weight_ih: Any, weight_hh: Any, bias_ih: Any,
-                   bias_hh: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def torch_to_keras(weight_ih: np.ndarray, weight_hh: np.ndarray, bias_ih: np.ndarray,
+                   bias_hh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras ``reset_after=True`` weights for PyTorch ``nn.GRU``'s: the inverse of
     :func:`keras_to_torch` (a layout move: the same function)."""
     def move(a):
@@ -532,7 +580,7 @@ def torch_to_keras(weight_ih: Any, weight_hh: Any, bias_ih: Any,
             np.stack([move(bias_ih), move(bias_hh)]))
 
 
-def _torch_computes(case: Case, weights: Any) -> Any:
+def _torch_computes(case: TorchTrial, weights: Sequence[np.ndarray]) -> np.ndarray:
     """The outputs (B, T, H) of PyTorch's ``nn.GRU`` with ``weights`` over the case's inputs
     from its h0: its documented equations in NumPy (rnnbook.reference) where installed, else
     the real Keras GRU (reset_after=True, the same equations) on the weights moved back."""
@@ -547,22 +595,22 @@ def _torch_computes(case: Case, weights: Any) -> Any:
                              case["h0"], reset_after=True)[0]
 
 
-def _torch_oracle(case: Case) -> Any:
+def _torch_oracle(case: TorchTrial) -> Parts:
     """PyTorch's documented layout (PyTorch is not installed): rows r, z, n, ``W x``, two
     biases; Keras' reset_after=True is the same function (tests/test_reference.py runs the
     real Keras GRU against PyTorch's documented step on these weights)."""
     return keras_to_torch(case["kernel"], case["recurrent_kernel"], case["bias"])
 
 
-def _torch_reference(case: Case) -> Any:
+def _torch_reference(case: TorchTrial) -> Parts:
     return ref.torch_gru_from_keras(case["kernel"], case["recurrent_kernel"], case["bias"])
 
 
-def _rows_order(order: Sequence[int]) -> Callable[..., Any]:
+def _rows_order(order: Sequence[int]) -> Callable[[Trial, np.ndarray], np.ndarray]:
     return lambda c, v: np.concatenate([blocks(v, 3, axis=0)[k] for k in order], axis=0)
 
 
-torch_from_keras_gru = Exercise(
+torch_from_keras_gru = Exercise[TorchTrial](
     name="torch_from_keras_gru",
     task="(weight_ih (3H, D), weight_hh (3H, H), bias_ih (3H,), bias_hh (3H,)) for PyTorch's "
     "nn.GRU",
@@ -608,9 +656,10 @@ torch_from_keras_gru = Exercise(
 
 # --- Live sessions for the API exercises ------------------------------------------------------
 
-#: The one graph of the API exercises (6.6 and 6.7): built once per process (each grading
-#: child pays for it once, so one shape, not two); a trial only loads its weights. D, H, T
-#: all different; the batch is free (the placeholder's first dimension is None).
+#: The one graph of the API exercises (gru_gates, keras_gru_from_session): built once per
+#: process (each grading child pays for it once, so one shape, not two); a trial only loads
+#: its weights. D, H, T all different; the batch is free (the placeholder's first dimension
+#: is None).
 GRAPH = dict(T=4, D=2, H=3)
 
 _SESSIONS: dict[tuple, tuple] = {}  # (D, H, T) -> (session, variables, graph version), per process
@@ -643,12 +692,12 @@ def prebuild() -> dict[tuple[int, int, int], bytes]:
     return {key: graph_bytes(_gru_graph(*key))}
 
 
-def _tf1_weights(case: Case) -> dict[str, Any]:
+def _tf1_weights(case: GruTrial) -> dict[str, np.ndarray]:
     return {"gates/kernel": case["gates_kernel"], "gates/bias": case["gates_bias"],
             "candidate/kernel": case["cand_kernel"], "candidate/bias": case["cand_bias"]}
 
 
-def live_session(case: Case) -> Any:
+def live_session(case: GruTrial) -> Any:
     """A ``tf.compat.v1.Session`` over TF1's GRUCell graph for the case's D, H, T (built once
     per shape and process; a closed session or a graph the learner added ops to is replaced),
     with the case's weights loaded into its variables."""
@@ -664,15 +713,15 @@ def live_session(case: Case) -> Any:
 
 
 def _session_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
-                  t: int | None = None) -> Case:
+                  t: int | None = None) -> GruTrial:
     case = _port_case(rng, B, T, D, H)
     case["h"] = np.zeros((B, H), np.float32)  # the graphs start from the zero state
-    if t is not None:  # 6.6's step
+    if t is not None:  # gru_gates' step
         case["t"] = t
     return case
 
 
-# --- Exercise 6.6: step t's r and z by graph name ---------------------------------------------
+# --- gru_gates: step t's r and z by graph name -----------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
@@ -690,7 +739,7 @@ def gate_tensors(D: int, H: int, T: int) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def _gates_oracle(case: Case) -> Any:
+def _gates_oracle(case: GruTrial) -> Parts:
     """Fetch step t's r and z (found by their roles) from a FRESH real graph (static_rnn, zero
     state) with the case's weights, fed the case's inputs."""
     names = gate_tensors(case["D"], case["H"], case["T"])[case["t"]]
@@ -698,7 +747,7 @@ def _gates_oracle(case: Case) -> Any:
                          _tf1_weights(case), mode="static", fetch=names)[2:])
 
 
-def _gates_reference(case: Case) -> Any:
+def _gates_reference(case: GruTrial) -> Parts:
     """r and z at step t (instructor-side): the run up to t, then that step's gates."""
     weights, h = _weights(case), case["h"]
     if case["t"]:
@@ -710,7 +759,7 @@ def _gates_reference(case: Case) -> Any:
     return found["r"], found["z"]
 
 
-gru_gates = Exercise(
+gru_gates = Exercise[GruTrial](
     name="gru_gates",
     task="(r, z): two arrays (B, H), the reset and update gates' values at step t, fetched "
     "from the session with `inputs` fed to the placeholder 'x:0'",
@@ -747,12 +796,12 @@ gru_gates = Exercise(
         Mistake(
             "`split_0` does not exist: TensorFlow gives the first op of a name no "
             "suffix.",
-            perturb=_raising("split_0"),
+            perturb=raising("split_0"),
             raises=names_split_0,
         ),
         Mistake(
             "the placeholder 'x:0' is not fed: session.run needs the inputs for it.",
-            perturb=_raising(NOT_FED), raises=_says(NOT_FED),
+            perturb=raising(NOT_FED), raises=says(NOT_FED),
         ),
         not_from_api(
             f"the gates' values {NOT_FETCHED}: the exercise is to read step t's r and z "
@@ -762,10 +811,10 @@ gru_gates = Exercise(
 )
 
 
-# --- Exercise 6.7: a Keras GRU from a live TF1 session ----------------------------------------
+# --- keras_gru_from_session: a Keras GRU from a live TF1 session -----------------------------
 
 
-def _sequence_oracle(case: Case) -> Any:
+def _sequence_oracle(case: GruTrial) -> np.ndarray:
     """TF1's real GRUCell over the inputs (dynamic_rnn, zero state); a case moved to Keras'
     reset_after=True form (a mistake's) runs the real Keras GRU instead."""
     if case.get("form") == "keras_after":
@@ -773,7 +822,7 @@ def _sequence_oracle(case: Case) -> Any:
     return run_tf1_gru(case["inputs"], case["h"], *_tf1(case))[0]
 
 
-def _sequence_reference(case: Case) -> Any:
+def _sequence_reference(case: GruTrial) -> np.ndarray:
     if case.get("form") == "keras_after":
         step = ref.gru_cell(ref.keras_gru_step, *_weights(case))
     else:
@@ -781,7 +830,7 @@ def _sequence_reference(case: Case) -> Any:
     return ref.unroll(step, case["inputs"], case["h"])[0]
 
 
-#: 6.7's answer must come from a Keras 3 GRU built in the learner's function (issue 35: an
+#: keras_gru_from_session's answer must come from a Keras 3 GRU built in the learner's function (issue 35: an
 #: answer that returned TF1's own outputs, or a NumPy unroll, earned full marks)
 NO_LAYER = "no Keras 3 GRU layer was built"
 NOT_ITS_OUTPUTS = "are not the outputs of the Keras 3 GRU built"
@@ -812,11 +861,11 @@ def _built_gru_cells(fn: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]
     return result, made
 
 
-def _from_built_layer(fn: Callable[..., Any], case: Case) -> Any:
-    """6.7's call: the learner's outputs, provided a Keras 3 GRU was built in the function and,
-    run again here over the inputs from the zero state, gives those outputs (so the layer
-    holds weights that compute them). Outputs of another shape (time-major) are left to the
-    comparison with TF1's, which names them."""
+def _from_built_layer(fn: Callable[..., Any], case: GruTrial) -> Any:
+    """keras_gru_from_session's call: the learner's outputs, provided a Keras 3 GRU was built
+    in the function and, run again here over the inputs from the zero state, gives those
+    outputs (so the layer holds weights that compute them). Outputs of another shape
+    (time-major) are left to the comparison with TF1's, which names them."""
     inputs = np.array(case["inputs"], copy=True)  # as given (the function may change its own)
     outputs, cells = _built_gru_cells(
         lambda: _with_session(fn, live_session(case), case["inputs"]))
@@ -837,7 +886,7 @@ def _from_built_layer(fn: Callable[..., Any], case: Case) -> Any:
                      "again over the inputs from the zero state, it gives others)")
 
 
-keras_gru_from_session = Exercise(
+keras_gru_from_session = Exercise[GruTrial](
     name="keras_gru_from_session",
     task="outputs (B, T, H) of a Keras 3 GRU holding the weights of the session's TF1 "
     "GRUCell (read by their names), run over `inputs`: equal to TF1's",
@@ -869,12 +918,12 @@ keras_gru_from_session = Exercise(
             f"{NO_LAYER} in the function: the exercise is to move the weights into a Keras "
             "layer, so the outputs must come from a Keras 3 GRU holding them, not from the "
             "session's own outputs or a NumPy loop.",
-            perturb=_raising(NO_LAYER), raises=_says(NO_LAYER),
+            perturb=raising(NO_LAYER), raises=says(NO_LAYER),
         ),
         Mistake(
             f"the outputs returned {NOT_ITS_OUTPUTS} in the function: return what that "
             "layer gives over `inputs`.",
-            perturb=_raising(NOT_ITS_OUTPUTS), raises=_says(NOT_ITS_OUTPUTS),
+            perturb=raising(NOT_ITS_OUTPUTS), raises=says(NOT_ITS_OUTPUTS),
         ),
     ),
 )

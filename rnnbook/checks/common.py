@@ -39,13 +39,45 @@ import dataclasses
 import functools
 import inspect
 import re
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence, TypedDict, Unpack
 
 import numpy as np
 
 from rnnbook import reference as ref  # instructor-side: use only inside function bodies
-from rnnbook.exercise import Mistake
-from rnnbook.plaindata import Case
+from rnnbook.exercise import C, Mistake
+from rnnbook.plaindata import Raised
+
+# ---------------------------------------------------------------------------------------------
+# Types the chapters share. Each exercise's trial is a TypedDict of its own in its chapter's
+# module (its keys, with their shapes in comments): a plain dict at run time, so the generic
+# machinery (rnnbook.plaindata, rnnbook.diagnose, the grader's wire) handles it as it is.
+
+#: any exercise's trial, as a helper that several exercises share reads it
+Trial = Mapping[str, Any]
+#: a knob model (``model(case, **change)``) or an answer made from a case: its value is
+#: passed on as it stands
+Model = Callable[..., object]
+#: a knob model whose answer is a tuple of arrays, (W, U, ...) or (c, h)
+PartsModel = Callable[..., tuple[np.ndarray, ...]]
+
+
+class Change(TypedDict, total=False):
+    """A mistake as the right answer on a changed case and/or changed after: the
+    :class:`~rnnbook.exercise.Mistake` fields ``perturb`` and ``after`` (``right``, the right
+    answer as plain data, is read by index)."""
+
+    perturb: Callable[[Trial], Trial]
+    after: Callable[[Trial, Any], object]
+
+
+class Variants(TypedDict, total=False):
+    variants: tuple[Model, ...]  # other ways to write the same mistake
+
+
+class MistakeOptions(Variants, total=False):
+    """What a family of mistakes passes on to its :class:`~rnnbook.exercise.Mistake`."""
+
+    raises: Callable[..., bool]  # (case, Raised): whether the error is this mistake's
 
 # ---------------------------------------------------------------------------------------------
 # Case helpers (learner side: NumPy only)
@@ -57,7 +89,7 @@ LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
 TF1_TO_KERAS = (0, 2, 1, 3)  # i, j, f, o -> i, f, g, o (the same swap goes back; g is TF1's j)
 
 
-def reorder_blocks(a: np.ndarray, order: Any, axis: int = -1) -> np.ndarray:
+def reorder_blocks(a: np.ndarray, order: Sequence[int], axis: int = -1) -> np.ndarray:
     """Reorder the four gate blocks of ``a`` along ``axis``: ``order`` lists old block indices
     (:data:`TF1_TO_KERAS`). The learner side's :func:`rnnbook.reference.reorder`."""
     parts = np.split(a, 4, axis=axis)
@@ -65,7 +97,7 @@ def reorder_blocks(a: np.ndarray, order: Any, axis: int = -1) -> np.ndarray:
 
 
 def tf1_to_keras_weights(kernel: np.ndarray, bias: np.ndarray, forget_bias: float,
-                         depth: int) -> Any:
+                         depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keras 3 LSTM weights ``(kernel (D, 4H), recurrent_kernel (H, 4H), bias (4H,))`` that
     compute what a TF1 BasicLSTMCell / LSTMCell with ``kernel`` (D + H, 4H), ``bias`` and
     ``forget_bias`` computes: blocks i, j, f, o reordered to i, f, g, o, forget_bias folded into
@@ -85,52 +117,77 @@ def tf1_to_keras_weights(kernel: np.ndarray, bias: np.ndarray, forget_bias: floa
 # names_split_0 is the ``raises`` of the mistake "split_0" in Chapters 2 and 5
 
 
-def names_split_0(case: Case, got: Any) -> bool:
+def names_split_0(case: Trial, got: Raised) -> bool:
     """Whether ``got`` (a :class:`~rnnbook.plaindata.Raised`) is TensorFlow's error for a name
     with ``split_0`` in it, on a step-0 case (or a case of every step): the graph has none
     (static_rnn names step 0's Split `split`, step t's `split_t`)."""
     return case.get("t", 0) == 0 and "split_0" in got.message
 
 
-def keras_order(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def raising(message: str) -> Callable[[Trial], NoReturn]:
+    """``perturb=`` of a mistake that shows only as an error (a name not in the graph, an
+    unfed placeholder): its model raises it, where the learner's code raises, and ``raises=``
+    (:func:`says`) names it."""
+    def perturb(case: Trial) -> NoReturn:
+        raise ValueError(message)
+    return perturb
+
+
+def says(words: str) -> Callable[[Trial, Raised], bool]:
+    """``raises=``: whether the error's message holds ``words``."""
+    return lambda case, got: words in got.message
+
+
+def keras_order(sentence: str, model: Model,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """The gate blocks read in Keras' order i, f, g, o where TF1's is i, j, f, o (``options``:
     the Mistake's other fields, such as ``variants``)."""
     return Mistake(sentence, lambda c: model(c, order=ref.KERAS), **options)
 
 
-def forget_bias_hard_coded(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def forget_bias_hard_coded(sentence: str, model: Model,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """``forget_bias`` taken as its default 1.0 whatever the cell was built with."""
     return Mistake(sentence, lambda c: model(c, forget_bias=1.0), **options)
 
 
-def forget_bias_left_out(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def forget_bias_left_out(sentence: str, model: Model,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """``forget_bias`` left out (TF1 adds it at run time; it is not in the bias variable)."""
     return Mistake(sentence, lambda c: model(c, forget_bias=0.0), **options)
 
 
-def forget_bias_twice(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def forget_bias_twice(sentence: str, model: Model,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """``forget_bias`` added twice (once as if it were in the bias, once at run time)."""
     return Mistake(sentence, lambda c: model(c, forget_bias=2 * c["forget_bias"]), **options)
 
 
-def split_at_h(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def split_at_h(sentence: str, model: Model,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """The kernel split at row H instead of row D (input_depth), as if the cell concatenated
     [h, x]: ``model(case, at=row)`` splits the kernel's rows at ``row``."""
     return Mistake(sentence, lambda c: model(c, at=c["H"]), **options)
 
 
-def w_and_u_swapped(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def w_and_u_swapped(sentence: str, model: PartsModel,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """W (the kernel's first D rows: they multiply x) and U (the last H rows: they multiply h)
     returned the other way round: ``model(case)`` is the right ``(W, U, ...)``."""
-    return Mistake(sentence, lambda c: (lambda W, U, *rest: (U, W, *rest))(*model(c)), **options)
+    def swapped(parts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        return (parts[1], parts[0], *parts[2:])
+
+    return Mistake(sentence, lambda c: swapped(model(c)), **options)
 
 
-def not_carried(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def not_carried(sentence: str, model: Model,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """The state not carried over time: every step starts from the initial state."""
     return Mistake(sentence, lambda c: model(c, carry=False), **options)
 
 
-def parts_swapped(sentence: str, model: Callable[..., Any], **options: Any) -> Mistake:
+def parts_swapped(sentence: str, model: PartsModel,
+                **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """The two parts of a pair answer, (c, h) or (c, m), returned the other way round:
     ``model(case)`` is the right pair."""
     return Mistake(sentence, lambda c: model(c)[::-1], **options)
@@ -142,7 +199,7 @@ def parts_swapped(sentence: str, model: Callable[..., Any], **options: Any) -> M
 
 
 def keras_order_case(sentence: str, keys: Sequence[str] = ("kernel", "bias"),
-                     **options: Any) -> Mistake:
+                     **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """The gate blocks read in Keras' order i, f, g, o where TF1's is i, j, f, o: the right
     answer on the case whose ``keys`` (arrays of four gate blocks on their last axis) have
     blocks j and f swapped (reading i, f, g, o from TF1's blocks is reading TF1's order from
@@ -151,40 +208,46 @@ def keras_order_case(sentence: str, keys: Sequence[str] = ("kernel", "bias"),
         **c, **{key: reorder_blocks(c[key], TF1_TO_KERAS) for key in keys}}, **options)
 
 
-def forget_bias_case(sentence: str, value: Callable[..., Any], **options: Any) -> Mistake:
+def forget_bias_case(sentence: str, value: Callable[[C], float],
+                     **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """A wrong ``forget_bias``: the right answer on the case whose ``forget_bias`` is
     ``value(case)`` (1.0 hard-coded, 0 left out, twice the case's added twice)."""
     return Mistake(sentence, perturb=lambda c: {**c, "forget_bias": value(c)}, **options)
 
 
-def forget_bias_hard_coded_case(sentence: str, **options: Any) -> Mistake:
+def forget_bias_hard_coded_case(sentence: str,
+        **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """``forget_bias`` taken as its default 1.0 whatever the cell was built with."""
     return forget_bias_case(sentence, lambda c: 1.0, **options)
 
 
-def forget_bias_left_out_case(sentence: str, **options: Any) -> Mistake:
+def forget_bias_left_out_case(sentence: str,
+        **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """``forget_bias`` left out (TF1 adds it at run time; it is not in the bias variable)."""
     return forget_bias_case(sentence, lambda c: 0.0, **options)
 
 
-def forget_bias_twice_case(sentence: str, **options: Any) -> Mistake:
+def forget_bias_twice_case(sentence: str,
+        **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """``forget_bias`` added twice (once as if it were in the bias, once at run time)."""
     return forget_bias_case(sentence, lambda c: 2 * c["forget_bias"], **options)
 
 
-def w_and_u_swapped_after(sentence: str, **options: Any) -> Mistake:
+def w_and_u_swapped_after(sentence: str,
+        **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """W and U returned the other way round: the right ``(W, U, ...)`` with its first two
     parts swapped."""
     return Mistake(sentence, after=lambda c, right: [right[1], right[0], *right[2:]],
                    **options)
 
 
-def parts_swapped_after(sentence: str, **options: Any) -> Mistake:
+def parts_swapped_after(sentence: str,
+        **options: Unpack[MistakeOptions]) -> Mistake[C]:
     """The two parts of a pair answer, (c, h) or (c, m), returned the other way round."""
     return Mistake(sentence, after=lambda c, right: right[::-1], **options)
 
 
-def _rows_mismatch(case: Case, got: Any) -> bool:
+def _rows_mismatch(case: Trial, got: Raised) -> bool:
     """Whether ``got`` is NumPy's error for a (B, D) array meeting H rows of the kernel (or a
     (B, H) one meeting D rows): ``@`` says "size H is different from D", ``np.dot`` "D (dim 1)
     != H (dim 0)"."""
@@ -193,13 +256,14 @@ def _rows_mismatch(case: Case, got: Any) -> bool:
     return found is not None and {int(found[1]), int(found[2])} == {case["D"], case["H"]}
 
 
-def _square_only(case: Case) -> Any:
+def _square_only(case: C) -> C:
     if case["D"] != case["H"]:
         raise ValueError(f"matmul: size {case['H']} is different from {case['D']}")
     return case
 
 
-def split_at_h_raises(sentence: str, **options: Any) -> Mistake:
+def split_at_h_raises(sentence: str,
+        **options: Unpack[Variants]) -> Mistake[C]:
     """The kernel's rows split at H with x still first (``x @ kernel[:H] + h @ kernel[H:]``):
     right where D == H, NumPy's shape error wherever D != H, which names it
     (:func:`_rows_mismatch`)."""
@@ -314,19 +378,6 @@ def _all_among(numbers: np.ndarray, values: np.ndarray) -> bool:
     at = np.searchsorted(padded, numbers)  # padded[at - 1] <= number <= padded[at]
     nearest = np.minimum(np.abs(padded[at - 1] - numbers), np.abs(padded[at] - numbers))
     return bool((nearest <= FROM_API_ATOL + FROM_API_RTOL * np.abs(numbers)).all())
-
-
-def raising(message: str) -> Callable[..., Any]:
-    """A mistake that shows only as an error: its model (a ``perturb=``) raises it, where the
-    learner's code raises, and :func:`says` names it."""
-    def perturb(case: Case) -> Case:
-        raise ValueError(message)
-    return perturb
-
-
-def says(words: str) -> Callable[..., bool]:
-    """``raises=``: the error's message holds ``words``."""
-    return lambda case, got: words in got.message
 
 
 def not_from_api(sentence: str, words: str) -> Mistake:
