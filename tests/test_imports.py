@@ -86,6 +86,13 @@ def test_no_import_cycle_in_the_package():
     assert cycle is None, "an import cycle (lazy imports included): " + " -> ".join(cycle)
 
 
+def test_only_the_chapters_import_the_figures():
+    """``rnnbook.plots`` (matplotlib) is the chapters' own: no module of the package imports
+    it, so a check, a grading child or the zygote never loads matplotlib (README's Layout)."""
+    importers = sorted(name for name, after in graph().items() if "rnnbook.plots" in after)
+    assert not importers, f"rnnbook.plots is imported by {importers}"
+
+
 def test_the_learners_record_is_the_bottom_layer():
     """rnnbook/record.py needs the standard library only: a chapter's ``check``
     (rnnbook/exercise.py) writes to it, ``rnnbook.progress()`` hands it the chapters'
