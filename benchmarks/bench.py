@@ -44,7 +44,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -52,6 +51,7 @@ import nbformat  # noqa: E402
 
 from rnnbook import checks, source  # noqa: E402
 from rnnbook.environment import TF_ENV  # noqa: E402
+from rnnbook.grading import release  # noqa: E402
 from rnnbook.grading.procs import descendants, rss_mb, tree_rss_mb  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions"
@@ -209,16 +209,7 @@ def gradescope_root(stem, tmp, seeded):
     subprocess.run([sys.executable, "-m", "rnnbook.grading.release", "autograder", "--chapter",
                     stem, *(["--seed", SEED] if seeded else []), *LIMITS, "--out", str(bundle)],
                    cwd=ROOT, env=ENV, check=True, capture_output=True)
-    root = tmp / name
-    with zipfile.ZipFile(bundle) as z:
-        for info in z.infolist():
-            target = root / "source" / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(z.read(info))
-            os.chmod(target, (info.external_attr >> 16) & 0o777 or 0o644)
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
-    for folder in ("submission", "results"):
-        (root / folder).mkdir()
+    root = release.unpack_as_gradescope(bundle, tmp / name)
     (root / "submission" / f"{stem}.ipynb").write_text(submission(stem))
     return root
 

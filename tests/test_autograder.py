@@ -32,19 +32,7 @@ SOLUTION = ROOT / "solutions" / f"{STEM}.ipynb"
 LEARNER = ROOT / "notebooks" / f"{STEM}.ipynb"
 
 
-def unpack(bundle, root):
-    """Unpack like Gradescope: ``root/source/...`` from the zip, file modes kept, and
-    ``root/run_autograder`` a copy of the bundle's; empty ``submission/`` and ``results/``."""
-    with zipfile.ZipFile(bundle) as z:
-        for info in z.infolist():
-            target = root / "source" / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(z.read(info))
-            os.chmod(target, (info.external_attr >> 16) & 0o777 or 0o644)
-    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
-    (root / "submission").mkdir()
-    (root / "results").mkdir()
-    return root
+unpack = release.unpack_as_gradescope  # as Gradescope unpacks a bundle
 
 
 def run_autograder(root, python=sys.executable):

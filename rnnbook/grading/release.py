@@ -137,6 +137,22 @@ def _add(bundle: zipfile.ZipFile, name: str, data: bytes | str,
     bundle.writestr(info, data)
 
 
+def unpack_as_gradescope(bundle: pathlib.Path, root: pathlib.Path) -> pathlib.Path:
+    """The bundle unpacked as Gradescope unpacks it: ``root/source/...`` from the zip, file
+    modes kept, ``root/run_autograder`` a copy of the bundle's, empty ``submission/`` and
+    ``results/`` (the tests and ``make bench``'s cold rows use it); returns ``root``."""
+    with zipfile.ZipFile(bundle) as z:
+        for info in z.infolist():
+            target = root / "source" / info.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(info))
+            target.chmod((info.external_attr >> 16) & 0o777 or 0o644)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    return root
+
+
 def autograder(out: str | pathlib.Path, chapter: str | None,
                **settings: Any) -> pathlib.Path:
     """Write the Gradescope bundle to ``out`` (a .zip) for ``chapter``, with the
