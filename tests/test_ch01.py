@@ -134,7 +134,8 @@ def test_by_hand_exercises_refuse_tensorflow():
 def test_every_design_has_the_structure_the_mistakes_need():
     """D > H, D < H and D == H in every by-hand exercise (D != H and D == H in the API ones,
     whose trials are few because each costs TensorFlow calls); B = 1, T >= 2 where there is
-    time; a nonzero bias and a nonzero h0."""
+    time (and at most one trial of one step, such as rnn_unroll's near tanh's centre, where a
+    float16 state shows); a nonzero bias and a nonzero h0."""
     for ex in CHAPTER.exercises:
         for seed in range(20):
             cases = CHAPTER.cases(ex.name, seed)
@@ -144,7 +145,10 @@ def test_every_design_has_the_structure_the_mistakes_need():
                 if "bias" in c:
                     assert np.all(c["bias"] != 0)
                 if "T" in c:
-                    assert c["T"] >= 2 and np.all(c["h0"] != 0)
+                    assert c["T"] >= 1 and np.all(c["h0"] != 0)
+            timed = [c["T"] for c in cases if "T" in c]
+            if timed:
+                assert sum(T == 1 for T in timed) <= 1 and max(timed) >= 2, (ex.name, timed)
             if "x" in cases[0] or "inputs" in cases[0]:
                 assert any(c["B"] == 1 for c in cases), ex.name
 
