@@ -37,6 +37,7 @@ from rnnbook import graphs
 from rnnbook import reference as ref
 from rnnbook.checks.common import (
     ApiCall,
+    LstmRunTrial,
     Trial,
     forget_bias_hard_coded_case,
     forget_bias_left_out_case,
@@ -92,18 +93,11 @@ class WeightsTrial(TypedDict):
     bias: np.ndarray  # (4H,)
 
 
-class SessionTrial(TypedDict):
+class SessionTrial(LstmRunTrial):
     """gate_preactivations' and gate_activations' trial: a live session's graph and weights
     (a mistake's case may be a batch of one-step sequences)."""
 
-    B: int
-    T: int
-    D: int
-    H: int
     forget_bias: float
-    inputs: np.ndarray  # (B, T, D)
-    kernel: np.ndarray  # (D + H, 4H)
-    bias: np.ndarray  # (4H,)
     t: NotRequired[int]  # gate_preactivations' step
 
 

@@ -39,6 +39,7 @@ from rnnbook import reference as ref
 from rnnbook.checks.ch02 import NOT_FETCHED, _fetched  # a session's answer, fetched
 from rnnbook.checks.common import (
     TF1_TO_KERAS,
+    LstmRunTrial,
     Trial,
     api_answer,
     forget_bias_hard_coded,
@@ -88,17 +89,10 @@ class LstmStepTrial(TypedDict):
     f_grad: NotRequired[str]  # a mistake's changed cell (_changed_tf)
 
 
-class ByNameTrial(TypedDict):
+class ByNameTrial(LstmRunTrial):
     """split_grad_by_name's trial: the graph's shape, the step, weights and upstream."""
 
-    B: int
-    T: int
-    D: int
-    H: int
     t: int
-    inputs: np.ndarray  # (B, T, D)
-    kernel: np.ndarray  # (D + H, 4H)
-    bias: np.ndarray  # (4H,)
     doutputs: np.ndarray  # (B, T, H): the loss is sum(outputs * doutputs)
 
 

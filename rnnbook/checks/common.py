@@ -124,6 +124,18 @@ def names_split_0(case: Trial, got: Raised) -> bool:
     return case.get("t", 0) == 0 and "split_0" in got.message
 
 
+class LstmRunTrial(TypedDict):
+    """What a trial of a real LSTM run over a batch holds (Chapters 2 and 5 add their own)."""
+
+    B: int
+    T: int
+    D: int
+    H: int
+    inputs: np.ndarray  # (B, T, D)
+    kernel: np.ndarray  # (D + H, 4H)
+    bias: np.ndarray  # (4H,)
+
+
 def raising(message: str) -> Callable[[Trial], NoReturn]:
     """``perturb=`` of a mistake that shows only as an error (a name not in the graph, an
     unfed placeholder): its model raises it, where the learner's code raises, and ``raises=``
