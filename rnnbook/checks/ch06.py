@@ -56,7 +56,6 @@ from rnnbook.oracles import (
     load_weights,
     quick_session,
     run_keras_gru,
-    run_tf1,
     run_tf1_gru,
     tensorflow,
 )
@@ -739,12 +738,23 @@ def gate_tensors(D: int, H: int, T: int) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+@functools.lru_cache(maxsize=None)
+def _oracle_session(D: int, H: int, T: int) -> tuple[Any, Any]:
+    """The oracle's own session over TF1's GRUCell graph (static_rnn, zero state) for one
+    shape, and its variables: built once per shape and process, apart from the learner's
+    (:func:`live_session`), which the learner's function may close or add ops to."""
+    graph = _gru_graph(D, H, T)
+    return quick_session(graph), graph.get_collection("variables")
+
+
 def _gates_oracle(case: GruTrial) -> Parts:
-    """Fetch step t's r and z (found by their roles) from a FRESH real graph (static_rnn, zero
-    state) with the case's weights, fed the case's inputs."""
+    """Fetch step t's r and z (found by their roles) from the oracle's own real graph with the
+    case's weights loaded, fed the case's inputs."""
     names = gate_tensors(case["D"], case["H"], case["T"])[case["t"]]
-    return tuple(run_tf1(lambda: gru_cell()(case["H"]), case["inputs"], None,
-                         _tf1_weights(case), mode="static", fetch=names)[2:])
+    session, variables = _oracle_session(case["D"], case["H"], case["T"])
+    load_weights(session, variables, _tf1_weights(case))
+    inputs = np.asarray(case["inputs"], np.float32)  # (B, T, D)
+    return tuple(session.run(list(names), {"x:0": inputs}))
 
 
 def _gates_reference(case: GruTrial) -> Parts:
