@@ -319,12 +319,14 @@ def shifted(value):
 
 
 def test_gradescope_starts_the_zygotes_before_its_own_imports(tmp_path):
-    """Gradescope's side imports none of the grader's heavy modules before it has started the
+    """Gradescope's side imports none of the grader's heavy modules (not even NumPy: checking
+    the bundle's settings would, so the zygotes start before that) before it has started the
     bundle's chapter's zygotes (procs.Early), and the run takes them: the profile shows both
     zygotes started before the grader read the submission, and none started again."""
     bare = subprocess.run(
         [sys.executable, "-c", "import sys, rnnbook.grading.gradescope as g; print(sorted("
-         "m for m in ('nbformat', 'rnnbook.checks', 'rnnbook.grading.run', 'tensorflow') "
+         "m for m in ('nbformat', 'numpy', 'rnnbook.checks', 'rnnbook.grading.run', "
+         "'tensorflow') "
          "if m in sys.modules))"], capture_output=True, text=True, cwd=ROOT, check=True)
     assert bare.stdout.split() == ["[]"], bare.stdout
     root = unpack(release.autograder(tmp_path / "a.zip", chapter=STEM), tmp_path / "ag")

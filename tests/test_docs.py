@@ -114,8 +114,9 @@ def test_the_instructors_figures_are_the_latest_bench_and_said_once():
     assert {row[0]: (row[1], row[2]) for row in rows} == costs
     measured = INSTRUCTORS.split("**Measured**", 1)[1].split("\n## ", 1)[0]
     assert f"`import tensorflow` {yardstick}" in measured
-    for one_more, _ in costs.values():
-        assert INSTRUCTORS.count(one_more) == 1, one_more  # one place for the lead to update
+    figures = [one_more for one_more, _ in costs.values()]
+    for one_more in figures:  # one place for the lead to update (two chapters may tie)
+        assert INSTRUCTORS.count(one_more) == figures.count(one_more), one_more
     outside = re.sub(r"```.*?```", "", INSTRUCTORS.replace(measured, ""), flags=re.DOTALL)
     stray = re.search(r".*\b\d+(\.\d+)? s\b.*", outside)  # example outputs aside
     assert not stray, f"a timing figure outside the Measured block: {stray.group(0)}"

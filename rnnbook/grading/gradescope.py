@@ -139,25 +139,41 @@ def run(root: str | pathlib.Path, profiled: bool = False) -> Report:
         lock(root / "source")
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
+    early = _early(_bundle_chapter(root / "source"))  # first: their imports overlap the rest
     try:
-        config = settings(root / "source")
-    except ValueError as error:
-        report = failed(f"the bundle's settings are wrong ({error}); tell your "
-                        "instructor")
-    else:
-        report = _graded(root, dataclasses.replace(config, profile=profiled))
+        try:
+            config = settings(root / "source")
+        except ValueError as error:
+            report = failed(f"the bundle's settings are wrong ({error}); tell your "
+                            "instructor")
+        else:
+            report = _graded(root, dataclasses.replace(config, profile=profiled), early)
+    finally:
+        if early:  # (the run took and closed those it needed)
+            early.close()
+            shutil.rmtree(early.work, ignore_errors=True)
     (results_dir / "results.json").write_text(report.json_text())
     return report
 
 
-def _graded(root: pathlib.Path, config: Config) -> Report:
+def _graded(root: pathlib.Path, config: Config, early: procs.Early | None) -> Report:
     notebook, note = pick(root / "submission", config.chapter)
     if notebook is None:
         return failed(note, config.seed, config.chapter)
-    report = _grade(notebook, config, root / "source" / EXERCISES)
+    report = _grade(notebook, config, root / "source" / EXERCISES, early)
     if note:
         report = dataclasses.replace(report, output=f"{note}\n{report.output}")
     return report
+
+
+def _bundle_chapter(source: pathlib.Path) -> str | None:
+    """The chapter the bundle's settings name, read as plain JSON before they are checked
+    (checking them imports the chapters' list, and so NumPy: the zygotes start first)."""
+    try:
+        chapter = json.loads((source / SETTINGS).read_text()).get("chapter")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return chapter if isinstance(chapter, str) else None
 
 
 def _early(chapter: str | None) -> procs.Early | None:
@@ -171,8 +187,8 @@ def _early(chapter: str | None) -> procs.Early | None:
         return None
 
 
-def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path) -> Report:
-    early = _early(config.chapter)  # first: their imports overlap the grader's own
+def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path,
+           early: procs.Early | None) -> Report:
     work = pathlib.Path(tempfile.mkdtemp(prefix="rnnbook-gradescope-"))
     try:
         from rnnbook.grading import cli
@@ -191,9 +207,6 @@ def _grade(notebook: pathlib.Path, config: Config, table: pathlib.Path) -> Repor
                           config.seed, config.chapter)
         return Report.from_json(path)
     finally:
-        if early:  # (the run took and closed those it needed)
-            early.close()
-            shutil.rmtree(early.work, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
 
 
