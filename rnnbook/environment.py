@@ -257,6 +257,9 @@ def _first_graph_run_quietly(tf: types.ModuleType) -> None:
 
 
 _said_on_gpu = False
+#: :func:`setup` imports Keras 3 (and seeds it). Only a grading child of a chapter that never
+#: uses Keras 3 has it False (its zygote sets it: ``Chapter.keras3``); a notebook keeps it.
+KERAS3 = True
 #: said once by :func:`setup` where TensorFlow sees a GPU (nothing is said on a CPU)
 ON_GPU = "rnnbook: GPU found; TF32 off, ops deterministic: the numbers are a CPU's"
 
@@ -294,11 +297,14 @@ def setup(seed: int = 0, tensorflow: bool = True) -> types.ModuleType | None:
     if not tensorflow:
         return None
     tf = import_tensorflow()
-    keras = import_keras()
+    keras = import_keras() if KERAS3 or "keras" in sys.modules else None
     _first_graph_run_quietly(tf)
     global _said_on_gpu
     if same_numbers(tf) and not _said_on_gpu:
         print(ON_GPU)
         _said_on_gpu = True  # once per process, not at every re-run of the set-up cell
-    keras.utils.set_random_seed(seed)  # seeds random, NumPy, TensorFlow and Keras 3
+    if keras is not None:
+        keras.utils.set_random_seed(seed)  # seeds random, NumPy, TensorFlow and Keras 3
+    else:
+        tf.random.set_seed(seed)  # (random and NumPy: above)
     return tf

@@ -186,6 +186,10 @@ class Chapter:
     number: int
     stem: str  # "01-basic-rnn-cell": ties book/, solutions/ and notebooks/ together
     exercises: list = field(default_factory=list)
+    #: a grading child uses Keras 3 (an exercise builds a Keras 3 layer, or the notebook
+    #: imports it): the TensorFlow zygote imports it once before it forks. False: the child's
+    #: ``rnnbook.setup()`` leaves it out too (a second or more of a cold start)
+    keras3: bool = True
 
     def __post_init__(self):
         for k, ex in enumerate(self.exercises, 1):

@@ -48,6 +48,22 @@ def test_each_mistake_sentence_is_unique(stem):
         assert len(sentences) == len(set(sentences)), f"{ex.name}: a sentence is repeated"
 
 
+@pytest.mark.parametrize("stem", list(checks.CHAPTERS))
+def test_a_chapter_without_keras_3_never_reaches_for_it(stem):
+    """``Chapter.keras3`` False (its grading zygote leaves Keras 3 out, and so does the child's
+    ``rnnbook.setup()``) only where nothing of the chapter uses Keras 3: its checks never ask
+    for it, its solution and learner notebooks never import it. (True is always safe: the
+    flag only saves a cold start the import.)"""
+    if checks.load(stem).keras3:
+        return
+    module = ROOT / "rnnbook" / "checks" / f"ch{stem[:2]}.py"
+    for path in (module, ROOT / "solutions" / f"{stem}.ipynb",
+                 ROOT / "notebooks" / f"{stem}.ipynb"):
+        text = path.read_text()
+        for use in ("keras3()", "import keras", "from keras", 'import_module("keras")'):
+            assert use not in text, f"{path.name} uses Keras 3 ({use}): set keras3=True"
+
+
 def test_exercise_names_are_unique_in_the_book():
     """Trials are seeded by exercise name, so a name may not stand twice."""
     names = [name for _, name in EXERCISES]

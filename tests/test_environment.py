@@ -35,6 +35,26 @@ def test_setup_loads_the_legacy_cells_quietly_and_seeds():
 
 
 @pytest.mark.slow
+def test_a_grading_child_of_a_chapter_without_keras_3_sets_up_without_it():
+    """With ``environment.KERAS3`` False (the zygote of a chapter whose children never use
+    Keras 3 sets it) setup() neither imports Keras 3 nor forgets to seed TensorFlow; a
+    notebook (KERAS3 True) gets Keras 3 imported and seeded as before."""
+    done = run(
+        "import sys, rnnbook, rnnbook.environment as env\n"
+        "env.KERAS3 = False\n"
+        "tf = rnnbook.setup(seed=3)\n"
+        "a = tf.random.uniform((3,)).numpy()\n"
+        "print('keras' in sys.modules)\n"
+        "rnnbook.setup(seed=3)\n"
+        "print((a == tf.random.uniform((3,)).numpy()).all())\n"
+        "env.KERAS3 = True\n"
+        "rnnbook.setup(seed=3)\n"
+        "print('keras' in sys.modules)\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"]
+
+
+@pytest.mark.slow
 def test_setup_after_tensorflow_says_so_in_one_sentence():
     late = run("import tensorflow\nimport rnnbook\nrnnbook.setup()\n")
     assert late.returncode != 0

@@ -5,7 +5,8 @@
 
 Started by the grader (:mod:`rnnbook.grading.procs`) with a minimal environment. The ``numpy``
 zygote's import path is the standard library and a folder holding only NumPy; the ``tf`` zygote
-imports TensorFlow, Keras and rnnbook's learner side (exercise, compare, byhand, memo,
+imports TensorFlow, Keras 3 (unless no chapter's children use it: ``Chapter.keras3``) and
+rnnbook's learner side (exercise, compare, byhand, memo,
 plaindata, checks, oracles), with
 ``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first. Of the
 chapters it keeps only a *caller* per exercise (its name, its kind and its ``call``, which builds
@@ -105,17 +106,23 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
         _stub_module(f"rnnbook.{name}", stub)
     environment.import_tensorflow()
     since = _timed("import TensorFlow", since)
-    environment.import_keras()
-    since = _timed("import Keras 3", since)
     import rnnbook.exercise  # noqa: F401
     from rnnbook import checks
     from rnnbook.oracles import warm_imports
 
-    warm_imports()  # what every child would import again on first use (imports only: no thread)
-    since = _timed("rnnbook, warm imports", since)
     for stem in stems:
         checks.load(stem)  # imports the chapter's module
         since = _timed(f"import the checks of {stem}", since)
+    if any(checks.load(stem).keras3 for stem in stems):
+        # not import_heavy: its gc.freeze() would keep the chapters' objects, loaded above, out
+        # of the collection that must free them before the first fork (all is frozen below)
+        environment.call_with_roomy_stack(importlib.import_module, "keras")
+        since = _timed("import Keras 3", since)
+    else:  # no child needs it: the learner's rnnbook.setup() leaves it out too
+        environment.KERAS3 = False
+    warm_imports()  # what every child would import again on first use (imports only: no thread)
+    since = _timed("rnnbook, warm imports", since)
+    for stem in stems:
         if _prebuild(sys.modules[checks.CHAPTERS[stem]]):
             since = _timed(f"prebuild {stem}'s graphs", since)
     callers, secrets = callers_only({stem: checks.load(stem) for stem in stems})
@@ -124,6 +131,7 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
     if alive:
         raise RuntimeError("the exercises' oracles would be in reach of the child: "
                            + ", ".join(alive[:5]))
+    gc.freeze()  # (Keras 3, the warm imports, the callers: out of the children's collections)
     _timed("callers only, no oracle in reach", since)
     return callers
 
