@@ -15,17 +15,25 @@ in ONE sentence that names what is wrong, never the code to write:
   changed (:class:`Probe`, declared on the exercise: ``h`` set to zero, one block of the bias
   changed, one batch row changed), answered by the learner's function and by the oracle, each in
   its own process in the grader (no expected value enters the learner's process): how the
-  learner's answer responds is compared with how the oracle's does.
+  learner's answer responds is compared with how the oracle's does;
+- *pins* (:func:`pinned_sentence`), for a formula wrong everywhere (every probe moves the
+  answer otherwise): a quantity inside the answer that the case can hold at either end of its
+  range (a gate held shut or open through its bias, :class:`Pin`, declared on the exercise),
+  the answer being affine in it. The right answers with it held at each end tell, entry by
+  entry, which value of it the learner's answer implies: one that rises and falls with
+  TensorFlow's but takes other values (it is squashed wrong), or the one quantity whose
+  implied values stay in its range while every other's leave theirs (it alone is wrong).
 
-An exercise declares only its block names and its probes (CONTRIBUTING.md, *Diagnosis*); the
+An exercise declares only its block names, its probes and its pins (CONTRIBUTING.md, *Diagnosis*); the
 rest is generic.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -88,6 +96,36 @@ class Probe:
         else:
             value = _moved(value)
         return {**case, self.input: value, "probe": self.name}
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A quantity inside the answer that a case can hold at either end of its range, the
+    answer being affine in it (a GRU's h' = z * h + (1 - z) * h~ in z and in h~; an LSTM's c' in
+    f, i and j), declared per exercise for :func:`pinned_sentence`.
+
+    ``said``: its name in a message (``"the update gate z"``); ``hold(case, end)``: the case
+    with the quantity held at ``end`` (``low`` or ``high``: its bias set so large that the
+    squashing gives that end); ``low``, ``high``: its range (a sigmoid's 0 and 1, a tanh's -1
+    and 1). ``answer`` is bound by the :class:`~rnnbook.exercise.Chapter`: the exercise's right
+    answer on ``hold(case, end)`` (the reference, or the oracle in the learner release)."""
+
+    said: str
+    hold: Callable[[Case, float], Case]
+    low: float = 0.0
+    high: float = 1.0
+    answer: Callable[[Case, float], Any] | None = None
+
+    def bound(self, right: Callable[[Case], Any]) -> Pin:
+        """This pin with ``answer`` made from ``right`` (the right answer on a case)."""
+        if self.answer is not None:
+            return self
+        hold = self.hold
+        return dataclasses.replace(self, answer=lambda case, end: right(hold(case, end)))
+
+    @property
+    def range(self) -> str:
+        return f"({self.low:g}, {self.high:g})"
 
 
 def _moved(value: np.ndarray) -> np.ndarray:
@@ -643,6 +681,106 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
     return None
 
 
+# --- pins: a quantity inside the answer held at either end of its range -------------------
+
+#: an entry tells a pin's value only where holding it at its two ends moves the right answer
+#: by this much at least (elsewhere the learner's float32 rounding is magnified); a pin is
+#: judged on this many such entries at least (fewer could be monotone by chance)
+PIN_SPAN, PIN_ENTRIES = 0.05, 6
+#: how far an implied value may stray outside its range, or back against its order
+PIN_TOL = 1e-3
+
+
+def implied(pin: Pin, case: Case, want: Any,
+            got: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(right, yours)``: the pin's value in TensorFlow's answer ``want`` and the one the
+    answer ``got`` implies, entry by entry where the pin's ends tell them apart; None when the
+    answers are not one array of the same shape, or too few entries tell."""
+    w, g = _float(want), _float(got)
+    if pin.answer is None or w is None or g is None or w.shape != g.shape:
+        return None
+    try:
+        lo, hi = (_float(pin.answer(case, end)) for end in (pin.low, pin.high))
+    except Exception:  # noqa: BLE001 - a pin that does not apply to this case
+        return None
+    if lo is None or hi is None or lo.shape != w.shape or hi.shape != w.shape:
+        return None
+    span = hi - lo
+    tells = np.abs(span) > PIN_SPAN
+    if tells.sum() < PIN_ENTRIES or not np.isfinite(g).all():
+        return None
+    width = pin.high - pin.low
+
+    def value(a: np.ndarray) -> np.ndarray:
+        return pin.low + width * (a[tells] - lo[tells]) / span[tells]
+
+    return value(w), value(g)
+
+
+def _monotone(right: np.ndarray, yours: np.ndarray) -> int:
+    """1 (-1) when ``yours`` rises (falls) wherever ``right`` rises and is not ``right``
+    itself, 0 otherwise."""
+    order = np.argsort(right, kind="stable")
+    steps = np.diff(yours[order])
+    apart = np.diff(right[order]) > PIN_TOL  # entries whose right values differ
+    if apart.sum() < PIN_ENTRIES - 1 or np.ptp(yours) < 10 * PIN_TOL:
+        return 0
+    if _close(yours, right, 0, 10 * PIN_TOL) or _close(yours, 1 - right, 0, 10 * PIN_TOL):
+        return 0  # right, or the other end of the range (a listed mistake's business)
+    if (steps[apart] > 0).all() and (steps >= -PIN_TOL).all():
+        return 1
+    if (steps[apart] < 0).all() and (steps <= PIN_TOL).all():
+        return -1
+    return 0
+
+
+def _inside(pin: Pin, values: np.ndarray) -> bool:
+    return bool(((values >= pin.low - PIN_TOL) & (values <= pin.high + PIN_TOL)).all())
+
+
+def pinned_sentence(ex: Any, trials: Sequence[tuple[Case, Any, Any]]) -> str | None:
+    """What the exercise's pins (:class:`Pin`) say about an answer wrong everywhere, on
+    ``trials`` (``(case, expected, got)``: the trial the probes changed, then the probes'
+    trials): the first pin whose implied values rise and fall with TensorFlow's on some trial
+    but are other values (squashed wrong: an h set to zero by a probe leaves a gate alone to
+    show); else the one pin whose implied values stay inside its range on every trial while
+    every other pin's leave theirs on some trial (it alone is wrong); else None."""
+    pins = [p for p in getattr(ex, "pins", ()) if p.answer is not None]
+    if not pins or not trials:
+        return None
+    found = {id(p): [implied(p, *trial) for trial in trials] for p in pins}
+    for k in range(len(trials)):
+        for pin in pins:
+            values = found[id(pin)][k]
+            if values is None:
+                continue
+            way = _monotone(*values)
+            if not way:
+                continue
+            outside = "" if _inside(pin, values[1]) else (
+                f", some outside {pin.range} where every value of it lies")
+            if way > 0:
+                return (f"your answer's {pin.said} (the one it implies) rises and falls "
+                        f"with TensorFlow's but takes other values{outside}: how the {pin.said} "
+                        "is squashed from its pre-activation, or where its bias enters, is "
+                        "wrong.")
+            return (f"your answer's {pin.said} (the one it implies) falls where "
+                    f"TensorFlow's rises{outside}: the {pin.said} is turned the wrong way round.")
+    if len(pins) < 2:
+        return None
+    inside = {id(p): all(v is not None and _inside(p, v[1]) for v in found[id(p)])
+              for p in pins}
+    wrong = {id(p): any(v is not None and not _close(v[1], v[0], 0, 10 * PIN_TOL)
+                        for v in found[id(p)]) for p in pins}
+    alone = [p for p in pins if inside[id(p)] and wrong[id(p)]]
+    if len(alone) == 1 and not any(inside[id(p)] for p in pins if p is not alone[0]):
+        pin = alone[0]
+        return (f"your answer is what TensorFlow computes with another {pin.said}, the rest "
+                f"as it is: the {pin.said} alone is wrong (what it is computed from: its "
+                "inputs, their order or its weights).")
+    return None
+
+
 # --- the one entry -------------------------------------------------------------------------
 
 
@@ -650,13 +788,14 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             probed: Sequence[tuple[Any, Any, Any]] = (),
             base: tuple[Any, Any] | None = None, relations: bool = True,
             units: int | None = None, last: bool = True,
-            cases: Sequence[Case] = ()) -> str:
+            cases: Sequence[Case] = (), pinned: Sequence[tuple[Case, Any, Any]] = ()) -> str:
     """The one sentence of the generic diagnosis of the failing trials (``(case, got)``, and
     the expected answers ``wanted``), "" when nothing is found. Relations come first, on the
     first failing trial that shows one (they say what the value is); then the probes, when the
     exercise has them (how it responds). ``relations=False``: the probes only (the relations
     were asked already); ``units``: the H of the trial the probes changed (:func:`units`).
-    Last (``last``), for an answer of parts, which parts are wrong (:func:`parts_sentence`),
+    Then the pins (:func:`pinned_sentence`) on the ``pinned`` trials (``(case, expected,
+    got)``: the trial the probes changed and the probes' trials). Last (``last``), for an answer of parts, which parts are wrong (:func:`parts_sentence`),
     else which trials passed (:func:`trials_sentence`, given every trial's ``cases``)."""
     failed = [id(case) for case, _ in failing]
     for (case, got), want in zip(failing, wanted, strict=True) if relations else ():
@@ -668,6 +807,9 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
                               units if units is not None else _units(failing[0][0]))
         if said:
             return _capital(said)
+    said = pinned_sentence(ex, pinned) if pinned else None
+    if said:
+        return _capital(said)
     if not last:
         return ""
     said = parts_sentence(ex, failing, wanted) or (

@@ -22,7 +22,7 @@ import numpy as np
 from rnnbook import record
 from rnnbook.byhand import answer
 from rnnbook.compare import ATOL, RTOL, Outcome, evaluate
-from rnnbook.diagnose import Probe, probe_cases, unique_names
+from rnnbook.diagnose import Pin, Probe, probe_cases, unique_names
 from rnnbook.memo import remembered
 from rnnbook.plaindata import Case, Raised, to_plain
 
@@ -156,6 +156,9 @@ class Exercise(Generic[C]):
     #: the inputs the generic diagnosis changes, one extra trial each
     #: (rnnbook.diagnose.Probe): how the learner's answer responds against the oracle's
     probes: tuple[Probe, ...] = ()
+    #: the quantities inside the answer a case can hold at either end of their range
+    #: (rnnbook.diagnose.Pin: a gate held shut or open), for a formula wrong everywhere
+    pins: tuple[Pin, ...] = ()
 
     def __post_init__(self):
         unique_names(self.probes)
@@ -194,6 +197,7 @@ class Chapter:
                 ex.reference = remembered(ex.reference)
             right = remembered(right_answer(ex))  # each changed case asked once
             ex.mistakes = tuple(_remembered(m.bound(right)) for m in ex.mistakes)
+            ex.pins = tuple(p.bound(right) for p in ex.pins)
 
     def __getitem__(self, name):
         for ex in self.exercises:
