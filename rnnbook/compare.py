@@ -379,9 +379,12 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
             if ex.probes and not probed and probing is not None:
                 probed = list(zip(*probing(), strict=True))
             base = _base(probed, expected, answers)
-            units = diagnosis.units(cases[probed[0][0]["probed"]]) if probed else None
+            changed = cases[probed[0][0]["probed"]] if probed else {}
+            steps = changed.get("T")
             sentence = diagnosis.generic(ex, failing, wanted, _probed(ex, probed), base,
-                                         relations=False, units=units, cases=cases,
+                                         relations=False, units=diagnosis.units(changed),
+                                         steps=int(steps) if isinstance(steps, (int, np.integer)) else None,
+                                         cases=cases,
                                          pinned=_pinned(ex, probed, cases, expected, answers,
                                                         failing, wanted))
         if sentence:

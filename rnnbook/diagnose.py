@@ -55,8 +55,9 @@ class Probe:
     """One input of a trial changed, to see how the answer responds (declared per exercise).
 
     ``input``: the case's key (``"h"``); ``how``: ``"zero"`` (set to zeros), ``"all"`` (every
-    value changed), ``"row"`` (the last batch row changed: axis 0), or ``"block"`` (block
-    ``block`` of ``of`` equal blocks of its last axis changed); ``said``: how the message names
+    value changed), ``"row"`` (the last batch row changed: axis 0), ``"block"`` (block
+    ``block`` of ``of`` equal blocks of its last axis changed), or ``"step"`` (step ``block``
+    of a (B, T, ...) input changed: axis 1, -1 the last); ``said``: how the message names
     the change (``"h"``, ``"the candidate's bias"``; default: the input's name)."""
 
     input: str
@@ -66,16 +67,17 @@ class Probe:
     said: str = ""
 
     def __post_init__(self):
-        if self.how not in ("zero", "all", "row", "block"):
+        if self.how not in ("zero", "all", "row", "block", "step"):
             raise ValueError(f"probe of {self.input!r}: how={self.how!r} is not one of zero, "
-                             "all, row, block")
+                             "all, row, block, step")
         if self.how == "block" and not 0 <= self.block < self.of:
             raise ValueError(f"probe of {self.input!r}: block {self.block} of {self.of}")
 
     @property
     def name(self) -> str:
         """The probe's name, unique within an exercise: ``h:zero``, ``bias:block2``."""
-        return f"{self.input}:{self.how}" + (str(self.block) if self.how == "block" else "")
+        return f"{self.input}:{self.how}" + (str(self.block) if self.how in ("block", "step")
+                                             else "")
 
     @property
     def words(self) -> str:
@@ -93,6 +95,8 @@ class Probe:
             width = value.shape[-1] // self.of
             cut = slice(self.block * width, (self.block + 1) * width)
             value[..., cut] = _moved(value[..., cut])
+        elif self.how == "step":
+            value[:, self.block] = _moved(value[:, self.block])
         else:
             value = _moved(value)
         return {**case, self.input: value, "probe": self.name}
@@ -568,14 +572,14 @@ def _flat(value: Any, parts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
 
 
 def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, Any, Any]],
-                   units: int | None = None) -> str | None:
+                   units: int | None = None, steps: int | None = None) -> str | None:
     """The first probe whose answers respond otherwise than the oracle's, in one sentence.
 
     ``base``: ``(expected, got)`` on the first trial; ``probed``: ``(probe, expected, got)``
-    on each probe's trial."""
+    on each probe's trial; ``units``, ``steps``: the H and T of the trial the probes changed."""
     want0, got0 = base
     w0, g0 = dict(_flat(want0, ex.parts)), dict(_flat(got0, ex.parts))
-    said = _moves(ex, w0, g0, probed, units)
+    said = _moves(ex, w0, g0, probed, units, steps)
     return said or _contrast(ex, w0, g0, probed) or _right_without(ex, w0, g0, probed)
 
 
@@ -628,7 +632,8 @@ def _contrast(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
 
 
 def _moves(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
-           probed: Sequence[tuple[Any, Any, Any]], units: int | None) -> str | None:
+           probed: Sequence[tuple[Any, Any, Any]], units: int | None,
+           steps: int | None = None) -> str | None:
     """The first probe that moves the answer where it does not move the oracle's, or the
     other way round."""
     for probe, want, got in probed:
@@ -642,14 +647,15 @@ def _moves(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
             if w0[name].shape != w1[name].shape or g0[name].shape != g1[name].shape:
                 continue
             said = _respond(name, what, probe, ex, w0[name], w1[name], g0[name], g1[name],
-                           units)
+                           units, steps)
             if said:
                 return said
     return None
 
 
 def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np.ndarray,
-             g0: np.ndarray, g1: np.ndarray, units: int | None) -> str | None:
+             g0: np.ndarray, g1: np.ndarray, units: int | None,
+             steps: int | None = None) -> str | None:
     tol = (ex.rtol, ex.atol)
     moved_w = not _close(w1, w0, *tol)
     moved_g = not _close(g1, g0, *tol)
@@ -666,6 +672,10 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
             if _close(w1[r], w0[r], *tol) and not _close(g1[r], g0[r], *tol):
                 return (f"changing row {w0.shape[0] - 1} of the batch in {what} changes row "
                         f"{r} of {yours}; rows of the batch are independent.")
+    if probe.how == "step" and w0.ndim >= 3 and steps and w0.shape[1] == steps:
+        said = _steps_respond(yours, theirs, what, ex, w0, w1, g0, g1)
+        if said:
+            return said
     k = len(ex.blocks)
     axis = block_axis(w0.shape, k, units)
     if axis is not None:
@@ -679,6 +689,33 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
                 return (f"your {ex.blocks[j]} does not change when {what} changes; "
                         f"TensorFlow's does.")
     return None
+
+
+def _steps_respond(yours: str, theirs: str, what: str, ex: Any, w0: np.ndarray,
+                   w1: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> str | None:
+    """A step probe's response along the answer's time axis (axis 1 of (B, T, ...)): steps
+    that move where the oracle's stay, or stay where its move; for a gradient, the right steps
+    moved by other amounts."""
+    tol = (ex.rtol, ex.atol)
+    moved = [[not _close(a1[:, t], a0[:, t], *tol) for t in range(w0.shape[1])]
+             for a0, a1 in ((w0, w1), (g0, g1))]
+    extra = [t for t, (mw, mg) in enumerate(zip(*moved, strict=True)) if mg and not mw]
+    missing = [t for t, (mw, mg) in enumerate(zip(*moved, strict=True)) if mw and not mg]
+    if extra:
+        return (f"changing {what} moves {yours} at {_steps(extra)}, where {theirs} stays: "
+                f"{what} reaches steps it must not.")
+    if missing:
+        return (f"changing {what} leaves {yours} unchanged at {_steps(missing)}, where "
+                f"{theirs} moves: {what} does not reach every step it must.")
+    if ex.relative_error and not _close(g1 - g0, w1 - w0, 1e-3, 1e-4):
+        return (f"changing {what} moves {yours} at the same steps as {theirs} but by other "
+                "amounts: the local derivative it is multiplied by at a step (the "
+                "derivative of that step's squashing) is wrong.")
+    return None
+
+
+def _steps(indices: Sequence[int]) -> str:
+    return ("step " if len(indices) == 1 else "steps ") + _listing(indices)
 
 
 # --- pins: a quantity inside the answer held at either end of its range -------------------
@@ -787,13 +824,14 @@ def pinned_sentence(ex: Any, trials: Sequence[tuple[Case, Any, Any]]) -> str | N
 def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             probed: Sequence[tuple[Any, Any, Any]] = (),
             base: tuple[Any, Any] | None = None, relations: bool = True,
-            units: int | None = None, last: bool = True,
+            units: int | None = None, last: bool = True, steps: int | None = None,
             cases: Sequence[Case] = (), pinned: Sequence[tuple[Case, Any, Any]] = ()) -> str:
     """The one sentence of the generic diagnosis of the failing trials (``(case, got)``, and
     the expected answers ``wanted``), "" when nothing is found. Relations come first, on the
     first failing trial that shows one (they say what the value is); then the probes, when the
     exercise has them (how it responds). ``relations=False``: the probes only (the relations
-    were asked already); ``units``: the H of the trial the probes changed (:func:`units`).
+    were asked already); ``units``, ``steps``: the H and T of the trial the probes changed
+    (:func:`units`).
     Then the pins (:func:`pinned_sentence`) on the ``pinned`` trials (``(case, expected,
     got)``: the trial the probes changed and the probes' trials). Last (``last``), for an answer of parts, which parts are wrong (:func:`parts_sentence`),
     else which trials passed (:func:`trials_sentence`, given every trial's ``cases``)."""
@@ -804,7 +842,7 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             return _capital(said)
     if base is not None and probed and failing:
         said = probe_sentence(ex, base, probed,
-                              units if units is not None else _units(failing[0][0]))
+                              units if units is not None else _units(failing[0][0]), steps)
         if said:
             return _capital(said)
     said = pinned_sentence(ex, pinned) if pinned else None
