@@ -259,6 +259,9 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
                     "depend on the rows' inputs (a bias, a constant) is wrong.")
     if _close(g, np.zeros_like(g), 0, atol):
         return f"{path} is all zeros where TensorFlow's is not."
+    said = _zero_blocks_sentence(w, g, path, ex.blocks, atol, _units(case))
+    if said:
+        return said
     # a gradient (Exercise.relative_error) is no squashed value
     return _range_sentence(w, g, path, rtol, atol, not ex.relative_error)
 
@@ -432,6 +435,26 @@ def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[s
         return (f"{path}: the {', '.join(blocks[j] for j in wrong)} blocks are wrong; "
                 f"{', '.join(right)} {'is' if len(right) == 1 else 'are'} right.")
     return None
+
+
+def _zero_blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[str],
+                          atol: float, units: int | None) -> str | None:
+    """Some named blocks all zeros where the expected ones are not (the others wrong too:
+    :func:`_blocks_sentence` says when they are right)."""
+    k = len(blocks)
+    axis = block_axis(w.shape, k, units)
+    if axis is None:
+        return None
+    wb, gb = np.split(w, k, axis=axis), np.split(g, k, axis=axis)
+    zero = [blocks[j] for j in range(k) if _close(gb[j], np.zeros_like(gb[j]), 0, atol)
+            and not _close(wb[j], np.zeros_like(wb[j]), 0, 10 * atol)]
+    if not zero or len(zero) == k:
+        return None
+    one = len(zero) == 1
+    return (f"{path}: your {_and(zero)} block{'' if one else 's'} {'is' if one else 'are'} "
+            f"all zeros where TensorFlow's {'is' if one else 'are'} not, and the other blocks "
+            f"are wrong too: {_and(zero)} {'plays' if one else 'play'} no part in what you "
+            "computed.")
 
 
 def _units(case: Case) -> int | None:
@@ -818,6 +841,57 @@ def pinned_sentence(ex: Any, trials: Sequence[tuple[Case, Any, Any]]) -> str | N
     return None
 
 
+# --- left out: the answer is the oracle's with one input at zero ----------------------------
+
+
+@dataclass(frozen=True)
+class Without:
+    """An input (or one block of it) an answer may leave out, declared per exercise: the right
+    answer on the trial with it set to zero is compared with the learner's answer, the
+    learner's function not called again (an API exercise's answer costs a layer a call).
+
+    ``input``: the case's key; ``said``: how a message names it; ``block``, ``of``: only block
+    ``block`` of ``of`` equal blocks of its last axis (``of=1``: all of it). ``answer`` is bound
+    by the :class:`~rnnbook.exercise.Chapter`, as a :class:`Pin`'s is."""
+
+    input: str
+    said: str
+    block: int = 0
+    of: int = 1
+    answer: Callable[[Case], Any] | None = None
+
+    def zeroed(self, case: Case) -> Case:
+        value = np.array(case[self.input], copy=True)
+        width = value.shape[-1] // self.of
+        value[..., self.block * width:(self.block + 1) * width] = 0
+        return {**case, self.input: value}
+
+    def bound(self, right: Callable[[Case], Any]) -> Without:
+        if self.answer is not None:
+            return self
+        zeroed = self.zeroed
+        return dataclasses.replace(self, answer=lambda case: right(zeroed(case)))
+
+
+def without_sentence(ex: Any, failing: Sequence[tuple[Case, Any]],
+                     wanted: Sequence[Any]) -> str | None:
+    """The first declared :class:`Without` whose right answer, with its input at zero, is the
+    learner's on every failing trial (and is not the right answer itself)."""
+    for left in getattr(ex, "without", ()):
+        if left.answer is None or not failing:
+            continue
+        try:
+            alike = [_close_any(left.answer(case), got, ex) and not _close_any(want, got, ex)
+                     for (case, got), want in zip(failing, wanted, strict=True)]
+        except Exception:  # noqa: BLE001 - an input this trial does not have
+            continue
+        if all(alike):
+            return (f"your answer is what TensorFlow computes with {left.said} at zero: "
+                    f"{left.said} plays no part in your computation, or it is lost on the "
+                    "way.")
+    return None
+
+
 # --- the one entry -------------------------------------------------------------------------
 
 
@@ -833,8 +907,10 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
     were asked already); ``units``, ``steps``: the H and T of the trial the probes changed
     (:func:`units`).
     Then the pins (:func:`pinned_sentence`) on the ``pinned`` trials (``(case, expected,
-    got)``: the trial the probes changed and the probes' trials). Last (``last``), for an answer of parts, which parts are wrong (:func:`parts_sentence`),
-    else which trials passed (:func:`trials_sentence`, given every trial's ``cases``)."""
+    got)``: the trial the probes changed and the probes' trials), and the inputs the answer
+    may leave out (:func:`without_sentence`). Last (``last``), for an answer of parts, which
+    parts are wrong (:func:`parts_sentence`), else which trials passed
+    (:func:`trials_sentence`, given every trial's ``cases``)."""
     failed = [id(case) for case, _ in failing]
     for (case, got), want in zip(failing, wanted, strict=True) if relations else ():
         said = _relations(ex, case, want, got)
@@ -845,7 +921,8 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
                               units if units is not None else _units(failing[0][0]), steps)
         if said:
             return _capital(said)
-    said = pinned_sentence(ex, pinned) if pinned else None
+    said = (pinned_sentence(ex, pinned) if pinned else None) or (
+        without_sentence(ex, failing, wanted) if last or not relations else None)
     if said:
         return _capital(said)
     if not last:

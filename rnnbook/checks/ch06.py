@@ -47,7 +47,7 @@ from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the
     _with_session,  # (TensorFlow's errors, short)
 )
 from rnnbook.checks.common import Trial, names_split_0, not_from_api, raising, says
-from rnnbook.diagnose import Pin, Probe
+from rnnbook.diagnose import Pin, Probe, Without
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
     graph_bytes,
@@ -910,6 +910,10 @@ keras_gru_from_session = Exercise[GruTrial](
     oracle=_sequence_oracle,
     reference=_sequence_reference,
     by_hand=False,
+    # no probes (each would build another layer in the child): the weights it may leave out
+    without=tuple(Without(key, f"the session's `{name}`") for key, name in zip(
+        TF1_KEYS, ("gates/kernel", "gates/bias", "candidate/kernel", "candidate/bias"),
+        strict=True)),
     # one trial: each builds and runs a Keras layer in the grading child (the chapter's cost),
     # and one shows every mistake; B apart from D, H, T
     designs=(dict(GRAPH, B=5),),
