@@ -892,6 +892,59 @@ def without_sentence(ex: Any, failing: Sequence[tuple[Case, Any]],
     return None
 
 
+# --- another input in an input's place ------------------------------------------------------
+
+#: the most substitutions tried (each one right answer: the oracle's, in the learner release)
+SUBSTITUTIONS = 12
+
+
+def substitutions(case: Case) -> list[tuple[str, Case]]:
+    """``(sentence, case)``: the case with a square input transposed, two inputs of one shape
+    swapped, or one in the other's place (no declaration: read from the case's arrays), and
+    what an answer computed from it got wrong."""
+    arrays = [(k, v) for k, v in case.items() if isinstance(v, np.ndarray) and
+              v.dtype.kind == "f" and v.size > 1]
+    found: list[tuple[str, Case]] = [
+        (f"`{a}` transposed: `{a}` is read in another layout, its rows for its columns",
+         {**case, a: x.T}) for a, x in arrays if x.ndim == 2 and x.shape[0] == x.shape[1] > 1]
+    for (a, x), (b, y) in itertools.combinations(arrays, 2):
+        if x.shape == y.shape and not np.array_equal(x, y):
+            found += [(f"`{a}` and `{b}` swapped: the two are taken one for the other",
+                       {**case, a: y, b: x}),
+                      (f"`{b}` in the place of `{a}`: `{a}` is not what your computation "
+                       "reads", {**case, a: y}),
+                      (f"`{a}` in the place of `{b}`: `{b}` is not what your computation "
+                       "reads", {**case, b: x})]
+    return found[:SUBSTITUTIONS]
+
+
+def substitution_sentence(ex: Any, failing: Sequence[tuple[Case, Any]],
+                          wanted: Sequence[Any]) -> str | None:
+    """The first substitution (:func:`substitutions`) whose right answer is the learner's on
+    every failing trial it applies to (one at least): the inputs the answer mixes up."""
+    right = getattr(ex, "right", None)
+    if right is None or not failing:
+        return None
+    for said, _ in substitutions(failing[0][0]):
+        hits = 0
+        for (case, got), want in zip(failing, wanted, strict=True):
+            same = [c for w, c in substitutions(case) if w == said]
+            if not same:
+                continue
+            try:
+                alt = right(same[0])
+            except Exception:  # noqa: BLE001 - the cell cannot run with it (shapes)
+                hits = -1
+                break
+            if not _close_any(alt, got, ex) or _close_any(want, got, ex):
+                hits = -1
+                break
+            hits += 1
+        if hits > 0:
+            return f"your answer is what TensorFlow computes with {said}."
+    return None
+
+
 # --- the one entry -------------------------------------------------------------------------
 
 
@@ -908,7 +961,8 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
     (:func:`units`).
     Then the pins (:func:`pinned_sentence`) on the ``pinned`` trials (``(case, expected,
     got)``: the trial the probes changed and the probes' trials), and the inputs the answer
-    may leave out (:func:`without_sentence`). Last (``last``), for an answer of parts, which
+    may leave out (:func:`without_sentence`) or take one for another
+    (:func:`substitution_sentence`). Last (``last``), for an answer of parts, which
     parts are wrong (:func:`parts_sentence`), else which trials passed
     (:func:`trials_sentence`, given every trial's ``cases``)."""
     failed = [id(case) for case, _ in failing]
@@ -922,7 +976,8 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
         if said:
             return _capital(said)
     said = (pinned_sentence(ex, pinned) if pinned else None) or (
-        without_sentence(ex, failing, wanted) if last or not relations else None)
+        without_sentence(ex, failing, wanted) or substitution_sentence(ex, failing, wanted)
+        if last or not relations else None)
     if said:
         return _capital(said)
     if not last:

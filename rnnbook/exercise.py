@@ -162,6 +162,9 @@ class Exercise(Generic[C]):
     #: inputs (or blocks) an answer may leave out (rnnbook.diagnose.Without): the right answer
     #: with each at zero, compared with the learner's (no extra call of the function)
     without: tuple[Without, ...] = ()
+    #: the right answer on a case (the reference, else the oracle), memoised: set by the
+    #: Chapter, for the diagnoses that ask it on a changed case (rnnbook.diagnose)
+    right: Callable[[C], Any] | None = field(default=None, repr=False)
 
     def __post_init__(self):
         unique_names(self.probes)
@@ -199,6 +202,7 @@ class Chapter:
             if ex.reference is not None:
                 ex.reference = remembered(ex.reference)
             right = remembered(right_answer(ex))  # each changed case asked once
+            ex.right = right
             ex.mistakes = tuple(_remembered(m.bound(right)) for m in ex.mistakes)
             ex.pins = tuple(p.bound(right) for p in ex.pins)
             ex.without = tuple(w.bound(right) for w in ex.without)
