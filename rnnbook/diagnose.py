@@ -777,15 +777,16 @@ def implied(pin: Pin, case: Case, want: Any,
     return value(w), value(g)
 
 
-def _monotone(right: np.ndarray, yours: np.ndarray) -> int:
-    """1 (-1) when ``yours`` rises (falls) wherever ``right`` rises and is not ``right``
-    itself, 0 otherwise."""
+def _monotone(right: np.ndarray, yours: np.ndarray, ends: float = 1.0) -> int:
+    """1 (-1) when ``yours`` rises (falls) wherever ``right`` rises and is neither ``right``
+    itself nor its mirror in the range (``ends - right``, ``ends`` the sum of its ends), 0
+    otherwise."""
     order = np.argsort(right, kind="stable")
     steps = np.diff(yours[order])
     apart = np.diff(right[order]) > PIN_TOL  # entries whose right values differ
     if apart.sum() < PIN_ENTRIES - 1 or np.ptp(yours) < 10 * PIN_TOL:
         return 0
-    if _close(yours, right, 0, 10 * PIN_TOL) or _close(yours, 1 - right, 0, 10 * PIN_TOL):
+    if _close(yours, right, 0, 10 * PIN_TOL) or _close(yours, ends - right, 0, 10 * PIN_TOL):
         return 0  # right, or the other end of the range (a listed mistake's business)
     if (steps[apart] > 0).all() and (steps >= -PIN_TOL).all():
         return 1
@@ -814,7 +815,7 @@ def pinned_sentence(ex: Any, trials: Sequence[tuple[Case, Any, Any]]) -> str | N
             values = found[id(pin)][k]
             if values is None:
                 continue
-            way = _monotone(*values)
+            way = _monotone(*values, ends=pin.low + pin.high)
             if not way:
                 continue
             outside = "" if _inside(pin, values[1]) else (
