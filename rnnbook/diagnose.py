@@ -115,7 +115,7 @@ class Pin:
     answer on ``hold(case, end)`` (the reference, or the oracle in the learner release)."""
 
     said: str
-    hold: Callable[[Case, float], Case]
+    hold: Callable[[Any, float], Any]  # (an exercise's trial, end) -> a trial of it
     low: float = 0.0
     high: float = 1.0
     answer: Callable[[Case, float], Any] | None = None
