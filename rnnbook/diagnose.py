@@ -802,23 +802,30 @@ def _inside(pin: Pin, values: np.ndarray) -> bool:
 def pinned_sentence(ex: Any, trials: Sequence[tuple[Case, Any, Any]]) -> str | None:
     """What the exercise's pins (:class:`Pin`) say about an answer wrong everywhere, on
     ``trials`` (``(case, expected, got)``: the trial the probes changed, then the probes'
-    trials): the first pin whose implied values rise and fall with TensorFlow's on some trial
-    but are other values (squashed wrong: an h set to zero by a probe leaves a gate alone to
-    show); else the one pin whose implied values stay inside its range on every trial while
-    every other pin's leave theirs on some trial (it alone is wrong); else None."""
+    trials; a probe's ``zero`` trial first, where fewer quantities move): the first pin whose
+    implied values rise and fall with TensorFlow's on some trial but are other values (squashed
+    wrong: an h set to zero leaves a gate alone to show); else the one pin whose implied values
+    stay inside its range on every trial while every other pin's leave theirs on some trial
+    (it alone is wrong); else None. Each pin's right answers are asked once a trial, and only
+    as far as the answer needs (the oracle's calls, in the learner release)."""
     pins = [p for p in getattr(ex, "pins", ()) if p.answer is not None]
     if not pins or not trials:
         return None
-    found = {id(p): [implied(p, *trial) for trial in trials] for p in pins}
+    trials = sorted(trials, key=lambda t: not str(t[0].get("probe", "")).endswith(":zero"))
+    found: dict[tuple[int, int], tuple[np.ndarray, np.ndarray] | None] = {}
+
+    def values(p: int, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if (p, k) not in found:
+            found[p, k] = implied(pins[p], *trials[k])
+        return found[p, k]
+
     for k in range(len(trials)):
-        for pin in pins:
-            values = found[id(pin)][k]
-            if values is None:
+        for p, pin in enumerate(pins):
+            seen = values(p, k)
+            way = _monotone(*seen, ends=pin.low + pin.high) if seen is not None else 0
+            if seen is None or not way:
                 continue
-            way = _monotone(*values, ends=pin.low + pin.high)
-            if not way:
-                continue
-            outside = "" if _inside(pin, values[1]) else (
+            outside = "" if _inside(pin, seen[1]) else (
                 f", some outside {pin.range} where every value of it lies")
             if way > 0:
                 return (f"your answer's {pin.said} (the one it implies) rises and falls "
@@ -829,13 +836,14 @@ def pinned_sentence(ex: Any, trials: Sequence[tuple[Case, Any, Any]]) -> str | N
                     f"TensorFlow's rises{outside}: the {pin.said} is turned the wrong way round.")
     if len(pins) < 2:
         return None
-    inside = {id(p): all(v is not None and _inside(p, v[1]) for v in found[id(p)])
-              for p in pins}
-    wrong = {id(p): any(v is not None and not _close(v[1], v[0], 0, 10 * PIN_TOL)
-                        for v in found[id(p)]) for p in pins}
-    alone = [p for p in pins if inside[id(p)] and wrong[id(p)]]
-    if len(alone) == 1 and not any(inside[id(p)] for p in pins if p is not alone[0]):
-        pin = alone[0]
+    every = range(len(trials))
+    inside = [all((v := values(p, k)) is not None and _inside(pin, v[1]) for k in every)
+              for p, pin in enumerate(pins)]
+    wrong = [any((v := values(p, k)) is not None and not _close(v[1], v[0], 0, 10 * PIN_TOL)
+                 for k in every) for p in range(len(pins))]
+    alone = [p for p in range(len(pins)) if inside[p] and wrong[p]]
+    if len(alone) == 1 and sum(inside) == 1:
+        pin = pins[alone[0]]
         return (f"your answer is what TensorFlow computes with another {pin.said}, the rest "
                 f"as it is: the {pin.said} alone is wrong (what it is computed from: its "
                 "inputs, their order or its weights).")
