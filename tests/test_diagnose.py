@@ -136,6 +136,41 @@ def test_pins_say_nothing_of_a_right_quantity():
     assert diagnose.pinned_sentence(ex, [(case, want, noise)]) is None
 
 
+def test_an_input_left_out_or_taken_for_another_is_named():
+    """The right answer with a declared input at zero (6.7's session variables: no second
+    call of the learner's function), or with two inputs of one shape swapped (read from the
+    case, no declaration), is named when it is the learner's answer, and only then."""
+    chapter = checks.load("06-gru-layouts")
+    ex = chapter["keras_gru_from_session"]
+    case = chapter.cases(ex.name, 0)[0]
+    want = to_plain(ex.right(case))
+    no_bias = to_plain(ex.right({**case, "cand_bias": 0 * case["cand_bias"]}))
+    assert diagnose.without_sentence(ex, [(case, no_bias)], [want]).startswith(
+        "your answer is what TensorFlow computes with the session's `candidate/bias` at zero")
+    assert diagnose.without_sentence(ex, [(case, 1.5 * want)], [want]) is None
+    lstm = checks.load("02-lstm-gate-tensors")
+    ex = lstm["lstm_step"]
+    case = lstm.cases(ex.name, 0)[0]
+    want = to_plain(ex.right(case))
+    swapped = to_plain(ex.right({**case, "c": case["h"], "h": case["c"]}))
+    assert diagnose.substitution_sentence(ex, [(case, swapped)], [want]) == (
+        "your answer is what TensorFlow computes with `c` and `h` swapped: the two are taken "
+        "one for the other.")
+    assert diagnose.substitution_sentence(ex, [(case, want)], [want]) is None
+
+
+def test_a_block_all_zeros_is_named():
+    chapter = checks.load("05-gradients-by-hand")
+    ex = chapter["keras_grads_to_tf1"]
+    case = chapter.cases(ex.name, 0)[0]
+    dkernel, dbias = (np.array(a) for a in to_plain(ex.right(case)))
+    H = case["H"]
+    got = [1.3 * dkernel + 0.1, 0.7 * dbias]
+    got[0][:, 3 * H:] = 0
+    assert diagnose.generic(ex, [(case, got)], [[dkernel, dbias]]).startswith(
+        "dkernel: your o block is all zeros where TensorFlow's is not")
+
+
 def test_blocks_in_another_order_are_named_by_the_exercises_names():
     ex = checks.load("02-lstm-gate-tensors")["gate_weights"]
     case = checks.load("02-lstm-gate-tensors").cases("gate_weights", 0)[0]
