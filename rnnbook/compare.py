@@ -373,15 +373,20 @@ def evaluate(ex: Any, cases: list[Case], expected: Any, answers: Any,
             return _again(Outcome(ex, False, "\n".join(lines), len(cases), mistake.sentence,
                                   right), seed)
     if mistake is None:
-        sentence = diagnosis.generic(ex, failing, wanted, last=not ex.probes,
+        sentence = diagnosis.generic(ex, failing, wanted, last=not (ex.probes or ex.pins),
                                      cases=cases)  # the relations
-        if not sentence and ex.probes:
-            if not probed and probing is not None:
+        if not sentence and (ex.probes or ex.pins):
+            if ex.probes and not probed and probing is not None:
                 probed = list(zip(*probing(), strict=True))
             base = _base(probed, expected, answers)
-            units = diagnosis.units(cases[probed[0][0]["probed"]]) if probed else None
+            changed = cases[probed[0][0]["probed"]] if probed else {}
+            steps = changed.get("T")
             sentence = diagnosis.generic(ex, failing, wanted, _probed(ex, probed), base,
-                                         relations=False, units=units, cases=cases)
+                                         relations=False, units=diagnosis.units(changed),
+                                         steps=int(steps) if isinstance(steps, (int, np.integer)) else None,
+                                         cases=cases,
+                                         pinned=_pinned(ex, probed, cases, expected, answers,
+                                                        failing, wanted))
         if sentence:
             lines.append(f"  What is wrong: {sentence}")
         else:
@@ -401,6 +406,21 @@ def _probed(ex: Any, probed: Sequence[tuple[Case, Any, Any]]) -> list[tuple[Any,
     by_name = {p.name: p for p in ex.probes}
     return [(by_name[case["probe"]], to_plain(want), got) for case, want, got in probed
             if case["probe"] in by_name]
+
+
+def _pinned(ex: Any, probed: Sequence[tuple[Case, Any, Any]], cases: Sequence[Case],
+            expected: Any, answers: Any, failing: Sequence[tuple[Case, Any]],
+            wanted: Sequence[Any]) -> list[tuple[Case, Any, Any]]:
+    """``(case, expected, got)`` of the trials the pins read
+    (:func:`rnnbook.diagnose.pinned_sentence`): the trial the probes changed and the probes'
+    trials; without probes, the failing trials; none without pins."""
+    if not ex.pins:
+        return []
+    if not probed:
+        return [(case, want, got) for (case, got), want in zip(failing, wanted, strict=True)]
+    k = probed[0][0]["probed"]
+    return [(cases[k], to_plain(expected[k]), answers[k]),
+            *((case, to_plain(want), got) for case, want, got in probed)]
 
 
 def _base(probed: Sequence[tuple[Case, Any, Any]], expected: Any, answers: Any

@@ -15,17 +15,25 @@ in ONE sentence that names what is wrong, never the code to write:
   changed (:class:`Probe`, declared on the exercise: ``h`` set to zero, one block of the bias
   changed, one batch row changed), answered by the learner's function and by the oracle, each in
   its own process in the grader (no expected value enters the learner's process): how the
-  learner's answer responds is compared with how the oracle's does.
+  learner's answer responds is compared with how the oracle's does;
+- *pins* (:func:`pinned_sentence`), for a formula wrong everywhere (every probe moves the
+  answer otherwise): a quantity inside the answer that the case can hold at either end of its
+  range (a gate held shut or open through its bias, :class:`Pin`, declared on the exercise),
+  the answer being affine in it. The right answers with it held at each end tell, entry by
+  entry, which value of it the learner's answer implies: one that rises and falls with
+  TensorFlow's but takes other values (it is squashed wrong), or the one quantity whose
+  implied values stay in its range while every other's leave theirs (it alone is wrong).
 
-An exercise declares only its block names and its probes (CONTRIBUTING.md, *Diagnosis*); the
+An exercise declares only its block names, its probes and its pins (CONTRIBUTING.md, *Diagnosis*); the
 rest is generic.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -47,8 +55,9 @@ class Probe:
     """One input of a trial changed, to see how the answer responds (declared per exercise).
 
     ``input``: the case's key (``"h"``); ``how``: ``"zero"`` (set to zeros), ``"all"`` (every
-    value changed), ``"row"`` (the last batch row changed: axis 0), or ``"block"`` (block
-    ``block`` of ``of`` equal blocks of its last axis changed); ``said``: how the message names
+    value changed), ``"row"`` (the last batch row changed: axis 0), ``"block"`` (block
+    ``block`` of ``of`` equal blocks of its last axis changed), or ``"step"`` (step ``block``
+    of a (B, T, ...) input changed: axis 1, -1 the last); ``said``: how the message names
     the change (``"h"``, ``"the candidate's bias"``; default: the input's name)."""
 
     input: str
@@ -58,16 +67,17 @@ class Probe:
     said: str = ""
 
     def __post_init__(self):
-        if self.how not in ("zero", "all", "row", "block"):
+        if self.how not in ("zero", "all", "row", "block", "step"):
             raise ValueError(f"probe of {self.input!r}: how={self.how!r} is not one of zero, "
-                             "all, row, block")
+                             "all, row, block, step")
         if self.how == "block" and not 0 <= self.block < self.of:
             raise ValueError(f"probe of {self.input!r}: block {self.block} of {self.of}")
 
     @property
     def name(self) -> str:
         """The probe's name, unique within an exercise: ``h:zero``, ``bias:block2``."""
-        return f"{self.input}:{self.how}" + (str(self.block) if self.how == "block" else "")
+        return f"{self.input}:{self.how}" + (str(self.block) if self.how in ("block", "step")
+                                             else "")
 
     @property
     def words(self) -> str:
@@ -85,9 +95,41 @@ class Probe:
             width = value.shape[-1] // self.of
             cut = slice(self.block * width, (self.block + 1) * width)
             value[..., cut] = _moved(value[..., cut])
+        elif self.how == "step":
+            value[:, self.block] = _moved(value[:, self.block])
         else:
             value = _moved(value)
         return {**case, self.input: value, "probe": self.name}
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A quantity inside the answer that a case can hold at either end of its range, the
+    answer being affine in it (a GRU's h' = z * h + (1 - z) * h~ in z and in h~; an LSTM's c' in
+    f, i and j), declared per exercise for :func:`pinned_sentence`.
+
+    ``said``: its name in a message (``"the update gate z"``); ``hold(case, end)``: the case
+    with the quantity held at ``end`` (``low`` or ``high``: its bias set so large that the
+    squashing gives that end); ``low``, ``high``: its range (a sigmoid's 0 and 1, a tanh's -1
+    and 1). ``answer`` is bound by the :class:`~rnnbook.exercise.Chapter`: the exercise's right
+    answer on ``hold(case, end)`` (the reference, or the oracle in the learner release)."""
+
+    said: str
+    hold: Callable[[Any, float], Any]  # (an exercise's trial, end) -> a trial of it
+    low: float = 0.0
+    high: float = 1.0
+    answer: Callable[[Case, float], Any] | None = None
+
+    def bound(self, right: Callable[[Case], Any]) -> Pin:
+        """This pin with ``answer`` made from ``right`` (the right answer on a case)."""
+        if self.answer is not None:
+            return self
+        hold = self.hold
+        return dataclasses.replace(self, answer=lambda case, end: right(hold(case, end)))
+
+    @property
+    def range(self) -> str:
+        return f"({self.low:g}, {self.high:g})"
 
 
 def _moved(value: np.ndarray) -> np.ndarray:
@@ -217,6 +259,9 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
                     "depend on the rows' inputs (a bias, a constant) is wrong.")
     if _close(g, np.zeros_like(g), 0, atol):
         return f"{path} is all zeros where TensorFlow's is not."
+    said = _zero_blocks_sentence(w, g, path, ex.blocks, atol, _units(case))
+    if said:
+        return said
     # a gradient (Exercise.relative_error) is no squashed value
     return _range_sentence(w, g, path, rtol, atol, not ex.relative_error)
 
@@ -392,6 +437,26 @@ def _blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[s
     return None
 
 
+def _zero_blocks_sentence(w: np.ndarray, g: np.ndarray, path: str, blocks: Sequence[str],
+                          atol: float, units: int | None) -> str | None:
+    """Some named blocks all zeros where the expected ones are not (the others wrong too:
+    :func:`_blocks_sentence` says when they are right)."""
+    k = len(blocks)
+    axis = block_axis(w.shape, k, units)
+    if axis is None:
+        return None
+    wb, gb = np.split(w, k, axis=axis), np.split(g, k, axis=axis)
+    zero = [blocks[j] for j in range(k) if _close(gb[j], np.zeros_like(gb[j]), 0, atol)
+            and not _close(wb[j], np.zeros_like(wb[j]), 0, 10 * atol)]
+    if not zero or len(zero) == k:
+        return None
+    one = len(zero) == 1
+    return (f"{path}: your {_and(zero)} block{'' if one else 's'} {'is' if one else 'are'} "
+            f"all zeros where TensorFlow's {'is' if one else 'are'} not, and the other blocks "
+            f"are wrong too: {_and(zero)} {'plays' if one else 'play'} no part in what you "
+            "computed.")
+
+
 def _units(case: Case) -> int | None:
     """The case's H (the width of one named block), None without one."""
     units = case.get("H")
@@ -530,14 +595,14 @@ def _flat(value: Any, parts: Sequence[str]) -> list[tuple[str, np.ndarray]]:
 
 
 def probe_sentence(ex: Any, base: tuple[Any, Any], probed: Sequence[tuple[Any, Any, Any]],
-                   units: int | None = None) -> str | None:
+                   units: int | None = None, steps: int | None = None) -> str | None:
     """The first probe whose answers respond otherwise than the oracle's, in one sentence.
 
     ``base``: ``(expected, got)`` on the first trial; ``probed``: ``(probe, expected, got)``
-    on each probe's trial."""
+    on each probe's trial; ``units``, ``steps``: the H and T of the trial the probes changed."""
     want0, got0 = base
     w0, g0 = dict(_flat(want0, ex.parts)), dict(_flat(got0, ex.parts))
-    said = _moves(ex, w0, g0, probed, units)
+    said = _moves(ex, w0, g0, probed, units, steps)
     return said or _contrast(ex, w0, g0, probed) or _right_without(ex, w0, g0, probed)
 
 
@@ -590,7 +655,8 @@ def _contrast(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
 
 
 def _moves(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
-           probed: Sequence[tuple[Any, Any, Any]], units: int | None) -> str | None:
+           probed: Sequence[tuple[Any, Any, Any]], units: int | None,
+           steps: int | None = None) -> str | None:
     """The first probe that moves the answer where it does not move the oracle's, or the
     other way round."""
     for probe, want, got in probed:
@@ -604,14 +670,15 @@ def _moves(ex: Any, w0: dict[str, np.ndarray], g0: dict[str, np.ndarray],
             if w0[name].shape != w1[name].shape or g0[name].shape != g1[name].shape:
                 continue
             said = _respond(name, what, probe, ex, w0[name], w1[name], g0[name], g1[name],
-                           units)
+                           units, steps)
             if said:
                 return said
     return None
 
 
 def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np.ndarray,
-             g0: np.ndarray, g1: np.ndarray, units: int | None) -> str | None:
+             g0: np.ndarray, g1: np.ndarray, units: int | None,
+             steps: int | None = None) -> str | None:
     tol = (ex.rtol, ex.atol)
     moved_w = not _close(w1, w0, *tol)
     moved_g = not _close(g1, g0, *tol)
@@ -628,6 +695,10 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
             if _close(w1[r], w0[r], *tol) and not _close(g1[r], g0[r], *tol):
                 return (f"changing row {w0.shape[0] - 1} of the batch in {what} changes row "
                         f"{r} of {yours}; rows of the batch are independent.")
+    if probe.how == "step" and w0.ndim >= 3 and steps and w0.shape[1] == steps:
+        said = _steps_respond(yours, theirs, what, ex, w0, w1, g0, g1)
+        if said:
+            return said
     k = len(ex.blocks)
     axis = block_axis(w0.shape, k, units)
     if axis is not None:
@@ -643,21 +714,266 @@ def _respond(name: str, what: str, probe: Probe, ex: Any, w0: np.ndarray, w1: np
     return None
 
 
+def _steps_respond(yours: str, theirs: str, what: str, ex: Any, w0: np.ndarray,
+                   w1: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> str | None:
+    """A step probe's response along the answer's time axis (axis 1 of (B, T, ...)): steps
+    that move where the oracle's stay, or stay where its move; for a gradient, the right steps
+    moved by other amounts."""
+    tol = (ex.rtol, ex.atol)
+    moved = [[not _close(a1[:, t], a0[:, t], *tol) for t in range(w0.shape[1])]
+             for a0, a1 in ((w0, w1), (g0, g1))]
+    extra = [t for t, (mw, mg) in enumerate(zip(*moved, strict=True)) if mg and not mw]
+    missing = [t for t, (mw, mg) in enumerate(zip(*moved, strict=True)) if mw and not mg]
+    if extra:
+        return (f"changing {what} moves {yours} at {_steps(extra)}, where {theirs} stays: "
+                f"{what} reaches steps it must not.")
+    if missing:
+        return (f"changing {what} leaves {yours} unchanged at {_steps(missing)}, where "
+                f"{theirs} moves: {what} does not reach every step it must.")
+    if ex.relative_error and not _close(g1 - g0, w1 - w0, 1e-3, 1e-4):
+        return (f"changing {what} moves {yours} at the same steps as {theirs} but by other "
+                "amounts: the local derivative it is multiplied by at a step (the "
+                "derivative of that step's squashing) is wrong.")
+    return None
+
+
+def _steps(indices: Sequence[int]) -> str:
+    return ("step " if len(indices) == 1 else "steps ") + _listing(indices)
+
+
+# --- pins: a quantity inside the answer held at either end of its range -------------------
+
+#: an entry tells a pin's value only where holding it at its two ends moves the right answer
+#: by this much at least (elsewhere the learner's float32 rounding is magnified); a pin is
+#: judged on this many such entries at least (fewer could be monotone by chance)
+PIN_SPAN, PIN_ENTRIES = 0.05, 6
+#: how far an implied value may stray outside its range, or back against its order
+PIN_TOL = 1e-3
+
+
+def implied(pin: Pin, case: Case, want: Any,
+            got: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(right, yours)``: the pin's value in TensorFlow's answer ``want`` and the one the
+    answer ``got`` implies, entry by entry where the pin's ends tell them apart; None when the
+    answers are not one array of the same shape, or too few entries tell."""
+    w, g = _float(want), _float(got)
+    if pin.answer is None or w is None or g is None or w.shape != g.shape:
+        return None
+    try:
+        lo, hi = (_float(pin.answer(case, end)) for end in (pin.low, pin.high))
+    except Exception:  # noqa: BLE001 - a pin that does not apply to this case
+        return None
+    if lo is None or hi is None or lo.shape != w.shape or hi.shape != w.shape:
+        return None
+    span = hi - lo
+    tells = np.abs(span) > PIN_SPAN
+    if tells.sum() < PIN_ENTRIES or not np.isfinite(g).all():
+        return None
+    width = pin.high - pin.low
+
+    def value(a: np.ndarray) -> np.ndarray:
+        return pin.low + width * (a[tells] - lo[tells]) / span[tells]
+
+    return value(w), value(g)
+
+
+def _monotone(right: np.ndarray, yours: np.ndarray, ends: float = 1.0) -> int:
+    """1 (-1) when ``yours`` rises (falls) wherever ``right`` rises and is neither ``right``
+    itself nor its mirror in the range (``ends - right``, ``ends`` the sum of its ends), 0
+    otherwise."""
+    order = np.argsort(right, kind="stable")
+    steps = np.diff(yours[order])
+    apart = np.diff(right[order]) > PIN_TOL  # entries whose right values differ
+    if apart.sum() < PIN_ENTRIES - 1 or np.ptp(yours) < 10 * PIN_TOL:
+        return 0
+    if _close(yours, right, 0, 10 * PIN_TOL) or _close(yours, ends - right, 0, 10 * PIN_TOL):
+        return 0  # right, or the other end of the range (a listed mistake's business)
+    if (steps[apart] > 0).all() and (steps >= -PIN_TOL).all():
+        return 1
+    if (steps[apart] < 0).all() and (steps <= PIN_TOL).all():
+        return -1
+    return 0
+
+
+def _inside(pin: Pin, values: np.ndarray) -> bool:
+    return bool(((values >= pin.low - PIN_TOL) & (values <= pin.high + PIN_TOL)).all())
+
+
+def pinned_sentence(ex: Any, trials: Sequence[tuple[Case, Any, Any]]) -> str | None:
+    """What the exercise's pins (:class:`Pin`) say about an answer wrong everywhere, on
+    ``trials`` (``(case, expected, got)``: the trial the probes changed, then the probes'
+    trials; a probe's ``zero`` trial first, where fewer quantities move): the first pin whose
+    implied values rise and fall with TensorFlow's on some trial but are other values (squashed
+    wrong: an h set to zero leaves a gate alone to show); else the one pin whose implied values
+    stay inside its range on every trial while every other pin's leave theirs on some trial
+    (it alone is wrong); else None. Each pin's right answers are asked once a trial, and only
+    as far as the answer needs (the oracle's calls, in the learner release)."""
+    pins = [p for p in getattr(ex, "pins", ()) if p.answer is not None]
+    if not pins or not trials:
+        return None
+    trials = sorted(trials, key=lambda t: not str(t[0].get("probe", "")).endswith(":zero"))
+    found: dict[tuple[int, int], tuple[np.ndarray, np.ndarray] | None] = {}
+
+    def values(p: int, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if (p, k) not in found:
+            found[p, k] = implied(pins[p], *trials[k])
+        return found[p, k]
+
+    for k in range(len(trials)):
+        for p, pin in enumerate(pins):
+            seen = values(p, k)
+            way = _monotone(*seen, ends=pin.low + pin.high) if seen is not None else 0
+            if seen is None or not way:
+                continue
+            outside = "" if _inside(pin, seen[1]) else (
+                f", some outside {pin.range} where every value of it lies")
+            if way > 0:
+                return (f"your answer's {pin.said} (the one it implies) rises and falls "
+                        f"with TensorFlow's but takes other values{outside}: how the {pin.said} "
+                        "is squashed from its pre-activation, or where its bias enters, is "
+                        "wrong.")
+            return (f"your answer's {pin.said} (the one it implies) falls where "
+                    f"TensorFlow's rises{outside}: the {pin.said} is turned the wrong way round.")
+    if len(pins) < 2:
+        return None
+    every = range(len(trials))
+    inside = [all((v := values(p, k)) is not None and _inside(pin, v[1]) for k in every)
+              for p, pin in enumerate(pins)]
+    wrong = [any((v := values(p, k)) is not None and not _close(v[1], v[0], 0, 10 * PIN_TOL)
+                 for k in every) for p in range(len(pins))]
+    alone = [p for p in range(len(pins)) if inside[p] and wrong[p]]
+    if len(alone) == 1 and sum(inside) == 1:
+        pin = pins[alone[0]]
+        return (f"your answer is what TensorFlow computes with another {pin.said}, the rest "
+                f"as it is: the {pin.said} alone is wrong (what it is computed from: its "
+                "inputs, their order or its weights).")
+    return None
+
+
+# --- left out: the answer is the oracle's with one input at zero ----------------------------
+
+
+@dataclass(frozen=True)
+class Without:
+    """An input (or one block of it) an answer may leave out, declared per exercise: the right
+    answer on the trial with it set to zero is compared with the learner's answer, the
+    learner's function not called again (an API exercise's answer costs a layer a call).
+
+    ``input``: the case's key; ``said``: how a message names it; ``block``, ``of``: only block
+    ``block`` of ``of`` equal blocks of its last axis (``of=1``: all of it). ``answer`` is bound
+    by the :class:`~rnnbook.exercise.Chapter`, as a :class:`Pin`'s is."""
+
+    input: str
+    said: str
+    block: int = 0
+    of: int = 1
+    answer: Callable[[Case], Any] | None = None
+
+    def zeroed(self, case: Case) -> Case:
+        value = np.array(case[self.input], copy=True)
+        width = value.shape[-1] // self.of
+        value[..., self.block * width:(self.block + 1) * width] = 0
+        return {**case, self.input: value}
+
+    def bound(self, right: Callable[[Case], Any]) -> Without:
+        if self.answer is not None:
+            return self
+        zeroed = self.zeroed
+        return dataclasses.replace(self, answer=lambda case: right(zeroed(case)))
+
+
+def without_sentence(ex: Any, failing: Sequence[tuple[Case, Any]],
+                     wanted: Sequence[Any]) -> str | None:
+    """The first declared :class:`Without` whose right answer, with its input at zero, is the
+    learner's on every failing trial (and is not the right answer itself)."""
+    for left in getattr(ex, "without", ()):
+        if left.answer is None or not failing:
+            continue
+        try:
+            alike = [_close_any(left.answer(case), got, ex) and not _close_any(want, got, ex)
+                     for (case, got), want in zip(failing, wanted, strict=True)]
+        except Exception:  # noqa: BLE001 - an input this trial does not have
+            continue
+        if all(alike):
+            return (f"your answer is what TensorFlow computes with {left.said} at zero: "
+                    f"{left.said} plays no part in your computation, or it is lost on the "
+                    "way.")
+    return None
+
+
+# --- another input in an input's place ------------------------------------------------------
+
+#: the most substitutions tried (each one right answer: the oracle's, in the learner release)
+SUBSTITUTIONS = 12
+
+
+def substitutions(case: Case) -> list[tuple[str, Case]]:
+    """``(sentence, case)``: the case with a square input transposed, two inputs of one shape
+    swapped, or one in the other's place (no declaration: read from the case's arrays), and
+    what an answer computed from it got wrong."""
+    arrays = [(k, v) for k, v in case.items() if isinstance(v, np.ndarray) and
+              v.dtype.kind == "f" and v.size > 1]
+    found: list[tuple[str, Case]] = [
+        (f"`{a}` transposed: `{a}` is read in another layout, its rows for its columns",
+         {**case, a: x.T}) for a, x in arrays if x.ndim == 2 and x.shape[0] == x.shape[1] > 1]
+    for (a, x), (b, y) in itertools.combinations(arrays, 2):
+        if x.shape == y.shape and not np.array_equal(x, y):
+            found += [(f"`{a}` and `{b}` swapped: the two are taken one for the other",
+                       {**case, a: y, b: x}),
+                      (f"`{b}` in the place of `{a}`: `{a}` is not what your computation "
+                       "reads", {**case, a: y}),
+                      (f"`{a}` in the place of `{b}`: `{b}` is not what your computation "
+                       "reads", {**case, b: x})]
+    return found[:SUBSTITUTIONS]
+
+
+def substitution_sentence(ex: Any, failing: Sequence[tuple[Case, Any]],
+                          wanted: Sequence[Any]) -> str | None:
+    """The first substitution (:func:`substitutions`) whose right answer is the learner's on
+    every failing trial it applies to (one at least): the inputs the answer mixes up."""
+    right = getattr(ex, "right", None)
+    if right is None or not failing:
+        return None
+    for said, _ in substitutions(failing[0][0]):
+        hits = 0
+        for (case, got), want in zip(failing, wanted, strict=True):
+            same = [c for w, c in substitutions(case) if w == said]
+            if not same:
+                continue
+            try:
+                alt = right(same[0])
+            except Exception:  # noqa: BLE001 - the cell cannot run with it (shapes)
+                hits = -1
+                break
+            if not _close_any(alt, got, ex) or _close_any(want, got, ex):
+                hits = -1
+                break
+            hits += 1
+        if hits > 0:
+            return f"your answer is what TensorFlow computes with {said}."
+    return None
+
+
 # --- the one entry -------------------------------------------------------------------------
 
 
 def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             probed: Sequence[tuple[Any, Any, Any]] = (),
             base: tuple[Any, Any] | None = None, relations: bool = True,
-            units: int | None = None, last: bool = True,
-            cases: Sequence[Case] = ()) -> str:
+            units: int | None = None, last: bool = True, steps: int | None = None,
+            cases: Sequence[Case] = (), pinned: Sequence[tuple[Case, Any, Any]] = ()) -> str:
     """The one sentence of the generic diagnosis of the failing trials (``(case, got)``, and
     the expected answers ``wanted``), "" when nothing is found. Relations come first, on the
     first failing trial that shows one (they say what the value is); then the probes, when the
     exercise has them (how it responds). ``relations=False``: the probes only (the relations
-    were asked already); ``units``: the H of the trial the probes changed (:func:`units`).
-    Last (``last``), for an answer of parts, which parts are wrong (:func:`parts_sentence`),
-    else which trials passed (:func:`trials_sentence`, given every trial's ``cases``)."""
+    were asked already); ``units``, ``steps``: the H and T of the trial the probes changed
+    (:func:`units`).
+    Then the pins (:func:`pinned_sentence`) on the ``pinned`` trials (``(case, expected,
+    got)``: the trial the probes changed and the probes' trials), and the inputs the answer
+    may leave out (:func:`without_sentence`) or take one for another
+    (:func:`substitution_sentence`). Last (``last``), for an answer of parts, which
+    parts are wrong (:func:`parts_sentence`), else which trials passed
+    (:func:`trials_sentence`, given every trial's ``cases``)."""
     failed = [id(case) for case, _ in failing]
     for (case, got), want in zip(failing, wanted, strict=True) if relations else ():
         said = _relations(ex, case, want, got)
@@ -665,9 +981,14 @@ def generic(ex: Any, failing: Sequence[tuple[Case, Any]], wanted: Sequence[Any],
             return _capital(said)
     if base is not None and probed and failing:
         said = probe_sentence(ex, base, probed,
-                              units if units is not None else _units(failing[0][0]))
+                              units if units is not None else _units(failing[0][0]), steps)
         if said:
             return _capital(said)
+    said = (pinned_sentence(ex, pinned) if pinned else None) or (
+        without_sentence(ex, failing, wanted) or substitution_sentence(ex, failing, wanted)
+        if last or not relations else None)
+    if said:
+        return _capital(said)
     if not last:
         return ""
     said = parts_sentence(ex, failing, wanted) or (

@@ -22,7 +22,7 @@ import numpy as np
 from rnnbook import record
 from rnnbook.byhand import answer
 from rnnbook.compare import ATOL, RTOL, Outcome, evaluate
-from rnnbook.diagnose import Probe, probe_cases, unique_names
+from rnnbook.diagnose import Pin, Probe, Without, probe_cases, unique_names
 from rnnbook.memo import remembered
 from rnnbook.plaindata import Case, Raised, to_plain
 
@@ -156,6 +156,15 @@ class Exercise(Generic[C]):
     #: the inputs the generic diagnosis changes, one extra trial each
     #: (rnnbook.diagnose.Probe): how the learner's answer responds against the oracle's
     probes: tuple[Probe, ...] = ()
+    #: the quantities inside the answer a case can hold at either end of their range
+    #: (rnnbook.diagnose.Pin: a gate held shut or open), for a formula wrong everywhere
+    pins: tuple[Pin, ...] = ()
+    #: inputs (or blocks) an answer may leave out (rnnbook.diagnose.Without): the right answer
+    #: with each at zero, compared with the learner's (no extra call of the function)
+    without: tuple[Without, ...] = ()
+    #: the right answer on a case (the reference, else the oracle), memoised: set by the
+    #: Chapter, for the diagnoses that ask it on a changed case (rnnbook.diagnose)
+    right: Callable[[C], Any] | None = field(default=None, repr=False)
 
     def __post_init__(self):
         unique_names(self.probes)
@@ -197,7 +206,10 @@ class Chapter:
             if ex.reference is not None:
                 ex.reference = remembered(ex.reference)
             right = remembered(right_answer(ex))  # each changed case asked once
+            ex.right = right
             ex.mistakes = tuple(_remembered(m.bound(right)) for m in ex.mistakes)
+            ex.pins = tuple(p.bound(right) for p in ex.pins)
+            ex.without = tuple(w.bound(right) for w in ex.without)
 
     def __getitem__(self, name):
         for ex in self.exercises:

@@ -116,6 +116,16 @@ def test_building_a_built_cell_again_is_explained():
     assert "raised BuiltTwice" in result.message and "now has 4 variables" in result.message
 
 
+def test_a_built_cell_left_as_it_was_is_explained():
+    """Weights set on a copy (``cell.get_weights()``'s list) leave the built cell as it was:
+    the message says none of Keras' weights reached its variables (issue 35)."""
+    result = outcome("run_keras_weights", learners.port_sets_a_copy)
+    assert not result.passed
+    assert "raised NothingLoaded" in result.message and "still holds the kernel" in (
+        result.message)
+    assert outcome("run_keras_weights", learners.port_loop).passed
+
+
 def test_a_trial_that_raises_does_not_hide_the_mistake_on_the_others():
     """np.hstack of W and U raises when D != H and returns a (H, 2H) array when D == H: the
     message shows the error and names the mistake."""

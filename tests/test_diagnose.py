@@ -71,6 +71,24 @@ CASES = [
                                                              "tanh_prime_at_old_h",
                                                              wrong="old h"),
      "Your dx does not change when the bias changes"),
+    # a formula wrong everywhere (every probe moves the answer otherwise): the pins say which
+    # quantity the answer implies wrong (h35c); the upstream gradient changed at one step
+    ("06-gru-layouts", "fresh_gru_step", ch06.fresh_tanh_gates,
+     "Your answer's update gate z (the one it implies) rises and falls with TensorFlow's"),
+    ("06-gru-layouts", "fresh_gru_step", ch06.fresh_bias_after_sigmoid,
+     "Your answer's update gate z (the one it implies) rises and falls with TensorFlow's but "
+     "takes other values, some outside (0, 1)"),
+    ("06-gru-layouts", "fresh_gru_step", ch06.fresh_cand_h_first,
+     "Your answer is what TensorFlow computes with another candidate h~"),
+    ("05-gradients-by-hand", "rnn_backward", ch05.named(ch05.rnn_seq_c, "walks_forward",
+                                                        wrong="forward walk"),
+     "changing the upstream gradient at the first step moves your dinputs at steps 1, 2, 3,"),
+    ("05-gradients-by-hand", "rnn_backward", ch05.named(ch05.rnn_seq_c, "tanh_at_h_t_1",
+                                                        wrong="tanh at h_t-1"),
+     "changing the upstream gradient at the first step moves your dinputs at the same steps"),
+    ("05-gradients-by-hand", "truncated_rnn_backward",
+     ch05.named(ch05.trunc_c, "cut_one_step_late", wrong="cut after"),
+     "Your dkernel responds to a change of the upstream gradient at the last step otherwise"),
 ]
 
 
@@ -81,6 +99,76 @@ def test_an_unlisted_mistake_is_named(stem, name, fn, sentence):
     assert outcome.mistake.startswith(sentence), outcome.message
     if not any(m.sentence == outcome.mistake for m in outcome.exercise.mistakes):
         assert f"What is wrong: {outcome.mistake}" in outcome.message
+
+
+@pytest.mark.parametrize("stem,name", [(stem, ex.name) for stem in checks.CHAPTERS
+                                       for ex in checks.load(stem).exercises if ex.pins])
+def test_a_pin_holds_its_quantity_at_the_ends_of_its_range(stem, name):
+    """Each pin's hold really holds it: the value TensorFlow's own answer implies lies inside
+    the pin's range on every trial (a hold that missed its end, or an answer not affine in the
+    quantity, would imply values outside it), and differs from entry to entry."""
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    right = right_answer(ex)
+    for case in chapter.trial_cases(name, 0):
+        want = to_plain(right(case))
+        for pin in ex.pins:
+            found = diagnose.implied(pin, case, want, want)
+            if found is None:  # too few entries tell (a small trial)
+                continue
+            values, same = found
+            assert np.array_equal(values, same)
+            assert (values > pin.low - 1e-6).all() and (values < pin.high + 1e-6).all(), (
+                f"{ex.number} pin {pin.said}: TensorFlow's own answer implies {values}")
+            assert np.ptp(values) > 0.01
+
+
+def test_pins_say_nothing_of_a_right_quantity():
+    """An answer whose z and h~ are right but wrong otherwise (scaled after) is no pin's
+    business: the sentence blames neither."""
+    chapter = checks.load("06-gru-layouts")
+    ex = chapter["fresh_gru_step"]
+    case = chapter.cases("fresh_gru_step", 0)[1]  # B=3, H=4: 12 entries
+    want = to_plain(right_answer(ex)(case))
+    assert diagnose.pinned_sentence(ex, [(case, want, want)]) is None
+    rng = np.random.default_rng(0)
+    noise = want + rng.normal(size=want.shape)  # no quantity explains it
+    assert diagnose.pinned_sentence(ex, [(case, want, noise)]) is None
+
+
+def test_an_input_left_out_or_taken_for_another_is_named():
+    """The right answer with a declared input at zero (6.7's session variables: no second
+    call of the learner's function), or with two inputs of one shape swapped (read from the
+    case, no declaration), is named when it is the learner's answer, and only then."""
+    chapter = checks.load("06-gru-layouts")
+    ex = chapter["keras_gru_from_session"]
+    case = chapter.cases(ex.name, 0)[0]
+    want = to_plain(ex.right(case))
+    no_bias = to_plain(ex.right({**case, "cand_bias": 0 * case["cand_bias"]}))
+    assert diagnose.without_sentence(ex, [(case, no_bias)], [want]).startswith(
+        "your answer is what TensorFlow computes with the session's `candidate/bias` at zero")
+    assert diagnose.without_sentence(ex, [(case, 1.5 * want)], [want]) is None
+    lstm = checks.load("02-lstm-gate-tensors")
+    ex = lstm["lstm_step"]
+    case = lstm.cases(ex.name, 0)[0]
+    want = to_plain(ex.right(case))
+    swapped = to_plain(ex.right({**case, "c": case["h"], "h": case["c"]}))
+    assert diagnose.substitution_sentence(ex, [(case, swapped)], [want]) == (
+        "your answer is what TensorFlow computes with `c` and `h` swapped: the two are taken "
+        "one for the other.")
+    assert diagnose.substitution_sentence(ex, [(case, want)], [want]) is None
+
+
+def test_a_block_all_zeros_is_named():
+    chapter = checks.load("05-gradients-by-hand")
+    ex = chapter["keras_grads_to_tf1"]
+    case = chapter.cases(ex.name, 0)[0]
+    dkernel, dbias = (np.array(a) for a in to_plain(ex.right(case)))
+    H = case["H"]
+    got = [1.3 * dkernel + 0.1, 0.7 * dbias]
+    got[0][:, 3 * H:] = 0
+    assert diagnose.generic(ex, [(case, got)], [[dkernel, dbias]]).startswith(
+        "dkernel: your o block is all zeros where TensorFlow's is not")
 
 
 def test_blocks_in_another_order_are_named_by_the_exercises_names():

@@ -329,6 +329,11 @@ class BuiltTwice(Exception):
     """The learner built a cell that was built already: it has two kernels and two biases."""
 
 
+class NothingLoaded(Exception):
+    """The built cell the check handed over holds, after the function, the very kernel and
+    bias it held before: none of Keras' weights reached its variables."""
+
+
 NOT_BUILT = ("the cell has no variables yet (`cell.variables == []`, and `cell._kernel` does not "
              "exist): a TF1 cell creates its kernel and bias on its first call, when it learns "
              "the input depth D. Build it first: call it once on an input of depth D (or call "
@@ -728,6 +733,9 @@ def _port_case(rng: np.random.Generator, shape: str, B: int | None = None, T: in
 
 
 STILL_UNBUILT = "still has no variables after your function ran"
+#: a built cell whose variables the function left as they were (a copy of its weights set)
+STILL_OLD = ("still holds the kernel and bias it held before your function ran: none of "
+             "Keras' weights reached its variables")
 TWICE = "building a cell that was built already makes a new kernel and bias"
 #: 1.6's outputs must come from the cell (issue 35: a NumPy loop earned them, the weights
 #: loaded only for the check's own call of the cell)
@@ -779,6 +787,8 @@ def _port_call(fn: Callable[..., object], c: PortTrial) -> object:
         raise BuiltTwice(
             f"the cell now has {len(cell.variables)} variables: {TWICE}, and the cell "
             "computes with the newest. Build it only when `cell.variables` is empty")
+    if c["built"] and _holds(cell, c["old_kernel"], c["old_bias"]):
+        raise NothingLoaded(f"the cell you were given {STILL_OLD}")
     if unrun is not None:
         raise ValueError(f"the sequence {NOT_RUN}: {unrun} holds numbers no call of the "
                          "cell returned, so it was computed another way")
@@ -786,6 +796,13 @@ def _port_call(fn: Callable[..., object], c: PortTrial) -> object:
     parts = _arrays(result, 2)
     parts = list(parts) if isinstance(parts, (tuple, list)) else [parts]
     return [*parts, np.asarray(h_new)]
+
+
+def _holds(cell: Any, kernel: np.ndarray, bias: np.ndarray) -> bool:
+    """Whether ``cell``'s two variables hold exactly ``kernel`` and ``bias``."""
+    held = [np.asarray(v) for v in cell.variables]
+    return (len(held) == 2 and held[0].shape == kernel.shape and held[1].shape == bias.shape
+            and np.array_equal(held[0], kernel) and np.array_equal(held[1], bias))
 
 
 def _port_oracle(case: PortTrial) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -602,9 +602,14 @@ def _step_0_only(c: SequenceTrial) -> Grads:
     return dinputs, dh0, np.asarray(dkernel) - later_k, np.asarray(dbias) - later_b
 
 
+#: the upstream gradient changed at one step only: which steps of the answer respond
+#: (a gradient flows back from its step to the chunk's start, never forward)
+STEP_PROBES = (Probe("doutputs", "step", 0, said="the upstream gradient at the first step"),
+               Probe("doutputs", "step", -1, said="the upstream gradient at the last step"))
+
 rnn_backward = Exercise[SequenceTrial](
     name="rnn_backward",
-    probes=(Probe("h0", "zero"), Probe("doutputs", "row")),
+    probes=(Probe("h0", "zero"), Probe("doutputs", "row"), *STEP_PROBES),
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dinputs (B, T, D), dh0 (B, H), dkernel (D + H, H), dbias (H,)) through the whole "
          "sequence",
@@ -703,6 +708,7 @@ def _each_chunk_from(start: str) -> Callable[[Trial], list[np.ndarray | int]]:
 
 truncated_rnn_backward = Exercise[SequenceTrial](
     name="truncated_rnn_backward",
+    probes=STEP_PROBES,
     relative_error=True,  # a gradient: a failure says its relative error
     task="(dkernel (D + H, H), dbias (H,)), the two arrays TensorFlow returns for the "
          "chunked run",

@@ -47,7 +47,7 @@ from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the
     _with_session,  # (TensorFlow's errors, short)
 )
 from rnnbook.checks.common import Trial, names_split_0, not_from_api, raising, says
-from rnnbook.diagnose import Probe
+from rnnbook.diagnose import Pin, Probe, Without
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
     graph_bytes,
@@ -343,9 +343,24 @@ def _fresh_case(rng: np.random.Generator, B: int, D: int, H: int) -> GruTrial:
     return _step_case(rng, B, D, H, form="tf1", fresh=True)
 
 
+def _held(key: str, k: int, n: int) -> Callable[[GruTrial, float], GruTrial]:
+    """A TF1 case with block ``k`` of ``n`` of its bias ``key`` so large that the block's
+    squashing gives the end ``end`` of its range (a gate shut or open: a pin's hold)."""
+    def hold(case: GruTrial, end: float) -> GruTrial:
+        value = OPEN if end > 0 else -OPEN
+        return {**case, key: _block_changed(case, key, k, n,  # type: ignore[misc]
+                                            lambda b: np.full_like(b, value))}
+    return hold
+
+
+#: TF1's h' = z * h + (1 - z) * h~ is affine in z and in h~ (rnnbook.diagnose.Pin)
+TF1_PINS = (Pin("update gate z", _held("gates_bias", 1, 2)),
+            Pin("candidate h~", _held("cand_bias", 0, 1), low=-1.0))
+
 fresh_gru_step = Exercise[GruTrial](
     name="fresh_gru_step",
     probes=(Probe("h", "zero"), Probe("x", "row")),
+    pins=TF1_PINS,
     task="h' (B, H), one step of a freshly built TF1 GRUCell(H) with these kernels (its biases "
     "at their initial values)",
     make_case=_fresh_case,
@@ -905,6 +920,10 @@ keras_gru_from_session = Exercise[GruTrial](
     oracle=_sequence_oracle,
     reference=_sequence_reference,
     by_hand=False,
+    # no probes (each would build another layer in the child): the weights it may leave out
+    without=tuple(Without(key, f"the session's `{name}`") for key, name in zip(
+        TF1_KEYS, ("gates/kernel", "gates/bias", "candidate/kernel", "candidate/bias"),
+        strict=True)),
     # one trial: each builds and runs a Keras layer in the grading child (the chapter's cost),
     # and one shows every mistake; B apart from D, H, T
     designs=(dict(GRAPH, B=5),),
