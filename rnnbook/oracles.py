@@ -95,9 +95,13 @@ def load_weights(session: Any, variables: Any, weights: dict[str, np.ndarray]) -
     session.run([var.initializer for var in variables], feed)
 
 
+#: graphs :func:`run_tf1` keeps when asked to (``key``): one per cell kind, shapes and mode
+_KEPT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
 def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             weights: dict[str, np.ndarray] | None = None, mode: str = "step",
-            fetch: Sequence[str] = ()) -> tuple[Any, ...]:
+            fetch: Sequence[str] = (), key: Any = None) -> tuple[Any, ...]:
     """Run a TF1 cell made by ``make_cell()`` and return ``(output, final_state, *fetched)``.
 
     ``mode``: ``"step"`` calls the cell once on ``inputs`` ``(B, D)``; ``"static"`` and
@@ -106,21 +110,49 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
     cell's ``state_size`` (an array, or nested tuples of arrays such as ``(c, h)``); None means
     zeros. ``weights`` maps variable-name suffixes (``"kernel"``, ``"bias"``,
     ``"projection/kernel"``) to arrays. ``fetch`` names extra tensors to return (``"rnn/...:0"``).
+    ``key`` (hashable: what ``make_cell`` makes, e.g. ``("gru", H)``) keeps the graph and its
+    session for the next call with the same key, shapes and mode, which only loads its
+    weights (a check's many trials of one shape build one graph); None builds afresh.
     """
     tf = tensorflow()
-    v1 = tf.compat.v1
     inputs = _f32(inputs)
+    flat = [] if state is None else [_f32(s) for s in tf.nest.flatten(state)]
+    kept = None
+    if key is not None and weights is not None:
+        kept = (key, inputs.shape, tuple(s.shape for s in flat), mode, tuple(fetch))
+    built = _KEPT.get(kept) if kept else None
+    if built is None:
+        built = _build_tf1(make_cell, inputs.shape, state, [s.shape for s in flat], mode, fetch)
+    session, x, holders, ran, variables = built
+    feed = {x: inputs, **dict(zip(holders, flat, strict=True))}
+    v1 = tf.compat.v1
+    try:
+        if weights is None:
+            session.run(v1.variables_initializer(variables))
+        else:
+            load_weights(session, variables, weights)
+        return tuple(session.run(ran, feed))
+    finally:
+        if kept:
+            _KEPT[kept] = built
+        else:
+            session.close()
+
+
+def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int, ...], state: Any,
+               shapes: list[tuple[int, ...]], mode: str, fetch: Sequence[str]) -> tuple[Any, ...]:
+    """:func:`run_tf1`'s graph: ``(session, x, state placeholders, [output, final, *fetched],
+    variables)``."""
+    tf = tensorflow()
+    v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
         cell = make_cell()
-        x = v1.placeholder(tf.float32, inputs.shape, name="x")
-        feed = {x: inputs}
-        batch = inputs.shape[0]
+        x = v1.placeholder(tf.float32, shape, name="x")
         if state is None:
-            initial = cell.zero_state(batch, tf.float32)
+            holders = []
+            initial = cell.zero_state(shape[0], tf.float32)
         else:
-            flat = [_f32(s) for s in tf.nest.flatten(state)]
-            holders = [v1.placeholder(tf.float32, s.shape) for s in flat]
-            feed.update(zip(holders, flat, strict=True))
+            holders = [v1.placeholder(tf.float32, s) for s in shapes]
             initial = tf.nest.pack_sequence_as(cell.state_size, holders)
         if mode == "step":
             output, final = cell(x, initial)
@@ -132,12 +164,8 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
         else:
             raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
         extra = [graph.get_tensor_by_name(name) for name in fetch]
-        with v1.Session(graph=graph) as session:
-            if weights is None:
-                session.run(v1.global_variables_initializer())
-            else:
-                load_weights(session, v1.global_variables(), weights)
-            return tuple(session.run([output, final, *extra], feed))
+        variables = v1.global_variables()
+    return v1.Session(graph=graph), x, holders, [output, final, *extra], variables
 
 
 def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray] | Sequence[np.ndarray],
@@ -207,4 +235,4 @@ def run_tf1_gru(inputs: Any, h0: Any, gates_kernel: np.ndarray, gates_bias: np.n
     weights = {"gates/kernel": gates_kernel, "gates/bias": gates_bias,
                "candidate/kernel": cand_kernel, "candidate/bias": cand_bias}
     H = np.shape(cand_bias)[0]
-    return run_tf1(lambda: gru_cell()(H), inputs, h0, weights, mode=mode)
+    return run_tf1(lambda: gru_cell()(H), inputs, h0, weights, mode=mode, key=("gru", H))
