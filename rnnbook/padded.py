@@ -12,7 +12,8 @@
 - :func:`tf1_stacked`   two ``BasicLSTMCell`` layers in a ``MultiRNNCell``, and
   :func:`keras_stacked`, the same two as ``tf.keras`` layers
 - :func:`static_stack`  the same stack unrolled by ``static_rnn`` (one op per step, so a
-  step's tensor has a name), and :func:`fetch` to run tensors of it by name
+  step's tensor has a name); :func:`static_with_lengths`, the forward cell unrolled with
+  ``sequence_length`` (a conditional per step); :func:`fetch` runs their tensors by name
 
 Every cell is TF1's ``BasicLSTMCell`` (``forget_bias`` 1.0) or a ``tf.keras`` LSTM
 given the same weights (``checks.common.tf1_to_keras_weights``). TF1 graphs are built
@@ -206,20 +207,41 @@ def keras_stacked(case: Padded) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(np.asarray(h_0), np.asarray(c_0)), (np.asarray(h_1), np.asarray(c_1))]
 
 
-def static_stack(case: Padded) -> tuple[Any, Any]:
+def static_stack(case: Padded) -> Any:
     """The same two layers unrolled by ``static_rnn`` (``rnnbook.graphs.lstm_graph``):
-    ``(graph, x)``, one copy of each layer's ops per step, each op with a name."""
+    its graph, one copy of each layer's ops per step, each op with a name."""
     from rnnbook import graphs
 
     B, T, D = case.x.shape
-    graph, x, _, _ = graphs.lstm_graph(T, D, case.units, batch=B, layers=2)
-    return graph, x
+    return graphs.lstm_graph(T, D, case.units, batch=B, layers=2)[0]
 
 
-def fetch(case: Padded, graph: Any, x: Any, names: list[str]) -> list[np.ndarray]:
-    """The tensors ``names`` of :func:`static_stack`'s ``graph``, run on the batch with
-    the stack's weights."""
+def static_with_lengths(case: Padded) -> Any:
+    """The forward cell unrolled by ``static_rnn`` with ``sequence_length``: its graph,
+    each step a conditional ``rnn/cond_t`` (step 0: ``rnn/cond``) whose outputs pass
+    through ``Identity`` ops: the step's output, then its new c and h."""
+    tf = import_tensorflow()
+    v1 = tf.compat.v1
+    with tf.Graph().as_default() as graph:
+        x = v1.placeholder(tf.float32, case.x.shape, name="x")  # (B, T, D)
+        lengths = v1.placeholder(tf.int32, case.lengths.shape, name="lengths")  # (B,)
+        v1.nn.static_rnn(_cell(v1, case.units), tf.unstack(x, axis=1), dtype=x.dtype,
+                         sequence_length=lengths)
+    return graph
+
+
+def fetch(case: Padded, graph: Any, names: list[str]) -> list[np.ndarray]:
+    """The tensors ``names`` of a graph of :func:`static_stack` (the stack's weights) or
+    :func:`static_with_lengths` (the forward cell's), run on the batch: its ``x:0``
+    placeholder fed, and its ``lengths:0`` where it has one."""
     v1 = import_tensorflow().compat.v1
     with graph.as_default(), quick_session(graph) as session:
-        load_weights(session, v1.global_variables(), _stack_weights(case))
-        return session.run(names, {x: case.x})
+        variables = v1.global_variables()
+        stacked = any("/cell_1/" in var.op.name for var in variables)
+        kernel, bias = case.fw
+        load_weights(session, variables, _stack_weights(case) if stacked
+                     else {"kernel": kernel, "bias": bias})
+        feed = {graph.get_tensor_by_name("x:0"): case.x}
+        if "lengths" in {op.name for op in graph.get_operations()}:
+            feed[graph.get_tensor_by_name("lengths:0")] = case.lengths
+        return session.run(names, feed)

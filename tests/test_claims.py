@@ -161,10 +161,11 @@ def test_chapter7_tf_reverse_feeds_the_backward_cell_padding_first(batches):
 
 
 @pytest.mark.slow
-def test_chapter7_layer_2s_c_by_name_is_the_stacks_final_state(batches):
+def test_chapter7_the_second_layers_c_by_name_is_the_stacks_final_state(batches):
     """MultiRNNCell's state is layer 0's then layer 1's; the tf.keras stack returns the same
-    states; each row's layer-2 c at step n - 1, fetched by its op's name from the static_rnn
-    graph (the page's search: AddV2 of two Mul ops in cell_1), is the final state's."""
+    states; each row's second-layer c at step n - 1, fetched by its op's name from the
+    static_rnn graph (the page's search: AddV2 of two Mul ops in cell_1), is the final
+    state's."""
     from rnnbook import padded
 
     for case in batches:
@@ -172,12 +173,33 @@ def test_chapter7_layer_2s_c_by_name_is_the_stacks_final_state(batches):
         (_, kc0), (kh1, kc1) = padded.keras_stacked(case)
         assert max(np.abs(kc0 - c0).max(), np.abs(kc1 - c1).max(),
                    np.abs(kh1 - h1).max()) < 1e-5
-        graph, x = padded.static_stack(case)
+        graph = padded.static_stack(case)
         nodes = {node.name: node for node in graph.as_graph_def().node}
         new_c = [name for name, node in nodes.items() if node.op == "AddV2"
                  and "/cell_1/" in name
                  and all(nodes[i.split(":")[0]].op == "Mul" for i in node.input)]
         assert len(new_c) == case.x.shape[1]
-        fetched = padded.fetch(case, graph, x, [f"{new_c[n - 1]}:0" for n in case.lengths])
+        fetched = padded.fetch(case, graph, [f"{new_c[n - 1]}:0" for n in case.lengths])
         by_name = np.stack([fetched[r][r] for r in range(len(case.lengths))])
         assert np.abs(by_name - c1).max() < 1e-5
+
+
+@pytest.mark.slow
+def test_chapter7_a_static_step_with_lengths_is_a_conditional_whose_c_is_copied_through(
+        batches):
+    """With sequence_length, step t's c is rnn/cond_t/Identity_1 (step 0: rnn/cond): after
+    the last step it is dynamic_rnn's final c, and a row's c stays its state after step
+    n - 1 from then on."""
+    from rnnbook import padded
+
+    for case in batches:
+        _, (c, _) = padded.tf1_dynamic(case)
+        graph = padded.static_with_lengths(case)
+        T = case.x.shape[1]
+        names = [f"rnn/cond{f'_{t}' if t else ''}/Identity_1:0" for t in range(T)]
+        c_steps = np.stack(padded.fetch(case, graph, names))  # (T, B, H)
+        assert np.abs(c_steps[-1] - c).max() < 1e-5
+        for row, n in enumerate(case.lengths):
+            assert np.abs(c_steps[n - 1:, row] - c[row]).max() < 1e-6, row
+            if n > 1:  # and it moved before: the steps inside the row are not copies
+                assert np.abs(c_steps[n - 2, row] - c[row]).max() > 1e-3, row
