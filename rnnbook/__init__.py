@@ -16,6 +16,7 @@ Modules, one job each:
 - :mod:`rnnbook.plots`        every figure of the book
 - :mod:`rnnbook.numbers`      the numbers a chapter's prose states, glued from its run
 - :mod:`rnnbook.tasks`        Chapter 4's small training tasks
+- :mod:`rnnbook.padded`       Chapter 7's runs of the real APIs on one padded batch
 - :mod:`rnnbook.graphs`       writing TF graphs for TensorBoard, reading them back, serving them
 - :mod:`rnnbook.source`       reads the one source: exercise headers, points, solution markers
 - :mod:`rnnbook.generate`     writes learner notebooks from ``solutions/`` (``make notebooks``)

@@ -12,6 +12,8 @@ picture, so that the page shows the idea and its numbers rather than the plottin
 - :func:`error_by_step`  stateful vs zeros: error by step within a chunk, and a trace (Chapter 4)
 - :func:`loss_curves`    training losses over updates, raw and smoothed (Chapter 4)
 - :func:`norms_over_time`  gradient norms over time, log scale (Chapter 5)
+- :func:`padded_steps`   a padded batch: what each step reads forward and backward, and where
+  the final state is taken with and without ``sequence_length`` (Chapter 7)
 
 Every figure is at most :data:`MAX_WIDTH` inches wide at :data:`DPI`, so it is shown at its own
 size in the book's column, and every text in it is at least :data:`MIN_FONT` points.
@@ -531,4 +533,61 @@ def norms_over_time(norms: dict[str, np.ndarray], title: str, chunk: int | None 
     ax.legend(fontsize=MIN_FONT, loc="best")
     ax.grid(True, which="major", alpha=0.3)
     fig.tight_layout()
+    return fig
+
+
+#: what each panel of :func:`padded_steps` shows the cell reading at its k-th step
+READING_ORDERS = ("forward", "reverse_sequence", "tf.reverse")
+
+
+def reading_order(length: int, steps: int, order: str) -> list[int | None]:
+    """The input step a cell reads at each of its ``steps`` steps for a row of ``length``:
+    ``forward`` (t), ``reverse_sequence`` (reversed within the length, as
+    ``bidirectional_dynamic_rnn``'s backward cell reads) or ``tf.reverse`` (reversed over all
+    the steps, padding first); None where it reads padding."""
+    if order == "forward":
+        read = list(range(steps))
+    elif order == "reverse_sequence":
+        read = list(range(length - 1, -1, -1)) + list(range(length, steps))
+    elif order == "tf.reverse":
+        read = list(range(steps - 1, -1, -1))
+    else:
+        raise ValueError(f"order must be one of {', '.join(READING_ORDERS)}, not {order!r}")
+    return [t if t < length else None for t in read]
+
+
+def padded_steps(lengths: Sequence[int], steps: int) -> Figure:
+    """A padded batch, rows x steps, three times: what the forward cell reads at each step
+    (valid steps coloured by row, padding grey), with where its final state is taken with
+    ``sequence_length`` (each row's last valid step, a ring) and without (the last step, a
+    cross); then what a backward cell reads at its k-th step, reversed within each length
+    (``reverse_sequence``) and by ``tf.reverse`` (padding first)."""
+    colours = np.array([[0.62, 0.78, 0.92], [0.99, 0.75, 0.52], [0.65, 0.87, 0.62]])
+    grey = np.array([0.85, 0.85, 0.85])
+    titles = {"forward": "forward: reads $x_t$ at step $t$",
+              "reverse_sequence": "backward, reverse_sequence",
+              "tf.reverse": "backward, tf.reverse"}
+    fig, axes = figure(MAX_WIDTH, 0.9 + 0.55 * len(lengths), ncols=len(READING_ORDERS))
+    for ax, order in zip(axes, READING_ORDERS, strict=True):
+        reads = [reading_order(n, steps, order) for n in lengths]
+        image = np.array([[grey if t is None else colours[r % len(colours)] for t in row]
+                          for r, row in enumerate(reads)])  # (B, T, 3)
+        ax.imshow(image, aspect="auto")
+        for (r, k), t in np.ndenumerate(np.array(reads, dtype=object)):
+            ax.text(k, r, "0" if t is None else f"$x_{t}$", ha="center", va="center",
+                    fontsize=MIN_FONT + 1, color="0.45" if t is None else "black")
+        ax.set_title(titles[order], fontsize=MIN_FONT + 1)
+        ax.set_xticks(range(steps))
+        ax.set_yticks(range(len(lengths)), [f"row {r}, n = {n}" for r, n in enumerate(lengths)])
+        ax.set_xlabel("step the cell takes")
+    first = axes[0]
+    first.scatter([n - 1 for n in lengths], range(len(lengths)), s=420, facecolors="none",
+                  edgecolors="tab:red", linewidths=2, label="final state, sequence_length")
+    first.scatter([steps - 1 + 0.3] * len(lengths), np.arange(len(lengths)) - 0.25, s=60,
+                  marker="x", color="black", linewidths=1.5,
+                  label="final state without it (after the padding)")  # in the corner
+    for ax in axes[1:]:
+        ax.set_yticks(range(len(lengths)), [""] * len(lengths))
+    fig.legend(loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

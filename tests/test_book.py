@@ -26,7 +26,8 @@ STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-
 BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell",
             "tfrnncell14", "tf12release", "pascanu2013", "cs231n", "cho2014", "chung2014", "cudnn",
             "tfcudnngru", "kerasgru", "pytorchgru", "cho2014v1", "kerascudnn", "onnxgru",
-            "keras2gru"}
+            "keras2gru", "tfrnn", "tfkerasrnn", "pytorchpack", "pytorchlstm", "pytorchrnnsrc",
+            "schuster1997"}
 REMOTE = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

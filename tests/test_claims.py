@@ -91,3 +91,115 @@ def test_forget_gates_are_the_cells_own(tf):
                         for t in range(5)])  # (5, 12): gates i, j, f, o
     expected = 1 / (1 + np.exp(-(z[:, 6:9] + 1.0)))
     np.testing.assert_allclose(tasks.forget_gates(kernel, bias, seq), expected, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- Chapter 7 (issue 40)
+
+
+@pytest.fixture(scope="module")
+def batches(tf):
+    """Chapter 7's padded batch (lengths 4, 2, 1 of 4 steps) drawn from each seed."""
+    from rnnbook import padded
+
+    return [padded.padded_batch(seed) for seed in tasks.SEEDS]
+
+
+def largest_by_row(a, b):
+    return np.abs(np.asarray(a) - np.asarray(b)).max(axis=-1)  # (B,)
+
+
+@pytest.mark.slow
+def test_chapter7_sequence_length_stops_each_row_and_without_it_the_padding_moves_the_state(
+        batches):
+    """"every output past a row's length is exactly 0 and the final h is the output at step
+    n - 1"; without sequence_length "the final state is taken after the padding": the final
+    c of every short row differs, the full row's does not."""
+    from rnnbook import padded
+
+    assert len(batches) >= 8
+    for case in batches:
+        rows, last = np.arange(len(case.lengths)), case.lengths - 1
+        out, (c, h) = padded.tf1_dynamic(case)
+        out_pad, (c_pad, h_pad) = padded.tf1_dynamic(case, sequence_length=False)
+        assert (out[~case.mask] == 0).all() and np.array_equal(h, out[rows, last])
+        assert np.array_equal(h_pad, out_pad[:, -1])
+        moved = largest_by_row(c, c_pad)
+        assert moved[0] < 1e-6 and (moved[1:] > 1e-3).all(), moved
+
+
+@pytest.mark.slow
+def test_chapter7_every_keras_mask_gives_tf1s_final_state_and_repeats_the_last_output(
+        batches):
+    """"All three give TF1's final state"; "return_sequences=True gives ... the last valid
+    output again" at a masked step (a plain tf.keras LSTM)."""
+    from rnnbook import padded
+
+    for case in batches:
+        _, (c, h) = padded.tf1_dynamic(case)
+        for how in ("Masking", "mask=", "mask_zero"):
+            out, k_h, k_c = padded.keras_masked(case, how)
+            assert largest_by_row(k_c, c).max() < 1e-5 and largest_by_row(k_h, h).max() < 1e-5
+            for row, n in enumerate(case.lengths):
+                assert (out[row, n:] == out[row, n - 1]).all(), (how, row)
+
+
+@pytest.mark.slow
+def test_chapter7_tf_reverse_feeds_the_backward_cell_padding_first(batches):
+    """The backward direction's final h is its output at time 0; "fed by tf.reverse ... only
+    the full row 0 is right"; Keras' Bidirectional is [forward, backward], zeros past each
+    length, TF1's numbers."""
+    from rnnbook import padded
+
+    for case in batches:
+        (fw_out, bw_out), (fw_state, bw_state) = padded.tf1_bidirectional(case)
+        _, (_, rev_state) = padded.tf1_bidirectional(case, sequence_length=False)
+        assert largest_by_row(bw_state.h, bw_out[:, 0]).max() < 1e-6
+        wrong = largest_by_row(rev_state.c, bw_state.c)
+        assert wrong[0] < 1e-6 and (wrong[1:] > 1e-3).all(), wrong
+        merged = padded.keras_bidirectional(case)[0]
+        assert np.abs(merged - np.concatenate([fw_out, bw_out], axis=2)).max() < 1e-5
+
+
+@pytest.mark.slow
+def test_chapter7_the_second_layers_c_by_name_is_the_stacks_final_state(batches):
+    """MultiRNNCell's state is layer 0's then layer 1's; the tf.keras stack returns the same
+    states; each row's second-layer c at step n - 1, fetched by its op's name from the
+    static_rnn graph (the page's search: AddV2 of two Mul ops in cell_1), is the final
+    state's."""
+    from rnnbook import padded
+
+    for case in batches:
+        _, ((c0, h0), (c1, h1)) = padded.tf1_stacked(case)
+        (_, kc0), (kh1, kc1) = padded.keras_stacked(case)
+        assert max(np.abs(kc0 - c0).max(), np.abs(kc1 - c1).max(),
+                   np.abs(kh1 - h1).max()) < 1e-5
+        graph = padded.static_stack(case)
+        nodes = {node.name: node for node in graph.as_graph_def().node}
+        new_c = [name for name, node in nodes.items() if node.op == "AddV2"
+                 and "/cell_1/" in name
+                 and all(nodes[i.split(":")[0]].op == "Mul" for i in node.input)]
+        assert len(new_c) == case.x.shape[1]
+        fetched = padded.fetch(case, graph, [f"{new_c[n - 1]}:0" for n in case.lengths])
+        by_name = np.stack([fetched[r][r] for r in range(len(case.lengths))])
+        assert np.abs(by_name - c1).max() < 1e-5
+
+
+@pytest.mark.slow
+def test_chapter7_a_static_step_with_lengths_is_a_conditional_whose_c_is_copied_through(
+        batches):
+    """With sequence_length, step t's c is rnn/cond_t/Identity_1 (step 0: rnn/cond): after
+    the last step it is dynamic_rnn's final c, and a row's c stays its state after step
+    n - 1 from then on."""
+    from rnnbook import padded
+
+    for case in batches:
+        _, (c, _) = padded.tf1_dynamic(case)
+        graph = padded.static_with_lengths(case)
+        T = case.x.shape[1]
+        names = [f"rnn/cond{f'_{t}' if t else ''}/Identity_1:0" for t in range(T)]
+        c_steps = np.stack(padded.fetch(case, graph, names))  # (T, B, H)
+        assert np.abs(c_steps[-1] - c).max() < 1e-5
+        for row, n in enumerate(case.lengths):
+            assert np.abs(c_steps[n - 1:, row] - c[row]).max() < 1e-6, row
+            if n > 1:  # and it moved before: the steps inside the row are not copies
+                assert np.abs(c_steps[n - 2, row] - c[row]).max() > 1e-3, row

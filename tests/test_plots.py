@@ -102,6 +102,7 @@ def chapter_figures():
         "loss_curves": plots.loss_curves({"a": rng.uniform(0.1, 1, 50), "b": np.ones(50)}),
         "norms_over_time": plots.norms_over_time({"a": rng.uniform(0.1, 1, 12)}, "norms",
                                                  chunk=4),
+        "padded_steps": plots.padded_steps([4, 2, 1], 4),
     }
 
 
@@ -340,3 +341,30 @@ def test_the_gru_diagram_with_r_highlighted_names_no_colour_of_its_grey_line():
     assert "(blue)" in plots.gru_cell_diagram().axes[0].get_title()
     assert "(red)" in plots.lstm_cell_diagram(highlight="c").axes[0].get_title()
     assert "(red)" not in plots.lstm_cell_diagram(highlight="f").axes[0].get_title()
+
+
+def test_reading_orders_reverse_within_the_length_or_put_the_padding_first():
+    assert plots.reading_order(2, 4, "forward") == [0, 1, None, None]
+    assert plots.reading_order(2, 4, "reverse_sequence") == [1, 0, None, None]
+    assert plots.reading_order(2, 4, "tf.reverse") == [None, None, 1, 0]
+    assert plots.reading_order(4, 4, "tf.reverse") == [3, 2, 1, 0]
+    with pytest.raises(ValueError, match="order must be one of"):
+        plots.reading_order(2, 4, "backward")
+
+
+def test_padded_steps_writes_what_each_step_reads_and_marks_both_final_states():
+    lengths, steps = [4, 2, 1], 4
+    fig = plots.padded_steps(lengths, steps)
+    panels = fig.axes
+    assert len(panels) == 3
+    for ax, order in zip(panels, plots.READING_ORDERS, strict=True):
+        shown = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_text()
+                 for t in ax.texts}  # (row, step) -> text
+        for row, n in enumerate(lengths):
+            expected = ["0" if t is None else f"$x_{t}$"
+                        for t in plots.reading_order(n, steps, order)]
+            assert [shown[row, k] for k in range(steps)] == expected, (order, row)
+    ring, cross = panels[0].collections  # sequence_length's final state, then without
+    assert ring.get_offsets().tolist() == [[n - 1, row] for row, n in enumerate(lengths)]
+    assert np.round(cross.get_offsets()).tolist() == [[steps - 1, row]
+                                                       for row in range(len(lengths))]
