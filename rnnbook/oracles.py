@@ -97,7 +97,7 @@ def load_weights(session: Any, variables: Any, weights: dict[str, np.ndarray]) -
 
 def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             weights: dict[str, np.ndarray] | None = None, mode: str = "step",
-            fetch: Sequence[str] = ()) -> tuple[Any, ...]:
+            fetch: Sequence[str] = (), lengths: Any = None) -> tuple[Any, ...]:
     """Run a TF1 cell made by ``make_cell()`` and return ``(output, final_state, *fetched)``.
 
     ``mode``: ``"step"`` calls the cell once on ``inputs`` ``(B, D)``; ``"static"`` and
@@ -106,6 +106,8 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
     cell's ``state_size`` (an array, or nested tuples of arrays such as ``(c, h)``); None means
     zeros. ``weights`` maps variable-name suffixes (``"kernel"``, ``"bias"``,
     ``"projection/kernel"``) to arrays. ``fetch`` names extra tensors to return (``"rnn/...:0"``).
+    ``lengths`` ``(B,)``: the ``sequence_length`` of a padded batch (``"static"``,
+    ``"dynamic"``): outputs past each row's length are zeros, its state is copied through.
     """
     tf = tensorflow()
     v1 = tf.compat.v1
@@ -122,13 +124,17 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             holders = [v1.placeholder(tf.float32, s.shape) for s in flat]
             feed.update(zip(holders, flat, strict=True))
             initial = tf.nest.pack_sequence_as(cell.state_size, holders)
+        if lengths is not None and mode == "step":
+            raise ValueError("lengths is for a run over time (static or dynamic), not a step")
         if mode == "step":
             output, final = cell(x, initial)
         elif mode == "static":
-            outputs, final = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=initial)
+            outputs, final = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=initial,
+                                              sequence_length=lengths)
             output = tf.stack(outputs, axis=1)
         elif mode == "dynamic":
-            output, final = v1.nn.dynamic_rnn(cell, x, initial_state=initial)
+            output, final = v1.nn.dynamic_rnn(cell, x, initial_state=initial,
+                                              sequence_length=lengths)
         else:
             raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
         extra = [graph.get_tensor_by_name(name) for name in fetch]

@@ -22,7 +22,7 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STEMS = ["01-basic-rnn-cell", "02-lstm-gate-tensors", "03-c-state-m-state", "04-stateful-batching",
-         "05-gradients-by-hand", "06-gru-layouts"]
+         "05-gradients-by-hand", "06-gru-layouts", "07-final-state"]
 BIB_KEYS = {"hochreiter1997", "gers2000", "gers2002", "sak2014", "olah2015", "williams1990", "tfrnncell",
             "tfrnncell14", "tf12release", "pascanu2013", "cs231n", "cho2014", "chung2014", "cudnn",
             "tfcudnngru", "kerasgru", "pytorchgru", "cho2014v1", "kerascudnn", "onnxgru",
