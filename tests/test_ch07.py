@@ -13,7 +13,6 @@ import rnnbook
 
 tf = rnnbook.setup()  # before anything imports TensorFlow
 
-from rnnbook import reference as ref  # noqa: E402
 from rnnbook.byhand import answer  # noqa: E402
 from rnnbook.checks import ch07  # noqa: E402
 from rnnbook.compare import evaluate  # noqa: E402
@@ -180,3 +179,57 @@ def test_the_reference_is_the_oracle_on_every_exercises_trials():
             np.testing.assert_allclose(np.asarray(got, np.float64),
                                        np.asarray(want, np.float64), rtol=1e-4, atol=1e-5,
                                        err_msg=ex.name)
+
+
+def outcome(name, fn, seed):
+    """The check's verdict on ``fn`` (expected answers from the reference, as the sweep)."""
+    ex = CHAPTER[name]
+    cases = CHAPTER.cases(name, seed)
+    return evaluate(ex, cases, [ex.reference(c) for c in cases],
+                    [answer(ex, fn, c) for c in cases])
+
+
+def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
+    """The grader's children import the zygote's serialised bidirectional graph
+    (``ch07.PREBUILT``): the same operations (the names 7.7 fetches among them), the same
+    variables, and the learners' answers pass or are named as on a graph built here."""
+    built = ch07.prebuild()
+    key = (ch07.BIDI["T"], ch07.BIDI["D"], ch07.BIDI["H"])
+    assert set(built) == {key}
+    here = ch07._bidi_graph(*key)
+    monkeypatch.setitem(ch07.PREBUILT, key, built[key])
+    imported = ch07._bidi_graph(*key)
+    names = sorted(op.name for op in imported.get_operations())
+    assert names == sorted(op.name for op in here.get_operations())
+    assert "bidirectional_rnn/bw/bw/cond_2/Identity_1" in names
+    assert [v.name for v in imported.get_collection("variables")] == [
+        v.name for v in here.get_collection("variables")]
+    monkeypatch.setattr(ch07, "_SESSIONS", {})  # sessions over imported graphs from here on
+    name = "backward_state_by_name"
+    for fn in learners.RIGHT[name]:
+        assert outcome(name, fn, 0).passed, fn.__name__
+    for fn, sentence in learners.WRONG[name]:
+        result = outcome(name, fn, 0)
+        assert not result.passed
+        assert sentence is None or result.mistake.startswith(sentence), fn.__name__
+
+
+def test_the_backward_names_hold_what_the_exercise_says():
+    """In the static bidirectional graph, step k's conditional of the backward direction gives
+    (output, c, h) as Identity, Identity_1, Identity_2: the output is zero past a row's
+    length, the state is not; the last step's state is the direction's final state, and the
+    backward half of the output at time 0 is its final output."""
+    case = CHAPTER.cases("backward_state_by_name", 2)[0]
+    session = ch07.bidi_session(case)
+    last = case["T"] - 1
+    feed = {"inputs:0": case["inputs"], "lengths:0": case["lengths"]}
+    step = f"bidirectional_rnn/bw/bw/cond_{last}/"
+    output, c, h, both = session.run([step + "Identity:0", step + "Identity_1:0",
+                                      step + "Identity_2:0", "concat:0"], feed)
+    want = CHAPTER["backward_state_by_name"].oracle({**case, "k": last})
+    np.testing.assert_allclose(c, want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h, want[1], rtol=1e-5, atol=1e-6)
+    short = case["lengths"] < case["T"]
+    assert short.any() and (output[short] == 0).all() and not (h[short] == 0).all()
+    H, some = case["H"], case["lengths"] > 0
+    np.testing.assert_allclose(both[some, H:], h[some], rtol=1e-5, atol=1e-6)

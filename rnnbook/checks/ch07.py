@@ -658,7 +658,7 @@ def _bidi_oracle(case: BidiTrial) -> tuple[np.ndarray, np.ndarray]:
     cut = {**case, "T": steps, "inputs": reversed_inputs[:, :steps],
            "lengths": np.minimum(case["lengths"], steps), "kernel": case["kernel_bw"],
            "bias": case["bias_bw"], "forget_bias": 1.0}
-    return tuple(_tf1_run(cut)[1])  # type: ignore[return-value]
+    return tuple(_tf1_run(cut)[1])
 
 
 def _bidi_reference(case: Trial) -> tuple[np.ndarray, np.ndarray]:
