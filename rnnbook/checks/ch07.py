@@ -387,8 +387,8 @@ stacked_final_state = Exercise[Case](
             after=lambda _c, right: [pair[::-1] for pair in right],
         ),
         Mistake(
-            "the final state is taken after the padding, in every layer: with "
-            "sequence_length the whole stack stops at each row's last valid step.",
+            "the final state is taken after the padding: with sequence_length, every "
+            "layer of the stack stops at each row's last valid step.",
             perturb=EVERY_STEP,
         ),
     ),
