@@ -56,9 +56,11 @@ class Probe:
 
     ``input``: the case's key (``"h"``); ``how``: ``"zero"`` (set to zeros), ``"all"`` (every
     value changed), ``"row"`` (the last batch row changed: axis 0), ``"block"`` (block
-    ``block`` of ``of`` equal blocks of its last axis changed), or ``"step"`` (step ``block``
-    of a (B, T, ...) input changed: axis 1, -1 the last); ``said``: how the message names
-    the change (``"h"``, ``"the candidate's bias"``; default: the input's name)."""
+    ``block`` of ``of`` equal blocks of its last axis changed), ``"step"`` (step ``block``
+    of a (B, T, ...) input changed: axis 1, -1 the last), or ``"padding"`` (a padded batch
+    ``(B, T, ...)``: the steps past each row's length, the case's ``lengths`` ``(B,)``,
+    changed, and nothing else); ``said``: how the message names the change (``"h"``, ``"the
+    candidate's bias"``; default: the input's name)."""
 
     input: str
     how: str = "all"
@@ -67,9 +69,9 @@ class Probe:
     said: str = ""
 
     def __post_init__(self):
-        if self.how not in ("zero", "all", "row", "block", "step"):
+        if self.how not in ("zero", "all", "row", "block", "step", "padding"):
             raise ValueError(f"probe of {self.input!r}: how={self.how!r} is not one of zero, "
-                             "all, row, block, step")
+                             "all, row, block, step, padding")
         if self.how == "block" and not 0 <= self.block < self.of:
             raise ValueError(f"probe of {self.input!r}: block {self.block} of {self.of}")
 
@@ -97,6 +99,10 @@ class Probe:
             value[..., cut] = _moved(value[..., cut])
         elif self.how == "step":
             value[:, self.block] = _moved(value[:, self.block])
+        elif self.how == "padding":
+            steps = np.arange(value.shape[1])[None, :]  # (1, T)
+            padded = steps >= np.asarray(case["lengths"])[:, None]  # (B, T)
+            value[padded] = _moved(value[padded])  # zero padding moves too (to 0.5)
         else:
             value = _moved(value)
         return {**case, self.input: value, "probe": self.name}
@@ -249,7 +255,7 @@ def relation(want: Any, got: Any, path: str, case: Case, ex: Any,
     said = _shift_sentence(w, g, path, names, rtol, atol)
     if said:
         return said
-    said = _some_sentence(w, g, path, names, rtol, atol)
+    said = _some_sentence(w, g, path, names, rtol, atol, _padded_rows(case))
     if said:
         return said
     if g.ndim >= 2 and g.shape[0] > 1:
@@ -507,10 +513,21 @@ def _shift_sentence(w: np.ndarray, g: np.ndarray, path: str,
     return None
 
 
+def _padded_rows(case: Case) -> np.ndarray | None:
+    """``(B,)`` bool: the rows of a padded batch (a case with ``lengths`` and ``T``, Chapter
+    7) that hold padding; None for any other case."""
+    lengths, T = case.get("lengths"), case.get("T")
+    if not isinstance(lengths, np.ndarray) or not isinstance(T, (int, np.integer)):
+        return None
+    return np.asarray(lengths) < T
+
+
 def _some_sentence(w: np.ndarray, g: np.ndarray, path: str,
                    names: dict[int, tuple[str, str, str]], rtol: float,
-                   atol: float) -> str | None:
-    """Right at some positions along a named axis only: some batch rows, the first steps."""
+                   atol: float, padded: np.ndarray | None = None) -> str | None:
+    """Right at some positions along a named axis only: some batch rows, the first steps.
+    ``padded`` ``(B,)``: which rows of a padded batch hold padding; an answer right on
+    exactly the others is named by the padding."""
     for axis, (one, many, where) in names.items():
         n = g.shape[axis]
         if n < 2:
@@ -525,6 +542,10 @@ def _some_sentence(w: np.ndarray, g: np.ndarray, path: str,
                     f"wrong from step {first} on: what carries from step to step is wrong.")
         good = [t for t in range(n) if right[t]]
         bad = [t for t in range(n) if not right[t]]
+        if (one == "row" and padded is not None and len(padded) == n
+                and list(padded) == [not r for r in right]):
+            return (f"{path} is right on the rows without padding and wrong on every row "
+                    "with padding: how the padded steps are handled is wrong.")
         return (f"{path} is right on {many} {_listing(good)} {where} and wrong on "
                 f"{_listing(bad)}: what differs between the {many} is handled wrong.")
     for axis in range(g.ndim - 1):  # an axis no size names: whole slices right or wrong

@@ -101,7 +101,8 @@ _KEPT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             weights: dict[str, np.ndarray] | None = None, mode: str = "step",
-            fetch: Sequence[str] = (), key: Any = None) -> tuple[Any, ...]:
+            fetch: Sequence[str] = (), lengths: Any = None,
+            key: Any = None) -> tuple[Any, ...]:
     """Run a TF1 cell made by ``make_cell()`` and return ``(output, final_state, *fetched)``.
 
     ``mode``: ``"step"`` calls the cell once on ``inputs`` ``(B, D)``; ``"static"`` and
@@ -110,19 +111,25 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
     cell's ``state_size`` (an array, or nested tuples of arrays such as ``(c, h)``); None means
     zeros. ``weights`` maps variable-name suffixes (``"kernel"``, ``"bias"``,
     ``"projection/kernel"``) to arrays. ``fetch`` names extra tensors to return (``"rnn/...:0"``).
+    ``lengths`` ``(B,)``: the ``sequence_length`` of a padded batch (``"static"``,
+    ``"dynamic"``): outputs past each row's length are zeros, its state is copied through.
     ``key`` (hashable: what ``make_cell`` makes, e.g. ``("gru", H)``) keeps the graph and its
-    session for the next call with the same key, shapes and mode, which only loads its
-    weights (a check's many trials of one shape build one graph); None builds afresh.
+    session for the next call with the same key, shapes, lengths and mode, which only loads
+    its weights (a check's many trials of one shape build one graph); None builds afresh.
     """
     tf = tensorflow()
     inputs = _f32(inputs)
     flat = [] if state is None else [_f32(s) for s in tf.nest.flatten(state)]
+    if lengths is not None and mode == "step":
+        raise ValueError("lengths is for a run over time (static or dynamic), not a step")
     kept = None
     if key is not None and weights is not None:
-        kept = (key, inputs.shape, tuple(s.shape for s in flat), mode, tuple(fetch))
+        said = None if lengths is None else tuple(int(n) for n in np.ravel(lengths))
+        kept = (key, inputs.shape, tuple(s.shape for s in flat), mode, tuple(fetch), said)
     built = _KEPT.get(kept) if kept else None
     if built is None:
-        built = _build_tf1(make_cell, inputs.shape, state, [s.shape for s in flat], mode, fetch)
+        built = _build_tf1(make_cell, inputs.shape, state, [s.shape for s in flat], mode,
+                           fetch, lengths)
     session, x, holders, ran, variables = built
     feed = {x: inputs, **dict(zip(holders, flat, strict=True))}
     v1 = tf.compat.v1
@@ -140,7 +147,8 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
 
 
 def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int, ...], state: Any,
-               shapes: list[tuple[int, ...]], mode: str, fetch: Sequence[str]) -> tuple[Any, ...]:
+               shapes: list[tuple[int, ...]], mode: str, fetch: Sequence[str],
+               lengths: Any) -> tuple[Any, ...]:
     """:func:`run_tf1`'s graph: ``(session, x, state placeholders, [output, final, *fetched],
     variables)``."""
     tf = tensorflow()
@@ -157,10 +165,12 @@ def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int, ...], state: Any
         if mode == "step":
             output, final = cell(x, initial)
         elif mode == "static":
-            outputs, final = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=initial)
+            outputs, final = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=initial,
+                                              sequence_length=lengths)
             output = tf.stack(outputs, axis=1)
         elif mode == "dynamic":
-            output, final = v1.nn.dynamic_rnn(cell, x, initial_state=initial)
+            output, final = v1.nn.dynamic_rnn(cell, x, initial_state=initial,
+                                              sequence_length=lengths)
         else:
             raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
         extra = [graph.get_tensor_by_name(name) for name in fetch]

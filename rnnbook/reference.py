@@ -441,3 +441,50 @@ def reset_rows(packed: np.ndarray, ended: Sequence[bool] | np.ndarray) -> np.nda
 def split_state(state: Any, num_units: int) -> tuple[np.ndarray, np.ndarray]:
     """LSTMCell's concatenated state ``[c, m]`` ``(B, H + P)`` as ``(c (B, H), m (B, P))``."""
     return state[:, :num_units], state[:, num_units:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Padded batches: sequence lengths, reversal within them (Chapter 7)
+
+
+def _kept(alive: np.ndarray, new: Any, old: Any) -> Any:
+    """``new`` where ``alive`` (B,) is True, ``old`` elsewhere, through nested tuples and lists
+    of (B, ...) arrays (a state, a stack's tuple of states)."""
+    if isinstance(new, (tuple, list)):
+        return type(new)(_kept(alive, n, o) for n, o in zip(new, old, strict=True))
+    return np.where(alive.reshape(-1, *([1] * (np.ndim(new) - 1))), new, old)
+
+
+def unroll_lengths(step: Callable[..., Any], inputs: np.ndarray, state: Any,
+                   lengths: np.ndarray | Sequence[int],
+                   past: str = "zeros") -> tuple[np.ndarray, Any]:
+    """:func:`unroll` over a padded batch, as ``dynamic_rnn(..., sequence_length=lengths)``:
+    row b runs its first ``lengths[b]`` steps; past them its state is copied through (the final
+    state is each row's state at its last valid step) and its output is zeros.
+
+    ``past``: what the outputs hold past each length, ``"zeros"`` (TF1), ``"last"`` (the last
+    valid output repeated, zeros before the first) or ``"run"`` (the step's output as if the row
+    went on; the state is still kept). Returns ``(outputs (B, T, ...), final_state)``.
+    """
+    lengths = np.asarray(lengths)
+    outputs = []
+    last = None
+    for t in range(inputs.shape[1]):
+        output, new = step(inputs[:, t], state)
+        alive = t < lengths  # (B,)
+        state = _kept(alive, new, state)
+        last = np.where(alive[:, None], output, 0.0 if last is None else last)
+        outputs.append({"zeros": np.where(alive[:, None], output, 0.0), "last": last,
+                        "run": output}[past])
+    return np.stack(outputs, axis=1), state
+
+
+def reverse_within(inputs: np.ndarray, lengths: np.ndarray | Sequence[int]) -> np.ndarray:
+    """``tf.reverse_sequence(inputs, lengths, seq_axis=1, batch_axis=0)``: each row's first
+    ``lengths[b]`` steps in reverse order, the padding after them where it was."""
+    T = inputs.shape[1]
+    t = np.arange(T)[None, :]  # (1, T)
+    n = np.asarray(lengths)[:, None]  # (B, 1)
+    source = np.where(t < n, n - 1 - t, t)  # (B, T): where each step comes from
+    return np.take_along_axis(np.asarray(inputs), source.reshape(*source.shape,
+                              *([1] * (np.ndim(inputs) - 2))), axis=1)

@@ -303,7 +303,11 @@ def test_a_probe_changes_an_input_the_function_is_given(stem, name):
         if "probe" not in case:
             continue
         recorder = _Recorder()
-        ex.call(recorder, case)
+        try:
+            ex.call(recorder, case)
+        except Exception:  # noqa: BLE001 - an API call refuses the recorder's 0.0 (7.7's
+            pass  # session answer must be fetched): the arguments it was given are what count
+        assert recorder.args, f"{ex.number}: its call never called the function"
         changed = case[case["probe"].split(":")[0]]
         assert any(a is changed or (isinstance(a, np.ndarray) and a.shape == changed.shape
                                     and np.array_equal(a, changed)) for a in recorder.args), (

@@ -235,3 +235,69 @@ def test_keras_gru_reset_after_and_pytorch_round_trip():
         np.testing.assert_array_equal(back, original)
     # r and z are the first two row blocks in PyTorch, the second and first columns in Keras
     np.testing.assert_array_equal(torch[0][:H], keras_w[0][:, H:2 * H].T)
+
+
+# --- Chapter 7: padded batches ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode,L", [("dynamic", 1), ("static", 1), ("dynamic", 2)])
+def test_a_run_with_lengths_equals_sequence_length(mode, L):
+    """unroll_lengths against dynamic_rnn / static_rnn with sequence_length, one layer and a
+    MultiRNNCell: zeros past each length, the state copied through, a row of length 0 left
+    at its initial state; without lengths (every row of length T) the state after the
+    padding, which differs."""
+    rng = np.random.default_rng([L, len(mode)])
+    B, T, D, H = 4, 5, 3, 2
+    inputs, lengths = normal(rng, B, T, D), np.array([5, 0, 2, 1], np.int32)
+    kernels = [normal(rng, (D if k == 0 else H) + H, 4 * H, scale=0.5) for k in range(L)]
+    biases = [normal(rng, 4 * H, scale=0.5) for _ in range(L)]
+    packed = normal(rng, L, 2, B, H)
+    rc = rnn_cells()
+    if L == 1:
+        weights = {"kernel": kernels[0], "bias": biases[0]}
+        state, step = ref.unpack(packed)[0], ref.lstm_cell(kernels[0], biases[0])
+
+        def cell():
+            return rc.BasicLSTMCell(H)
+    else:
+        weights = {f"cell_{k}/basic_lstm_cell/{name}": w[k] for k in range(L)
+                   for name, w in (("kernel", kernels), ("bias", biases))}
+        state = ref.unpack(packed)
+        step = ref.stacked([ref.lstm_cell(k, b) for k, b in zip(kernels, biases, strict=True)])
+
+        def cell():
+            return rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)])
+    outputs, final = run_tf1(cell, inputs, state, weights, mode=mode, lengths=lengths)
+    want, want_final = ref.unroll_lengths(step, inputs, state, lengths)
+    np.testing.assert_allclose(want, outputs, **TOL)
+    np.testing.assert_allclose(np.asarray(want_final), np.asarray(final), **TOL)
+    assert (outputs[1] == 0).all() and (outputs[3, 1:] == 0).all()
+    np.testing.assert_array_equal(np.asarray(final)[..., 1, :], np.asarray(state)[..., 1, :])
+    _, after = ref.unroll_lengths(step, inputs, state, np.full(B, T))
+    assert not np.allclose(np.asarray(after), np.asarray(final), atol=1e-3)
+
+
+def test_the_outputs_past_the_length_as_the_mistakes_write_them():
+    """past="last" repeats each row's last valid output (zeros before it has one); past="run"
+    is the run's output with the state still kept."""
+    rng = np.random.default_rng(7)
+    inputs, lengths = normal(rng, 3, 4, 2), np.array([4, 0, 2])
+    step = ref.lstm_cell(normal(rng, 5, 12, scale=0.5), normal(rng, 12, scale=0.5))
+    zero = (np.zeros((3, 3), np.float32),) * 2
+    right, final = ref.unroll_lengths(step, inputs, zero, lengths)
+    last, _ = ref.unroll_lengths(step, inputs, zero, lengths, past="last")
+    run, kept = ref.unroll_lengths(step, inputs, zero, lengths, past="run")
+    np.testing.assert_array_equal(last[2, 2:], np.stack([right[2, 1]] * 2))
+    assert (last[1] == 0).all()
+    np.testing.assert_array_equal(run[:, :1], np.where(lengths[:, None, None] > 0,
+                                                       right[:, :1], run[:, :1]))
+    assert not np.allclose(run[2, 2:], 0)
+    np.testing.assert_array_equal(np.asarray(kept), np.asarray(final))
+
+
+def test_reverse_within_is_reverse_sequence():
+    rng = np.random.default_rng(1)
+    inputs, lengths = normal(rng, 4, 6, 3), np.array([6, 0, 1, 3])
+    want = tensorflow().reverse_sequence(inputs, lengths, seq_axis=1, batch_axis=0).numpy()
+    np.testing.assert_array_equal(ref.reverse_within(inputs, lengths), want)
+    np.testing.assert_array_equal(ref.reverse_within(want, lengths), inputs)  # an involution

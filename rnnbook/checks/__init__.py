@@ -25,6 +25,7 @@ CHAPTERS = {
     "04-stateful-batching": "rnnbook.checks.ch04",
     "05-gradients-by-hand": "rnnbook.checks.ch05",
     "06-gru-layouts": "rnnbook.checks.ch06",
+    "07-final-state": "rnnbook.checks.ch07",
 }
 
 

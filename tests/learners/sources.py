@@ -7,7 +7,8 @@ import textwrap
 HERE = pathlib.Path(__file__).resolve().parent
 FILES = {"01-basic-rnn-cell": "ch01.py", "02-lstm-gate-tensors": "ch02.py",
          "03-c-state-m-state": "ch03.py", "04-stateful-batching": "ch04.py",
-         "05-gradients-by-hand": "ch05.py", "06-gru-layouts": "ch06.py"}
+         "05-gradients-by-hand": "ch05.py", "06-gru-layouts": "ch06.py",
+         "07-final-state": "ch07.py"}
 
 
 def _bodies(text, tree):
