@@ -132,10 +132,9 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
                            fetch, lengths)
     session, x, holders, ran, variables = built
     feed = {x: inputs, **dict(zip(holders, flat, strict=True))}
-    v1 = tf.compat.v1
     try:
-        if weights is None:
-            session.run(v1.variables_initializer(variables))
+        if weights is None:  # (each variable's own initializer: no new op in the graph)
+            session.run([var.initializer for var in variables])
         else:
             load_weights(session, variables, weights)
         return tuple(session.run(ran, feed))
