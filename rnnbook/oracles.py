@@ -114,7 +114,7 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
     ``lengths`` ``(B,)``: the ``sequence_length`` of a padded batch (``"static"``,
     ``"dynamic"``): outputs past each row's length are zeros, its state is copied through.
     ``key`` (hashable: what ``make_cell`` makes, e.g. ``("gru", H)``) keeps the graph and its
-    session for the next call with the same key, shapes, lengths and mode, which only loads
+    session for the next call with the same key, shapes and mode, which only loads
     its weights (a check's many trials of one shape build one graph); None builds afresh.
     """
     tf = tensorflow()
@@ -124,14 +124,15 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
         raise ValueError("lengths is for a run over time (static or dynamic), not a step")
     kept = None
     if key is not None and weights is not None:
-        said = None if lengths is None else tuple(int(n) for n in np.ravel(lengths))
-        kept = (key, inputs.shape, tuple(s.shape for s in flat), mode, tuple(fetch), said)
+        kept = (key, inputs.shape, tuple(s.shape for s in flat), mode, tuple(fetch),
+                lengths is None)
     built = _KEPT.get(kept) if kept else None
     if built is None:
         built = _build_tf1(make_cell, inputs.shape, state, [s.shape for s in flat], mode,
-                           fetch, lengths)
+                           fetch, lengths is not None)
     session, x, holders, ran, variables = built
-    feed = {x: inputs, **dict(zip(holders, flat, strict=True))}
+    fed = flat if lengths is None else [*flat, np.asarray(lengths, np.int32)]
+    feed = {x: inputs, **dict(zip(holders, fed, strict=True))}
     try:
         if weights is None:  # (each variable's own initializer: no new op in the graph)
             session.run([var.initializer for var in variables])
@@ -147,9 +148,9 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
 
 def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int, ...], state: Any,
                shapes: list[tuple[int, ...]], mode: str, fetch: Sequence[str],
-               lengths: Any) -> tuple[Any, ...]:
-    """:func:`run_tf1`'s graph: ``(session, x, state placeholders, [output, final, *fetched],
-    variables)``."""
+               lengths: bool) -> tuple[Any, ...]:
+    """:func:`run_tf1`'s graph: ``(session, x, placeholders (the state's, then the lengths'),
+    [output, final, *fetched], variables)``."""
     tf = tensorflow()
     v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
@@ -161,15 +162,17 @@ def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int, ...], state: Any
         else:
             holders = [v1.placeholder(tf.float32, s) for s in shapes]
             initial = tf.nest.pack_sequence_as(cell.state_size, holders)
+        length = v1.placeholder(tf.int32, [shape[0]]) if lengths else None  # (B,)
+        holders = [*holders, length] if lengths else holders
         if mode == "step":
             output, final = cell(x, initial)
         elif mode == "static":
             outputs, final = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=initial,
-                                              sequence_length=lengths)
+                                              sequence_length=length)
             output = tf.stack(outputs, axis=1)
         elif mode == "dynamic":
             output, final = v1.nn.dynamic_rnn(cell, x, initial_state=initial,
-                                              sequence_length=lengths)
+                                              sequence_length=length)
         else:
             raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
         extra = [graph.get_tensor_by_name(name) for name in fetch]

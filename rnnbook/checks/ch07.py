@@ -149,7 +149,8 @@ def _tf1_run(case: Trial) -> tuple[np.ndarray, Any]:
     state: ``(outputs (B, T, H), LSTMStateTuple(c, h))``."""
     weights = {"kernel": case["kernel"], "bias": case["bias"]}
     outputs, final = run_tf1(_cell(case["H"], case["forget_bias"]), case["inputs"], None,
-                             weights, mode="dynamic", lengths=case["lengths"])
+                             weights, mode="dynamic", lengths=case["lengths"],
+                             key=("lstm", case["H"], case["forget_bias"]))
     return outputs, final
 
 
