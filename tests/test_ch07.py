@@ -233,3 +233,14 @@ def test_the_backward_names_hold_what_the_exercise_says():
     assert short.any() and (output[short] == 0).all() and not (h[short] == 0).all()
     H, some = case["H"], case["lengths"] > 0
     np.testing.assert_allclose(both[some, H:], h[some], rtol=1e-5, atol=1e-6)
+
+
+def test_the_learner_side_reversal_equals_the_reference():
+    """7.7's forward-direction mistake makes its case with the release's own reversal (the
+    reference does not ship): the same as the reference's, which tests/test_reference.py holds
+    to tf.reverse_sequence."""
+    from rnnbook import reference as ref
+
+    for case in CHAPTER.cases("reverse_within_lengths", 4):
+        np.testing.assert_array_equal(ch07._reversed_within(case["inputs"], case["lengths"]),
+                                      ref.reverse_within(case["inputs"], case["lengths"]))

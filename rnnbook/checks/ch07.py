@@ -679,11 +679,12 @@ def _forward(case: Trial) -> Trial:
 
 
 def _reversed_within(inputs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """tf.reverse_sequence in NumPy on the learner's side (a mistake's case is made there)."""
-    out = np.array(inputs, copy=True)
-    for b, n in enumerate(lengths):
-        out[b, :n] = inputs[b, :n][::-1]
-    return out
+    """tf.reverse_sequence in NumPy on the learner's side (a mistake's case is made there;
+    the reference's :func:`~rnnbook.reference.reverse_within` does not ship to learners)."""
+    steps = np.arange(inputs.shape[1])[None, :]  # (1, T)
+    ends = np.asarray(lengths)[:, None]  # (B, 1)
+    source = np.where(steps < ends, ends - 1 - steps, steps)  # (B, T): where each step is from
+    return np.take_along_axis(np.asarray(inputs), source[:, :, None], axis=1)
 
 
 def _output_not_state(case: Trial, right: Any) -> list[np.ndarray]:
