@@ -383,6 +383,11 @@ stacked_final_state = Exercise[Case](
             after=lambda _c, right: right[::-1],
         ),
         Mistake(
+            "the state is one array of every layer's c and h: MultiRNNCell's state is a "
+            "tuple with one (c, h) pair per layer.",
+            after=lambda _c, right: np.array(right),
+        ),
+        Mistake(
             "c and h are swapped in each layer: every layer's state is "
             "LSTMStateTuple(c, h), the cell state first.",
             after=lambda _c, right: [pair[::-1] for pair in right],
@@ -539,7 +544,7 @@ keras_final_state = Exercise[PaddedTrial](
             perturb=lambda c: {**c, "forget_bias": 0.0}),
         Mistake(
             "the gate blocks are still in TF1's order i, j, f, o: Keras orders them i, f, "
-            "c, o, in the kernel, the recurrent kernel and the bias.",
+            "g, o, in the kernel, the recurrent kernel and the bias.",
             perturb=_keras_order),
         parts_swapped_after(
             "c and h are swapped: with return_state=True Keras returns the output, then h, "
