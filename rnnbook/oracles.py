@@ -20,14 +20,17 @@ def _f32(value: Any) -> np.ndarray:
 
 def warm_imports() -> None:
     """Import the modules an API exercise's objects load lazily on first use: tf-keras's v1 API
-    behind ``tf.compat.v1.nn.rnn_cell`` (about 90 modules), NumPy's ``random``, TensorBoard's
-    event reader (Chapter 2's learners read event files) and ``rnnbook.record`` (a notebook's
-    last cell). The grader's TensorFlow zygote calls this before it forks, so that its children
-    do not each import them again (0.1 s of CPU each, more on a busy disk). It only imports:
-    it starts no thread and runs no op, so forking after it stays safe."""
+    behind ``tf.compat.v1.nn.rnn_cell`` (about 90 modules), its v2 API behind ``tf.keras``
+    (about 70 more: Chapter 7's learners build a ``tf.keras`` LSTM), NumPy's ``random``,
+    TensorBoard's event reader (Chapter 2's learners read event files) and ``rnnbook.record``
+    (a notebook's last cell). The grader's TensorFlow zygote calls this before it forks, so
+    that its children do not each import them again (0.1 s of CPU each, more on a busy disk).
+    It only imports: it starts no thread and runs no op, so forking after it stays safe."""
     import importlib
 
-    tensorflow().compat.v1.nn.rnn_cell.BasicLSTMCell  # noqa: B018 - the lazy loader's import
+    tf = tensorflow()
+    tf.compat.v1.nn.rnn_cell.BasicLSTMCell  # noqa: B018 - the lazy loader's import
+    tf.keras.layers.LSTM  # noqa: B018 - (tf-keras: the legacy switch is on)
     for name in ("numpy.random", "rnnbook.record",
                  "tensorboard.backend.event_processing.event_accumulator"):
         try:
@@ -93,6 +96,27 @@ def load_weights(session: Any, variables: Any, weights: dict[str, np.ndarray]) -
     if unused:
         raise KeyError(f"weights {sorted(unused)} match no variable of the cell")
     session.run([var.initializer for var in variables], feed)
+
+
+#: the sessions :func:`live_session` keeps: ``key -> (session, variables, graph version)``
+LIVE: dict[Any, tuple[Any, Any, int]] = {}
+
+
+def live_session(key: Any, build: Callable[[], Any], weights: dict[str, np.ndarray]) -> Any:
+    """A ``tf.compat.v1.Session`` over the graph ``build()`` returns, built once per ``key``
+    (hashable: the chapter's graph and its shapes) and process, with ``weights`` (variable-name
+    suffix -> array, :func:`load_weights`) loaded into its variables. The API exercises hand
+    the learner this session: a session the learner closed, or a graph the learner added ops
+    to (new consumers of a tensor would mislead the next walk through the graph), is replaced
+    by a fresh one."""
+    found = LIVE.get(key)
+    if found is None or found[0]._closed or found[0].graph.version != found[2]:
+        graph = build()
+        session = quick_session(graph)
+        found = LIVE[key] = (session, graph.get_collection("variables"), graph.version)
+    session, variables, _ = found
+    load_weights(session, variables, weights)
+    return session
 
 
 #: graphs :func:`run_tf1` keeps when asked to (``key``): one per cell kind, shapes and mode

@@ -1,6 +1,6 @@
-"""Shared test helpers: the repo's paths, the exercise functions of a source notebook, and
-whether the grader's walls can stand here (a sandbox test skips where they cannot, and fails
-instead under ``CI=true``)."""
+"""Shared test helpers: the repo's paths, the exercise functions of a source notebook, a
+check's verdict on a function (:func:`verdict`), and whether the grader's walls can stand
+here (a sandbox test skips where they cannot, and fails instead under ``CI=true``)."""
 import functools
 import os
 import pathlib
@@ -9,6 +9,8 @@ import subprocess
 import pytest
 
 from rnnbook import generate, source
+from rnnbook.byhand import answer
+from rnnbook.compare import evaluate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -142,3 +144,13 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def verdict(chapter, name, fn, seed=0, oracle=False):
+    """The check's verdict on ``fn`` for exercise ``name`` of ``chapter`` on ``seed``'s
+    trials: the expected answers from the NumPy reference (as the sweep), or from TensorFlow
+    (``oracle=True``, as a notebook's check)."""
+    ex = chapter[name]
+    cases = chapter.cases(name, seed)
+    expect = ex.oracle if oracle else ex.reference
+    return evaluate(ex, cases, [expect(c) for c in cases], [answer(ex, fn, c) for c in cases])

@@ -5,6 +5,8 @@ weights or other ones).
 The generic tests (solution passes, stub fails, 200-seed sweeps of right and wrong answers) are
 in tests/test_checks.py and tests/test_sweep.py.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -12,9 +14,8 @@ import rnnbook
 
 tf = rnnbook.setup()  # before anything imports TensorFlow
 
-from rnnbook.byhand import answer  # noqa: E402
+from conftest import verdict  # noqa: E402
 from rnnbook.checks import ch01  # noqa: E402
-from rnnbook.compare import evaluate  # noqa: E402
 from tests.learners import ch01 as learners  # noqa: E402
 from tests.test_sweep import SEEDS  # noqa: E402
 
@@ -24,11 +25,7 @@ v1 = tf.compat.v1
 pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated and will be removed")
 
 
-def outcome(name, fn, seed=0):
-    ex = CHAPTER[name]
-    cases = CHAPTER.cases(name, seed)
-    return evaluate(ex, cases, [ex.reference(c) for c in cases],
-                    [answer(ex, fn, c) for c in cases])
+outcome = functools.partial(verdict, CHAPTER)  # (name, fn, seed=0): the reference's verdict
 
 
 def test_a_cell_has_no_variables_before_its_first_call():

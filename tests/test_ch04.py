@@ -2,13 +2,14 @@
 the trial's weights and state; ``run_chunk`` really refuses a whole-sequence run; the designed
 trials hold the cases that tell the mistakes apart; and the learners' answers that the sweep
 leaves out (each costs real TF calls) pass or fail, named, on the sweep's 200 seeds too."""
+import functools
+
 import numpy as np
 import pytest
 
+from conftest import verdict
 from rnnbook import reference as ref
-from rnnbook.byhand import answer
 from rnnbook.checks import ch04
-from rnnbook.compare import evaluate
 from rnnbook.oracles import keras3, tensorflow
 from tests.learners import ch04 as learners
 from tests.test_sweep import SEEDS
@@ -16,11 +17,7 @@ from tests.test_sweep import SEEDS
 CHAPTER = ch04.CHAPTER
 
 
-def outcome(name, fn, seed):
-    ex = CHAPTER[name]
-    cases = CHAPTER.cases(name, seed)
-    return evaluate(ex, cases, [ex.reference(c) for c in cases],
-                    [answer(ex, fn, c) for c in cases])
+outcome = functools.partial(verdict, CHAPTER)  # (name, fn, seed=0): the reference's verdict
 
 
 # --- stream_in_chunks: the session-backed run_chunk -----------------------------------------------

@@ -5,6 +5,8 @@ oracle as with the reference (the learner release).
 
 The generic both-ways tests of the exercises (solution passes, stub fails, every mistake named)
 are in tests/test_checks.py; the 200-seed sweep in tests/test_sweep.py."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,8 @@ import rnnbook
 
 rnnbook.setup()  # before anything imports TensorFlow
 
+from conftest import verdict  # noqa: E402
+from rnnbook import oracles  # noqa: E402
 from rnnbook import reference as ref  # noqa: E402
 from rnnbook.byhand import answer  # noqa: E402
 from rnnbook.checks import ch06  # noqa: E402
@@ -101,11 +105,7 @@ def test_a_by_hand_answer_that_calls_keras_earns_nothing():
     assert not outcome.passed
 
 
-def outcome(name, fn, seed):
-    ex = CHAPTER[name]
-    cases = CHAPTER.cases(name, seed)
-    return evaluate(ex, cases, [ex.reference(c) for c in cases],
-                    [answer(ex, fn, c) for c in cases])
+outcome = functools.partial(verdict, CHAPTER)  # (name, fn, seed=0): the reference's verdict
 
 
 def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
@@ -123,7 +123,7 @@ def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
     assert names == sorted(op.name for op in here.get_operations())
     assert [v.name for v in imported.get_collection("variables")] == [
         v.name for v in here.get_collection("variables")]
-    monkeypatch.setattr(ch06, "_SESSIONS", {})  # sessions over imported graphs from here on
+    monkeypatch.setattr(oracles, "LIVE", {})  # sessions over imported graphs from here on
     for name in ("gru_gates", "keras_gru_from_session"):
         for fn in learners.RIGHT[name]:
             assert outcome(name, fn, 0).passed, fn.__name__

@@ -6,6 +6,8 @@ diagnosis naming what no listed mistake foresaw.
 The generic both-ways tests of the exercises (solution passes, stub fails, every mistake
 named) are in tests/test_checks.py; the 200-seed sweep in tests/test_sweep.py; the reference
 against TensorFlow in tests/test_reference.py."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,8 @@ import rnnbook
 
 tf = rnnbook.setup()  # before anything imports TensorFlow
 
+from conftest import verdict  # noqa: E402
+from rnnbook import oracles  # noqa: E402
 from rnnbook.byhand import answer  # noqa: E402
 from rnnbook.checks import ch07  # noqa: E402
 from rnnbook.compare import evaluate  # noqa: E402
@@ -181,12 +185,7 @@ def test_the_reference_is_the_oracle_on_every_exercises_trials():
                                        err_msg=ex.name)
 
 
-def outcome(name, fn, seed):
-    """The check's verdict on ``fn`` (expected answers from the reference, as the sweep)."""
-    ex = CHAPTER[name]
-    cases = CHAPTER.cases(name, seed)
-    return evaluate(ex, cases, [ex.reference(c) for c in cases],
-                    [answer(ex, fn, c) for c in cases])
+outcome = functools.partial(verdict, CHAPTER)  # (name, fn, seed=0): the reference's verdict
 
 
 def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
@@ -204,7 +203,7 @@ def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
     assert "bidirectional_rnn/bw/bw/cond_2/Identity_1" in names
     assert [v.name for v in imported.get_collection("variables")] == [
         v.name for v in here.get_collection("variables")]
-    monkeypatch.setattr(ch07, "_SESSIONS", {})  # sessions over imported graphs from here on
+    monkeypatch.setattr(oracles, "LIVE", {})  # sessions over imported graphs from here on
     name = "backward_state_by_name"
     for fn in learners.RIGHT[name]:
         assert outcome(name, fn, 0).passed, fn.__name__

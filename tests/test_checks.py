@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, verdict
 from rnnbook import checks, source
 from rnnbook.byhand import answer
 from rnnbook.compare import evaluate
@@ -20,11 +20,7 @@ EXERCISES = [
 
 
 def run(stem, name, fn, seed=1):
-    chapter = checks.load(stem)
-    ex = chapter[name]
-    cases = chapter.cases(name, seed)
-    expected = [ex.oracle(c) for c in cases]
-    return evaluate(ex, cases, expected, [answer(ex, fn, c) for c in cases])
+    return verdict(checks.load(stem), name, fn, seed, oracle=True)
 
 
 @pytest.mark.parametrize("stem,name", EXERCISES)

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, NoReturn, NotRequired, Sequence, Typ
 
 import numpy as np
 
-from rnnbook import graphs
+from rnnbook import graphs, oracles
 from rnnbook import reference as ref
 from rnnbook.checks.common import (
     ApiCall,
@@ -55,7 +55,7 @@ from rnnbook.checks.common import (
 )
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import C, Chapter, Exercise, Mistake, normal
-from rnnbook.oracles import load_weights, quick_session, run_tf1, tensorflow
+from rnnbook.oracles import run_tf1, tensorflow
 
 GATES = "ijfo"  # TF1's order: input, new input (candidate), forget, output
 KERAS = "ifjo"  # Keras' order i, f, g, o, written with TF1's letters (Keras' g is TF1's j)
@@ -178,25 +178,14 @@ def _fetch_static(case: SessionTrial, names: Sequence[str]) -> tuple[np.ndarray,
 
 # --- Live sessions for the API exercises -----------------------------------------------------
 
-_SESSIONS: dict[tuple, Any] = {}  # (T, D, H, forget_bias) -> (session, variables, graph version), per process
-
-
 def live_session(case: SessionTrial) -> Any:
     """A ``tf.compat.v1.Session`` over the chapter's graph (``BasicLSTMCell(H, forget_bias)``
     unrolled ``T`` steps by ``static_rnn``, input placeholder ``x:0`` of shape (None, T, D)),
-    with the case's kernel and bias loaded into its variables. The graph is built once per
-    shape and process; each call loads new weights. A session the learner closed, or a graph
-    the learner added ops to (new consumers of the gates would mislead the next walk through
-    the graph), is replaced by a fresh one."""
+    with the case's kernel and bias loaded into its variables: built once per shape and
+    process (:func:`rnnbook.oracles.live_session`), each call loads new weights."""
     key = (case["T"], case["D"], case["H"], float(case["forget_bias"]))
-    found = _SESSIONS.get(key)
-    if found is None or found[0]._closed or found[0].graph.version != found[2]:
-        graph = graphs.lstm_graph(*key[:3], forget_bias=key[3])[0]
-        session = quick_session(graph)
-        found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
-    session, variables, _ = found
-    load_weights(session, variables, _weights(case))
-    return session
+    return oracles.live_session(("ch02", *key), lambda: graphs.lstm_graph(
+        *key[:3], forget_bias=key[3])[0], _weights(case))
 
 
 def _no_missing_parts(result: object) -> object:

@@ -38,6 +38,7 @@ from typing import Any, Callable, NotRequired, Sequence, TypedDict
 
 import numpy as np
 
+from rnnbook import oracles
 from rnnbook import reference as ref
 from rnnbook.checks.ch02 import (  # Chapter 2 asks for a step and a session the same way
     NOT_FETCHED,
@@ -676,7 +677,6 @@ torch_from_keras_gru = Exercise[TorchTrial](
 #: is None).
 GRAPH = dict(T=4, D=2, H=3)
 
-_SESSIONS: dict[tuple, tuple] = {}  # (D, H, T) -> (session, variables, graph version), per process
 
 
 def _gru_graph(D: int, H: int, T: int) -> Any:
@@ -713,17 +713,10 @@ def _tf1_weights(case: GruTrial) -> dict[str, np.ndarray]:
 
 def live_session(case: GruTrial) -> Any:
     """A ``tf.compat.v1.Session`` over TF1's GRUCell graph for the case's D, H, T (built once
-    per shape and process; a closed session or a graph the learner added ops to is replaced),
-    with the case's weights loaded into its variables."""
+    per shape and process, :func:`rnnbook.oracles.live_session`), with the case's weights
+    loaded into its variables."""
     key = (case["D"], case["H"], case["T"])
-    found = _SESSIONS.get(key)
-    if found is None or found[0]._closed or found[0].graph.version != found[2]:
-        graph = _gru_graph(*key)
-        session = quick_session(graph)
-        found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
-    session, variables, _ = found
-    load_weights(session, variables, _tf1_weights(case))
-    return session
+    return oracles.live_session(("ch06", *key), lambda: _gru_graph(*key), _tf1_weights(case))
 
 
 def _session_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,

@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence, TypedDict
 
 import numpy as np
 
+from rnnbook import oracles
 from rnnbook import reference as ref
 from rnnbook.checks.ch02 import NOT_FETCHED, _fetched  # a session's answer, fetched
 from rnnbook.checks.common import (
@@ -56,8 +57,6 @@ from rnnbook.exercise import Chapter, Exercise, Mistake, normal
 from rnnbook.oracles import (
     graph_bytes,
     graph_from_bytes,
-    load_weights,
-    quick_session,
     run_tf1,
     tensorflow,
 )
@@ -458,8 +457,12 @@ def _run_call(fn: Callable[..., Any], case: PaddedTrial) -> Any:
     return result
 
 
-#: two trials (each builds a run of the real cell): every kind of row, and B = 1 with padding
-RUN_DESIGNS = PADDED_DESIGNS[:2]
+#: two trials of one (D, H), so a grading child builds one real cell: every kind of row, and
+#: B = 1 with padding
+RUN_DESIGNS = (
+    PADDED_DESIGNS[0],
+    {"B": 1, "T": 4, "D": 3, "H": 2, "rows": ("short",), "padding": "zeros"},
+)
 
 run_with_lengths = Exercise[PaddedTrial](
     name="run_with_lengths",
@@ -564,8 +567,6 @@ keras_final_state = Exercise[PaddedTrial](
 BIDI = dict(T=5, D=2, H=3)
 SCOPE = "bidirectional_rnn"
 
-_SESSIONS: dict[tuple, tuple] = {}  # (T, D, H) -> (session, variables, graph version)
-
 
 class BidiTrial(TypedDict):
     """backward_state_by_name's trial: a padded batch, both directions' weights, a step."""
@@ -619,17 +620,11 @@ def _bidi_weights(case: Trial) -> dict[str, np.ndarray]:
 
 def bidi_session(case: Trial) -> Any:
     """A ``tf.compat.v1.Session`` over the bidirectional graph (built once per shape and
-    process; a closed session or a graph the learner added ops to is replaced), with the
-    case's weights loaded into both directions' variables."""
+    process, :func:`rnnbook.oracles.live_session`), with the case's weights loaded into both
+    directions' variables."""
     key = (case["T"], case["D"], case["H"])
-    found = _SESSIONS.get(key)
-    if found is None or found[0]._closed or found[0].graph.version != found[2]:
-        graph = _bidi_graph(*key)
-        session = quick_session(graph)
-        found = _SESSIONS[key] = (session, graph.get_collection("variables"), graph.version)
-    session, variables, _ = found
-    load_weights(session, variables, _bidi_weights(case))
-    return session
+    return oracles.live_session(("ch07", *key), lambda: _bidi_graph(*key),
+                                _bidi_weights(case))
 
 
 def _bidi_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
