@@ -11,7 +11,8 @@ step); ``padded_outputs``, its outputs (zeros past each length); ``reverse_withi
 ``(c, h)``, layer 0 first). API: ``run_with_lengths`` runs a real cell handed over by the
 check; ``keras_final_state`` builds a tf.keras LSTM whose masked final state is TF1's;
 ``backward_state_by_name`` fetches the backward direction's state at a step of a static
-bidirectional graph by its name.
+bidirectional graph by its name. By hand again, last: ``bidirectional_outputs``, the outputs
+(B, T, 2H) of ``bidirectional_dynamic_rnn`` with ``sequence_length``, forward half first.
 
 Every trial's lengths hold a row of full length T and a row of length 1 where the batch has
 room, and a row of length 0 (``dynamic_rnn`` accepts it: that row's state stays the initial
@@ -22,9 +23,9 @@ padded steps: TensorFlow's answer does not move, so an answer that does is named
 the padded steps moves your h").
 
 Oracles: the real cells (:func:`rnnbook.oracles.run_tf1` with ``lengths``,
-``tf.reverse_sequence``, a ``MultiRNNCell``). ``reference`` is :mod:`rnnbook.reference`
-(:func:`~rnnbook.reference.unroll_lengths`, :func:`~rnnbook.reference.reverse_within`),
-touched only inside functions. Each mistake is the right answer on a changed case (the lengths
+``tf.reverse_sequence``, a ``MultiRNNCell``, ``bidirectional_dynamic_rnn``). ``reference``
+is :mod:`rnnbook.reference` (:func:`~rnnbook.reference.unroll_lengths`,
+:func:`~rnnbook.reference.reverse_within`), touched only inside functions. Each mistake is the right answer on a changed case (the lengths
 moved, the padding read as steps) or changed after (c and h swapped, the layers swapped, the
 zeros moved), so the learner release names it too.
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units.
