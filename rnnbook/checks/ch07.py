@@ -25,9 +25,10 @@ the padded steps moves your h").
 Oracles: the real cells (:func:`rnnbook.oracles.run_tf1` with ``lengths``,
 ``tf.reverse_sequence``, a ``MultiRNNCell``, ``bidirectional_dynamic_rnn``). ``reference``
 is :mod:`rnnbook.reference` (:func:`~rnnbook.reference.unroll_lengths`,
-:func:`~rnnbook.reference.reverse_within`), touched only inside functions. Each mistake is the right answer on a changed case (the lengths
-moved, the padding read as steps) or changed after (c and h swapped, the layers swapped, the
-zeros moved), so the learner release names it too.
+:func:`~rnnbook.reference.reverse_within`), touched only inside functions. Each mistake is
+the right answer on a changed case (the lengths moved, the padding read as steps) or changed
+after (c and h swapped, the layers swapped, the zeros moved), so the learner release names it
+too.
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units.
 """
 from __future__ import annotations
