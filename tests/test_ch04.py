@@ -74,7 +74,7 @@ def test_the_zygote_prebuilds_in_a_child_and_forks_without_its_threads():
         "spec = importlib.util.spec_from_file_location('z', 'rnnbook/grading/zygote.py')\n"
         "z = importlib.util.module_from_spec(spec); spec.loader.exec_module(z)\n"
         "before = len(os.listdir('/proc/self/task'))\n"
-        "z._prebuild(ch04)\n"
+        "z._prebuild(ch04, os.getcwd())  # (no bundle's graphs here: it builds)\n"
         "import time\n"
         "for _ in range(600):  # a thread of the import may still be ending (30 s at most:\n"
         "    # a loaded machine ends it later; the loop stops as soon as it has)\n"
@@ -93,6 +93,33 @@ def test_the_zygote_prebuilds_in_a_child_and_forks_without_its_threads():
     assert done.returncode == 0, done.stderr[-2000:]
     shapes = sorted((d["L"], d["D"], d["H"]) for d in ch04.STREAM_DESIGNS)
     assert done.stdout.strip() == str(shapes)
+
+
+def test_the_zygote_takes_a_bundles_graphs_only_when_they_were_built_by_this_code(
+        tmp_path, monkeypatch):
+    """A Gradescope bundle carries the chapter's prebuilt graphs (``prebuilt.pickle``): the
+    zygote takes them as they are when the record names this module, this TensorFlow and this
+    source; a record of other source or another TensorFlow is refused (it would build)."""
+    import importlib.util
+    import pickle
+
+    from rnnbook import oracles
+    from rnnbook.grading import config, run
+
+    record = pickle.loads(run.prebuilt_graphs("04-stateful-batching"))
+    assert set(record["graphs"]) == set(ch04.prebuild())  # (the same shapes; bytes may differ)
+    assert oracles.graphs_from_record(record, ch04) == record["graphs"]
+    for field, other in (("source", "0" * 64), ("tensorflow", "2.0.0"),
+                         ("module", "rnnbook.checks.ch06"), ("graphs", None)):
+        assert oracles.graphs_from_record({**record, field: other}, ch04) is None, field
+    marked = {**record, "graphs": {("L", "D", "H"): b"from the bundle"}}
+    (tmp_path / config.PREBUILT).write_bytes(pickle.dumps(marked))
+    spec = importlib.util.spec_from_file_location("z", "rnnbook/grading/zygote.py")
+    z = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(z)
+    monkeypatch.setattr(ch04, "PREBUILT", {})
+    assert z._prebuild(ch04, str(tmp_path))  # taken: no child was forked to build
+    assert ch04.PREBUILT == {("L", "D", "H"): b"from the bundle"}
 
 
 def test_run_chunk_refuses_more_than_chunk_steps():

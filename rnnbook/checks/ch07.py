@@ -346,7 +346,8 @@ def _stacked_oracle(case: Case) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     weights = {f"cell_{k}/basic_lstm_cell/{name}": case[f"{name}{k}"]
                for k in range(LAYERS) for name in ("kernel", "bias")}
     _, final = run_tf1(lambda: rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(LAYERS)]),
-                       case["inputs"], None, weights, mode="dynamic", lengths=case["lengths"])
+                       case["inputs"], None, weights, mode="dynamic", lengths=case["lengths"],
+                       key=("multi-lstm", LAYERS, H))
     return tuple((c, h) for c, h in final)
 
 
@@ -657,13 +658,13 @@ BIDI_DESIGNS = (
 def _bidi_oracle(case: BidiTrial) -> tuple[np.ndarray, np.ndarray]:
     """The backward direction's state after its step k, from TensorFlow without the graph's
     names: the real cell with the backward weights under ``dynamic_rnn`` with
-    ``sequence_length``, on ``tf.reverse_sequence`` of the batch cut after step k."""
+    ``sequence_length``, on ``tf.reverse_sequence`` of the batch, each length cut to k + 1
+    steps (one kept graph for every trial)."""
     tf = tensorflow()
     reversed_inputs = tf.reverse_sequence(case["inputs"], case["lengths"].astype(np.int64),
                                           seq_axis=1, batch_axis=0).numpy()
-    steps = case["k"] + 1
-    cut = {**case, "T": steps, "inputs": reversed_inputs[:, :steps],
-           "lengths": np.minimum(case["lengths"], steps), "kernel": case["kernel_bw"],
+    cut = {**case, "inputs": reversed_inputs, "kernel": case["kernel_bw"],
+           "lengths": np.minimum(case["lengths"], case["k"] + 1),  # (stops after step k)
            "bias": case["bias_bw"], "forget_bias": 1.0}
     return tuple(_tf1_run(cut)[1])
 

@@ -39,6 +39,10 @@ EXERCISES = "exercises.json"
 #: a bundle built with a fixed seed: TensorFlow's expected answers on that seed's trials,
 #: computed by the oracles when the bundle is built (next to EXERCISES; root-only on Gradescope)
 EXPECTED = "expected.pickle"
+#: a bundle for a chapter whose checks module has a ``prebuild()``: its graphs, built when the
+#: bundle is (:func:`rnnbook.oracles.graphs_record`), which the zygote takes instead of
+#: building them at every cold start (next to EXERCISES; root-only on Gradescope)
+PREBUILT = "prebuilt.pickle"
 WALLS = ("required", "auto", "off")
 #: Gradescope's visibility of each test's output (its trials): shown at once, never,
 #: after the due date, or once the grades are published

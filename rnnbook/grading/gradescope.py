@@ -36,7 +36,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rnnbook.grading import procs, profile
-from rnnbook.grading.config import EXERCISES, EXPECTED, ROOT, Config, from_settings
+from rnnbook.grading.config import EXERCISES, EXPECTED, PREBUILT, ROOT, Config, from_settings
 from rnnbook.grading.walls import STUBBED
 
 if TYPE_CHECKING:  # (imported when needed: after the zygotes started)
@@ -112,12 +112,12 @@ def lock(source: str | pathlib.Path) -> list[pathlib.Path]:
     """Make the instructor's side of the bundle in ``source`` readable by its owner only: the
     grader, the checks (their oracles; the zygote imports them before a child exists), the
     reference and the backward pass, the settings, the expected answers of a bundle with a
-    fixed seed and every ``__pycache__`` of the package (a
+    fixed seed, the prebuilt graphs and every ``__pycache__`` of the package (a
     compiled reference is the reference). Returns the paths it changed."""
     source = pathlib.Path(source)
     package = source / "rnnbook"
     tops = [package / "grading", package / "checks", source / EXERCISES, source / SETTINGS,
-            source / EXPECTED]
+            source / EXPECTED, source / PREBUILT]
     tops += [package / name for name in STUBBED] + sorted(package.rglob("__pycache__"))
     changed = []
     for top in tops:

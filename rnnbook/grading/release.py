@@ -11,7 +11,9 @@ chapter's exercise table, read from ``solutions/``), ``requirements.txt``, ``pyp
 the whole ``rnnbook`` package; with a fixed seed (``SEED=N``), ``expected.pickle``: the
 chapter's expected answers on that seed's trials, computed by the oracles (TensorFlow) as the
 grader would, so that a submission's cold start need not import TensorFlow for them
-(:func:`.run.expected_answers`). No solution notebook.
+(:func:`.run.expected_answers`); for a chapter whose checks prebuild graphs (4, 6 and 7),
+``prebuilt.pickle``: those graphs, so that a cold start need not build them
+(:func:`.run.prebuilt_graphs`). No solution notebook.
 
 ``learners`` (``make release``) writes the folder students get: ``notebooks/`` (generated
 afresh from ``solutions/``), the ``rnnbook`` package without ``rnnbook/grading/`` (the whole
@@ -38,7 +40,7 @@ from typing import Any
 
 from rnnbook import checks, generate, source
 from rnnbook.grading import config, run
-from rnnbook.grading.config import EXERCISES, EXPECTED, ROOT, SOLUTIONS
+from rnnbook.grading.config import EXERCISES, EXPECTED, PREBUILT, ROOT, SOLUTIONS
 from rnnbook.grading.gradescope import SETTINGS
 from rnnbook.grading.walls import INSTRUCTOR, STUBBED
 
@@ -188,6 +190,9 @@ def autograder(out: str | pathlib.Path, chapter: str | None,
         _add(bundle, EXERCISES, json.dumps(table, indent=2) + "\n")
         if bundled.seed is not None:  # fixed trials: TensorFlow answers them once, here
             _add(bundle, EXPECTED, run.expected_answers(chapter, bundled.seed))
+        graphs = run.prebuilt_graphs(chapter)
+        if graphs is not None:  # the chapter's graphs, built once, here
+            _add(bundle, PREBUILT, graphs)
         _add(bundle, "requirements.txt", (ROOT / "requirements.txt").read_bytes())
         _add(bundle, "pyproject.toml", _pyproject(learner=False))
         for relative, path in package_files(learner=False):

@@ -123,6 +123,19 @@ def expected_answers(stem: str, seed: int) -> bytes:
                          "exercises": found}, protocol=4)
 
 
+def prebuilt_graphs(stem: str) -> bytes | None:
+    """The bundle's :data:`~.config.PREBUILT` for chapter ``stem``: its checks module's
+    ``prebuild()`` graphs (:func:`rnnbook.oracles.graphs_record`), pickled; None for a chapter
+    that builds none."""
+    checks.load(stem)
+    module = sys.modules[checks.CHAPTERS[stem]]
+    if getattr(module, "prebuild", None) is None:
+        return None
+    from rnnbook.oracles import graphs_record
+
+    return pickle.dumps(graphs_record(module), protocol=4)
+
+
 def read_expected(path: pathlib.Path, seed: int,
                   cases: dict[tuple[str, str], list[Case]]) -> dict[tuple[str, str], Any]:
     """``{(chapter, exercise): expected answers}`` from a bundle's :data:`~.config.EXPECTED`
