@@ -936,9 +936,9 @@ bidirectional_outputs = Exercise[BidiPaddedTrial](
             perturb=_with_flipped_rows, after=_flipped_back,
         ),
         Mistake(
-            "the backward outputs are in reversed time order: they are put back in the "
-            "input's order, reversed within each row's length, so that step t of both "
-            "halves belongs to input step t.",
+            "the backward outputs are in reversed time order, the order that direction "
+            "read: bidirectional_dynamic_rnn reverses them back within each row's length, "
+            "so that step t of both halves belongs to input step t.",
             after=_backward_changed(lambda c, half: _reversed_within(half, c["lengths"])),
         ),
         Mistake(
