@@ -27,7 +27,7 @@ from tests.learners import ch07 as learners  # noqa: E402
 CHAPTER = ch07.CHAPTER
 PADDING = ch07.PADDING_PROBE
 PADDED = ["final_state", "padded_outputs", "reverse_within_lengths", "stacked_final_state",
-          "run_with_lengths", "keras_final_state"]
+          "run_with_lengths", "keras_final_state", "bidirectional_outputs"]
 
 
 def judged(name, fn, seed=0):
@@ -61,7 +61,8 @@ def test_every_trial_set_holds_each_kind_of_row_at_random_places(name):
 
 
 def test_the_padding_probe_changes_only_the_padding_and_tensorflow_does_not_move():
-    for name in ("final_state", "padded_outputs", "stacked_final_state"):
+    for name in ("final_state", "padded_outputs", "stacked_final_state",
+                 "bidirectional_outputs"):
         ex = CHAPTER[name]
         cases = CHAPTER.cases(name, 3)
         probed = [c for c in probe_cases(ex, cases) if c["probe"] == "inputs:padding"][0]
@@ -243,3 +244,40 @@ def test_the_learner_side_reversal_equals_the_reference():
     for case in CHAPTER.cases("reverse_within_lengths", 4):
         np.testing.assert_array_equal(ch07._reversed_within(case["inputs"], case["lengths"]),
                                       ref.reverse_within(case["inputs"], case["lengths"]))
+
+
+def test_the_bidirectional_oracle_is_each_direction_run_with_lengths():
+    """7.8's oracle (the real bidirectional_dynamic_rnn) against each direction run on its own
+    by TensorFlow: the forward half is dynamic_rnn with the forward weights; the backward half
+    is dynamic_rnn with the backward weights on tf.reverse_sequence of the batch, its outputs
+    reversed back the same way; zeros past each length in both; one kept graph per (D, H)."""
+    ex = CHAPTER["bidirectional_outputs"]
+    shapes = set()
+    for seed in (0, 7):
+        for case in CHAPTER.cases("bidirectional_outputs", seed):
+            both = ex.oracle(case)
+            H, lengths = case["H"], case["lengths"].astype(np.int64)
+            forward = ch07._tf1_run({**case, "kernel": case["kernel_fw"],
+                                     "bias": case["bias_fw"], "forget_bias": 1.0})[0]
+            flipped = tf.reverse_sequence(case["inputs"], lengths, seq_axis=1,
+                                          batch_axis=0).numpy()
+            read = ch07._tf1_run({**case, "inputs": flipped, "kernel": case["kernel_bw"],
+                                  "bias": case["bias_bw"], "forget_bias": 1.0})[0]
+            backward = tf.reverse_sequence(read, lengths, seq_axis=1, batch_axis=0).numpy()
+            np.testing.assert_allclose(both[..., :H], forward, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(both[..., H:], backward, rtol=1e-5, atol=1e-6)
+            padded = np.arange(case["T"])[None, :] >= case["lengths"][:, None]  # (B, T)
+            assert (both[padded] == 0.0).all()
+            shapes.add((case["D"], case["H"]))
+    kept = [key for key in oracles.LIVE if key[:2] == ("ch07", "bidirectional_dynamic_rnn")]
+    assert sorted(key[2:] for key in kept) == sorted(shapes)
+
+
+def test_bidirectional_answers_no_mistake_foresaw_are_named_by_half_and_by_padding():
+    """The backward weights run forward (no reversal at all): the backward half is named
+    wrong and the forward half right. Outputs past each length that continue the run: named
+    by the rows with padding, or by the padding probe."""
+    said = judged("bidirectional_outputs", learners.bidi_backward_unreversed).message
+    assert "the backward block is wrong; the other blocks are right" in said, said
+    said = judged("bidirectional_outputs", learners.bidi_outputs_run_on).message
+    assert "What is wrong" in said and ("padding" in said or "axis 0" in said), said

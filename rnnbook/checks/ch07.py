@@ -11,7 +11,8 @@ step); ``padded_outputs``, its outputs (zeros past each length); ``reverse_withi
 ``(c, h)``, layer 0 first). API: ``run_with_lengths`` runs a real cell handed over by the
 check; ``keras_final_state`` builds a tf.keras LSTM whose masked final state is TF1's;
 ``backward_state_by_name`` fetches the backward direction's state at a step of a static
-bidirectional graph by its name.
+bidirectional graph by its name. By hand again, last: ``bidirectional_outputs``, the outputs
+(B, T, 2H) of ``bidirectional_dynamic_rnn`` with ``sequence_length``, forward half first.
 
 Every trial's lengths hold a row of full length T and a row of length 1 where the batch has
 room, and a row of length 0 (``dynamic_rnn`` accepts it: that row's state stays the initial
@@ -22,11 +23,12 @@ padded steps: TensorFlow's answer does not move, so an answer that does is named
 the padded steps moves your h").
 
 Oracles: the real cells (:func:`rnnbook.oracles.run_tf1` with ``lengths``,
-``tf.reverse_sequence``, a ``MultiRNNCell``). ``reference`` is :mod:`rnnbook.reference`
-(:func:`~rnnbook.reference.unroll_lengths`, :func:`~rnnbook.reference.reverse_within`),
-touched only inside functions. Each mistake is the right answer on a changed case (the lengths
-moved, the padding read as steps) or changed after (c and h swapped, the layers swapped, the
-zeros moved), so the learner release names it too.
+``tf.reverse_sequence``, a ``MultiRNNCell``, ``bidirectional_dynamic_rnn``). ``reference``
+is :mod:`rnnbook.reference` (:func:`~rnnbook.reference.unroll_lengths`,
+:func:`~rnnbook.reference.reverse_within`), touched only inside functions. Each mistake is
+the right answer on a changed case (the lengths moved, the padding read as steps) or changed
+after (c and h swapped, the layers swapped, the zeros moved), so the learner release names it
+too.
 Notation (book/notation.md): ``B`` batch, ``T`` time, ``D`` input depth, ``H`` num_units.
 """
 from __future__ import annotations
@@ -397,6 +399,8 @@ stacked_final_state = Exercise[Case](
             "layer of the stack stops at each row's last valid step.",
             perturb=EVERY_STEP,
         ),
+        Mistake(ONE_PAST, perturb=ONE_MORE),
+        Mistake(ONE_BEFORE, perturb=ONE_LESS),
     ),
 )
 
@@ -550,6 +554,8 @@ keras_final_state = Exercise[PaddedTrial](
             "the gate blocks are still in TF1's order i, j, f, o: Keras orders them i, f, "
             "g, o, in the kernel, the recurrent kernel and the bias.",
             perturb=_keras_order),
+        Mistake(ONE_PAST, perturb=ONE_MORE),
+        Mistake(ONE_BEFORE, perturb=ONE_LESS),
         parts_swapped_after(
             "c and h are swapped: with return_state=True Keras returns the output, then h, "
             "then c; TF1's state is (c, h)."),
@@ -694,6 +700,19 @@ def _output_not_state(case: Trial, right: Any) -> list[np.ndarray]:
     return [right[0], np.where(ended, 0.0, right[1]).astype(np.float32)]
 
 
+def _step_moved(by: int) -> Callable[[Trial], Trial]:
+    """perturb=: the case with the backward direction's step ``k`` moved by ``by``; a model
+    that raises (does not apply) where that step does not exist, as the learner's name does
+    not."""
+    def perturb(case: Trial) -> Trial:
+        k = case["k"] + by
+        if not 0 <= k < case["T"]:
+            raise ValueError(f"the backward direction has no step {k}")
+        return {**case, "k": k}
+
+    return perturb
+
+
 def _bidi_call(fn: Callable[..., Any], case: BidiTrial) -> Any:
     return _fetched(fn, bidi_session(case), (case["inputs"], case["lengths"], case["k"]),
                     ("c", "h"), "the state's values")
@@ -728,6 +747,16 @@ backward_state_by_name = Exercise[BidiTrial](
             after=_output_not_state,
         ),
         Mistake(
+            "this is the state one step late, after the backward direction's step k + 1: "
+            "its steps count from 0, so step k is the (k + 1)-th it reads.",
+            perturb=_step_moved(1),
+        ),
+        Mistake(
+            "this is the state one step early, after the backward direction's step k - 1: "
+            "its steps count from 0, and the first one's names have no suffix.",
+            perturb=_step_moved(-1),
+        ),
+        Mistake(
             "`cond_0` does not exist: TensorFlow gives the first op of a name no suffix.",
             perturb=raising("cond_0"), raises=says("cond_0"),
         ),
@@ -744,8 +773,196 @@ backward_state_by_name = Exercise[BidiTrial](
 )
 
 
+# --- bidirectional_outputs: a bidirectional LSTM's outputs over a padded batch (by hand) -------
+
+
+class BidiPaddedTrial(TypedDict):
+    """bidirectional_outputs' trial: a padded batch and both directions' weights (the keys
+    of :class:`BidiTrial` but its step)."""
+
+    B: int
+    T: int
+    D: int
+    H: int
+    inputs: np.ndarray  # (B, T, D)
+    lengths: np.ndarray  # (B,) int32
+    kernel_fw: np.ndarray  # (D + H, 4H)
+    bias_fw: np.ndarray  # (4H,)
+    kernel_bw: np.ndarray  # (D + H, 4H)
+    bias_bw: np.ndarray  # (4H,)
+
+
+def _bidi_padded_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+                      rows: Sequence[str], padding: str) -> BidiPaddedTrial:
+    inputs, lengths = _padded(rng, B, T, D, rows, padding)
+    return {"B": B, "T": T, "D": D, "H": H, "inputs": inputs, "lengths": lengths,
+            "kernel_fw": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
+            "bias_fw": normal(rng, 4 * H, scale=0.5),  # (4H,)
+            "kernel_bw": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
+            "bias_bw": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+
+
+#: every kind of row with noise padding (the trial the probe changes); B = 1 with padding;
+#: two short rows of zero padding, T unlike the others'. One (D, H), D != H: one kept graph
+#: (building one costs 0.3-0.4 s, most of a notebook's check; the batch and T are fed)
+BIDI_OUTPUT_DESIGNS = (
+    {"B": 4, "T": 5, "D": 3, "H": 2, "rows": ("full", "one", "zero", "short"),
+     "padding": "noise"},
+    {"B": 1, "T": 4, "D": 3, "H": 2, "rows": ("short",), "padding": "zeros"},
+    {"B": 3, "T": 6, "D": 3, "H": 2, "rows": ("short", "full", "short"), "padding": "zeros"},
+)
+
+
+def _bidi_dynamic_graph(D: int, H: int) -> Any:
+    """``bidirectional_dynamic_rnn`` of two BasicLSTMCell(H) over the placeholders ``inputs``
+    (None, None, D) and ``lengths`` (None,); ``outputs:0`` (B, T, 2H) is the two directions'
+    outputs concatenated, forward first."""
+    tf = tensorflow()
+    v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
+    with tf.Graph().as_default() as graph:
+        x = v1.placeholder(tf.float32, [None, None, D], name="inputs")  # (B, T, D)
+        lengths = v1.placeholder(tf.int32, [None], name="lengths")  # (B,)
+        both, _ = v1.nn.bidirectional_dynamic_rnn(
+            rc.BasicLSTMCell(H), rc.BasicLSTMCell(H), x, sequence_length=lengths,
+            dtype=tf.float32)
+        tf.concat(both, axis=2, name="outputs")  # (B, T, 2H)
+    return graph
+
+
+def bidi_dynamic_session(case: Trial) -> Any:
+    """A session over :func:`_bidi_dynamic_graph` (built once per (D, H) and process,
+    :func:`rnnbook.oracles.live_session`) with the case's weights in both directions."""
+    key = (case["D"], case["H"])
+    return oracles.live_session(("ch07", "bidirectional_dynamic_rnn", *key),
+                                lambda: _bidi_dynamic_graph(*key), _bidi_weights(case))
+
+
+def _bidi_outputs_oracle(case: BidiPaddedTrial) -> np.ndarray:
+    """The real ``bidirectional_dynamic_rnn`` with sequence_length: its two outputs
+    concatenated along the last axis, forward first (B, T, 2H)."""
+    return bidi_dynamic_session(case).run(
+        "outputs:0", {"inputs:0": np.asarray(case["inputs"], np.float32),
+                      "lengths:0": np.asarray(case["lengths"], np.int32)})
+
+
+def _bidi_outputs_ref(case: Trial) -> np.ndarray:
+    """Forward: the run with lengths; backward: the same run on the batch reversed within
+    its lengths, its outputs reversed back."""
+    lengths = case["lengths"]
+    forward = _ref_run({**case, "kernel": case["kernel_fw"], "bias": case["bias_fw"],
+                        "forget_bias": 1.0})[0]  # (B, T, H)
+    backward = _ref_run({**case, "inputs": ref.reverse_within(case["inputs"], lengths),
+                         "kernel": case["kernel_bw"], "bias": case["bias_bw"],
+                         "forget_bias": 1.0})[0]  # (B, T, H), in the order it reads
+    return np.concatenate([forward, ref.reverse_within(backward, lengths)], axis=2)
+
+
+def _halves(case: Trial, both: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(forward (B, T, H), backward (B, T, H)) of an answer (B, T, 2H)."""
+    both = np.asarray(both, np.float32)
+    return both[..., :case["H"]], both[..., case["H"]:]
+
+
+def _backward_changed(change: Callable[[Trial, np.ndarray], np.ndarray]
+                      ) -> Callable[[Trial, Any], np.ndarray]:
+    """after=: the right answer with its backward half changed by ``change(case, half)``."""
+    def after(case: Trial, right: Any) -> np.ndarray:
+        forward, backward = _halves(case, right)
+        return np.concatenate([forward, change(case, backward)], axis=2)
+
+    return after
+
+
+def _with_flipped_rows(case: Trial) -> Trial:
+    """perturb=: the batch twice, its second copy holding the rows whose reversal WITHIN
+    their lengths is the padded row reversed whole (the padding first): the right answer's
+    backward half there is what a backward direction fed ``np.flip`` reads."""
+    inputs, lengths = np.asarray(case["inputs"]), np.asarray(case["lengths"])
+    flipped = _reversed_within(np.flip(inputs, axis=1), lengths)
+    return {**case, "B": 2 * case["B"], "inputs": np.concatenate([inputs, flipped]),
+            "lengths": np.concatenate([lengths, lengths])}
+
+
+def _flipped_back(case: Trial, right: Any) -> np.ndarray:
+    """after= of :func:`_with_flipped_rows`: the forward half of the first copy, and the
+    backward outputs of the second run on the flipped batch, flipped back whole."""
+    B, lengths = case["B"], np.asarray(case["lengths"])
+    forward, backward = _halves(case, right)
+    read = _reversed_within(backward[B:], lengths)  # in the order the direction read
+    return np.concatenate([forward[:B], np.flip(read, axis=1)], axis=2)
+
+
+def _last_repeated(case: Trial, half: np.ndarray, at: Callable[[int], int]) -> np.ndarray:
+    """``half`` (B, T, H) with each row's output at step ``at(n)`` repeated past its length
+    ``n`` (zeros stay for a row of length 0)."""
+    half = np.array(half)
+    for b, n in enumerate(np.asarray(case["lengths"])):
+        if n:
+            half[b, n:] = half[b, at(n)]
+    return half
+
+
+def _repeated_both(case: Trial, right: Any) -> np.ndarray:
+    """after=: past each length, each direction's last output again (the state carried
+    through the padding, its h output there): the forward one's at step n - 1, the backward
+    one's at step 0 (the last it computes)."""
+    forward, backward = _halves(case, right)
+    return np.concatenate([_last_repeated(case, forward, lambda n: n - 1),
+                           _last_repeated(case, backward, lambda n: 0)], axis=2)
+
+
+bidirectional_outputs = Exercise[BidiPaddedTrial](
+    name="bidirectional_outputs",
+    task="(B, T, 2H): the outputs of bidirectional_dynamic_rnn with sequence_length, "
+         "forward then backward, both in the input's time order",
+    make_case=_bidi_padded_case,
+    designs=BIDI_OUTPUT_DESIGNS,
+    call=lambda fn, c: fn(c["inputs"], c["lengths"], c["kernel_fw"], c["bias_fw"],
+                          c["kernel_bw"], c["bias_bw"]),
+    oracle=_bidi_outputs_oracle,
+    reference=_bidi_outputs_ref,
+    blocks=("forward", "backward"),
+    probes=(PADDING_PROBE, Probe("inputs", "row")),
+    mistakes=(
+        Mistake(
+            "the directions are swapped: the outputs hold the forward direction's first, "
+            "then the backward direction's.",
+            after=lambda c, right: np.concatenate(_halves(c, right)[::-1], axis=2),
+        ),
+        Mistake(
+            "the backward direction read the padding first: the padded batch was reversed "
+            "whole; each row must be reversed within its own length, its padding left "
+            "where it was.",
+            perturb=_with_flipped_rows, after=_flipped_back,
+        ),
+        Mistake(
+            "the backward outputs are in reversed time order, the order that direction "
+            "read: bidirectional_dynamic_rnn reverses them back within each row's length, "
+            "so that step t of both halves belongs to input step t.",
+            after=_backward_changed(lambda c, half: _reversed_within(half, c["lengths"])),
+        ),
+        Mistake(
+            "the outputs run one step past each row's length: a row of length n has valid "
+            "steps 0 to n - 1 in both directions, and zeros from step n on.",
+            perturb=ONE_MORE,
+        ),
+        Mistake(
+            "the outputs stop one step early: a row of length n has n valid steps, the "
+            "last of them step n - 1, in both directions.",
+            perturb=ONE_LESS,
+        ),
+        Mistake(
+            "the outputs past each row's length are not zeros: they repeat each direction's "
+            "last output; the state is copied through the padding, but both directions "
+            "output zeros there.",
+            after=_repeated_both,
+        ),
+    ),
+)
+
+
 CHAPTER = Chapter(7, "07-final-state", [
     final_state, padded_outputs, reverse_within_lengths, stacked_final_state,
-    run_with_lengths, keras_final_state, backward_state_by_name,
+    run_with_lengths, keras_final_state, backward_state_by_name, bidirectional_outputs,
 ], keras3=False)  # TF1's cells and tf.keras (tf-keras): never Keras 3
 check = CHAPTER.check

@@ -292,6 +292,16 @@ def stack_after_padding(inputs, lengths, kernels, biases):
                      alive_of=lambda t: np.full(len(lengths), t < T))
 
 
+def stack_one_past(inputs, lengths, kernels, biases):
+    return stack_run(inputs, lengths, kernels, biases,
+                     alive_of=lambda t: t <= np.asarray(lengths))  # "up to the length"
+
+
+def stack_one_short(inputs, lengths, kernels, biases):
+    last = np.asarray(lengths) - 1  # "the last valid index is length - 1"
+    return stack_run(inputs, lengths, kernels, biases, alive_of=lambda t: t < last)
+
+
 def stack_top_layer_masked_only(inputs, lengths, kernels, biases):
     """Layer 0 runs through the padding; only the top layer is kept at the length."""
     B, H = inputs.shape[0], kernels[0].shape[1] // 4
@@ -445,6 +455,28 @@ def keras_state_order(inputs, lengths, kernel, bias):
     return c.numpy(), h.numpy()
 
 
+def keras_mask_one_long(inputs, lengths, kernel, bias):
+    tf = import_tensorflow()
+    B, T, D = inputs.shape
+    layer = tf.keras.layers.LSTM(kernel.shape[1] // 4, return_state=True)
+    layer.build((None, T, D))
+    layer.set_weights(_keras_weights(kernel, bias, D))
+    mask = tf.sequence_mask(lengths + 1, T)  # "the mask includes the step at the length"
+    _, h, c = layer(inputs, mask=mask)
+    return c.numpy(), h.numpy()
+
+
+def keras_mask_one_short(inputs, lengths, kernel, bias):
+    tf = import_tensorflow()
+    B, T, D = inputs.shape
+    layer = tf.keras.layers.LSTM(kernel.shape[1] // 4, return_state=True)
+    layer.build((None, T, D))
+    layer.set_weights(_keras_weights(kernel, bias, D))
+    mask = np.arange(T)[None, :] < (np.asarray(lengths) - 1)[:, None]  # "last index n - 1"
+    _, h, c = layer(inputs, mask=tf.constant(mask))
+    return c.numpy(), h.numpy()
+
+
 def keras_numpy(inputs, lengths, kernel, bias):
     """No Keras at all: the TF1 run recomputed."""
     return final_masked(inputs, lengths, kernel, bias)
@@ -508,6 +540,20 @@ def bw_cond_0(session, inputs, lengths, k):
     return tuple(session.run([name + "1:0", name + "2:0"], _feed(inputs, lengths)))
 
 
+def bw_one_late(session, inputs, lengths, k):
+    step = k + 1  # "its (k + 1)-th step"
+    c, h = session.run([_bw(step, "Identity_1"), _bw(step, "Identity_2")],
+                       _feed(inputs, lengths))
+    return c, h
+
+
+def bw_one_early(session, inputs, lengths, k):
+    """Step k read as "after k steps": the conditional numbered k - 1."""
+    name = "bidirectional_rnn/bw/bw/cond" + ("" if k == 1 else f"_{k - 1}")
+    return tuple(session.run([name + "/Identity_1:0", name + "/Identity_2:0"],
+                             _feed(inputs, lengths)))
+
+
 def bw_without_lengths(session, inputs, lengths, k):
     return tuple(session.run([_bw(k, "Identity_1"), _bw(k, "Identity_2")],
                              {"inputs:0": inputs}))  # "lengths has a default"
@@ -531,6 +577,118 @@ def bw_input_step(session, inputs, lengths, k):
             np.stack([states[t][1][b] for b, t in enumerate(rows)]))
 
 
+# --- 7.8 bidirectional_outputs -----------------------------------------------------------------
+
+
+def bidi_loops(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    """Row by row: forward from step 0, backward from the row's last valid step."""
+    B, T, _ = inputs.shape
+    H = kernel_fw.shape[1] // 4
+    out = np.zeros((B, T, 2 * H), np.float32)
+    for b, n in enumerate(lengths):
+        c = h = np.zeros((1, H))
+        for t in range(n):
+            c, h = lstm_step(inputs[b:b + 1, t], c, h, kernel_fw, bias_fw)
+            out[b, t, :H] = h[0]
+        c = h = np.zeros((1, H))
+        for t in reversed(range(n)):
+            c, h = lstm_step(inputs[b:b + 1, t], c, h, kernel_bw, bias_bw)
+            out[b, t, H:] = h[0]
+    return out
+
+
+def bidi_masked(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    """Vectorised: each direction's masked outputs, the backward one on the batch reversed
+    within lengths and reversed back."""
+    forward = outputs_mask(inputs, lengths, kernel_fw, bias_fw)
+    backward = outputs_mask(reverse_gather(inputs, lengths), lengths, kernel_bw, bias_bw)
+    return np.concatenate([forward, reverse_gather(backward, lengths)], axis=2)
+
+
+def bidi_lists64(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    """float64, both directions in one loop over t, nested lists."""
+    inputs = np.asarray(inputs, np.float64)
+    B, T, _ = inputs.shape
+    H = kernel_fw.shape[1] // 4
+    n = np.asarray(lengths)
+    rows = np.arange(B)
+    cf = hf = cb = hb = np.zeros((B, H))
+    fw, bw = np.zeros((B, T, H)), np.zeros((B, T, H))
+    for t in range(T):
+        alive = (t < n)[:, None]
+        cf2, hf2 = lstm_step(inputs[:, t], cf, hf, kernel_fw, bias_fw)
+        cf, hf = np.where(alive, cf2, cf), np.where(alive, hf2, hf)
+        fw[:, t] = np.where(alive, hf2, 0.0)
+        src = np.clip(n - 1 - t, 0, T - 1)  # the backward direction's t-th input, per row
+        cb2, hb2 = lstm_step(inputs[rows, src], cb, hb, kernel_bw, bias_bw)
+        cb, hb = np.where(alive, cb2, cb), np.where(alive, hb2, hb)
+        bw[rows[alive[:, 0]], src[alive[:, 0]]] = hb2[alive[:, 0]]
+    return np.concatenate([fw, bw], axis=2).tolist()
+
+
+def bidi_bw_first(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    right = bidi_masked(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw)
+    H = kernel_fw.shape[1] // 4
+    return np.concatenate([right[..., H:], right[..., :H]], axis=2)  # "backward, forward"
+
+
+def bidi_flipped(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    forward = outputs_mask(inputs, lengths, kernel_fw, bias_fw)
+    backward = outputs_mask(np.flip(inputs, axis=1), lengths, kernel_bw, bias_bw)
+    return np.concatenate([forward, np.flip(backward, axis=1)], axis=2)  # "tf.reverse"
+
+
+def bidi_not_reversed_back(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    forward = outputs_mask(inputs, lengths, kernel_fw, bias_fw)
+    backward = outputs_mask(reverse_gather(inputs, lengths), lengths, kernel_bw, bias_bw)
+    return np.concatenate([forward, backward], axis=2)  # "the backward outputs, as run"
+
+
+def bidi_lengths_plus_one(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    n = np.minimum(np.asarray(lengths) + 1, inputs.shape[1])  # "up to the length"
+    return bidi_masked(inputs, n, kernel_fw, bias_fw, kernel_bw, bias_bw)
+
+
+def bidi_lengths_minus_one(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    n = np.maximum(np.asarray(lengths) - 1, 0)  # "the last index is length - 1"
+    return bidi_masked(inputs, n, kernel_fw, bias_fw, kernel_bw, bias_bw)
+
+
+def bidi_repeat_last(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    """Each direction's state carried through the padding, and its h output there."""
+    forward = outputs_repeat_last(inputs, lengths, kernel_fw, bias_fw)
+    backward = outputs_repeat_last(reverse_gather(inputs, lengths), lengths, kernel_bw,
+                                   bias_bw)
+    return np.concatenate([forward, reverse_gather(backward, lengths)], axis=2)
+
+
+def bidi_outputs_run_on(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    """The state is kept past each length, but every step's new h is output (unmasked)."""
+    def run(x, kernel, bias):
+        c, h = zeros_state(x, kernel)
+        outs = []
+        for t in range(x.shape[1]):
+            c_new, h_new = lstm_step(x[:, t], c, h, kernel, bias)
+            alive = (t < np.asarray(lengths))[:, None]
+            c, h = np.where(alive, c_new, c), np.where(alive, h_new, h)
+            outs.append(h_new)
+        return np.stack(outs, axis=1)
+
+    backward = run(reverse_gather(inputs, lengths), kernel_bw, bias_bw)
+    return np.concatenate([run(inputs, kernel_fw, bias_fw),
+                           reverse_gather(backward, lengths)], axis=2)
+
+
+def bidi_weights_swapped(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    return bidi_masked(inputs, lengths, kernel_bw, bias_bw, kernel_fw, bias_fw)
+
+
+def bidi_backward_unreversed(inputs, lengths, kernel_fw, bias_fw, kernel_bw, bias_bw):
+    """The backward weights run forward, in the input's order."""
+    return np.concatenate([outputs_mask(inputs, lengths, kernel_fw, bias_fw),
+                           outputs_mask(inputs, lengths, kernel_bw, bias_bw)], axis=2)
+
+
 RIGHT = {
     "final_state": [final_per_row, final_masked, final_where64],
     "padded_outputs": [outputs_mask, outputs_per_row, outputs_lists64],
@@ -539,6 +697,7 @@ RIGHT = {
     "run_with_lengths": [run_dynamic, run_cell_loop, run_static],
     "keras_final_state": [keras_mask_argument, keras_masking_model],
     "backward_state_by_name": [bw_by_name, bw_by_listing, bw_every_step],
+    "bidirectional_outputs": [bidi_loops, bidi_masked, bidi_lists64],
 }
 
 WRONG = {
@@ -568,6 +727,8 @@ WRONG = {
         (stack_after_padding, "the final state is taken after the padding"),
         (stack_top_layer_masked_only, "the final state is taken after the padding"),
         (stack_packed, None),
+        (stack_one_past, "the state is read one step past"),
+        (stack_one_short, "the state is read one step before"),
     ],
     "run_with_lengths": [
         (run_without_lengths, "the final state is taken after the padding"),
@@ -581,6 +742,8 @@ WRONG = {
         (keras_no_fold, "forget_bias is not folded"),
         (keras_state_order, "c and h are swapped"),
         (keras_numpy, "the final state was not computed by a Keras layer"),
+        (keras_mask_one_long, "the state is read one step past"),
+        (keras_mask_one_short, "the state is read one step before"),
     ],
     "backward_state_by_name": [
         (bw_forward, "this is the forward direction's state"),
@@ -590,6 +753,19 @@ WRONG = {
         (bw_without_lengths, "the placeholders are not both fed"),
         (bw_recomputed, "the state's values were not fetched"),
         (bw_input_step, None),
+        (bw_one_late, "this is the state one step late"),
+        (bw_one_early, "this is the state one step early"),
+    ],
+    "bidirectional_outputs": [
+        (bidi_bw_first, "the directions are swapped"),
+        (bidi_flipped, "the backward direction read the padding first"),
+        (bidi_not_reversed_back, "the backward outputs are in reversed time order"),
+        (bidi_lengths_plus_one, "the outputs run one step past"),
+        (bidi_lengths_minus_one, "the outputs stop one step early"),
+        (bidi_repeat_last, "the outputs past each row's length are not zeros"),
+        (bidi_outputs_run_on, None),
+        (bidi_weights_swapped, None),
+        (bidi_backward_unreversed, None),
     ],
 }
 
