@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import Field, dataclass, field, fields
 from typing import Any
 
+from rnnbook.environment import PREBUILT_GRAPHS
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 INSTRUCTORS = ROOT / "book" / "instructors.md"
@@ -42,7 +44,7 @@ EXPECTED = "expected.pickle"
 #: a bundle for a chapter whose checks module has a ``prebuild()``: its graphs, built when the
 #: bundle is (:func:`rnnbook.oracles.graphs_record`), which the zygote takes instead of
 #: building them at every cold start (next to EXERCISES; root-only on Gradescope)
-PREBUILT = "prebuilt.pickle"
+PREBUILT = PREBUILT_GRAPHS
 WALLS = ("required", "auto", "off")
 #: Gradescope's visibility of each test's output (its trials): shown at once, never,
 #: after the due date, or once the grades are published

@@ -150,11 +150,11 @@ def _prebuild(module: types.ModuleType, root: str) -> bool:
     build = getattr(module, "prebuild", None)
     if build is None:
         return False
-    from rnnbook.grading.config import PREBUILT
+    from rnnbook.environment import PREBUILT_GRAPHS
     from rnnbook.oracles import graphs_from_record
 
     try:
-        with open(os.path.join(root, PREBUILT), "rb") as f:
+        with open(os.path.join(root, PREBUILT_GRAPHS), "rb") as f:
             record = pickle.load(f)  # noqa: S301 - the bundle's own, root-only
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         record = None
