@@ -575,8 +575,8 @@ BIDI = dict(T=5, D=2, H=3)
 SCOPE = "bidirectional_rnn"
 
 
-class BidiTrial(TypedDict):
-    """backward_state_by_name's trial: a padded batch, both directions' weights, a step."""
+class BidiPaddedTrial(TypedDict):
+    """bidirectional_outputs' trial: a padded batch and both directions' weights."""
 
     B: int
     T: int
@@ -588,6 +588,11 @@ class BidiTrial(TypedDict):
     bias_fw: np.ndarray  # (4H,)
     kernel_bw: np.ndarray  # (D + H, 4H)
     bias_bw: np.ndarray  # (4H,)
+
+
+class BidiTrial(BidiPaddedTrial):
+    """backward_state_by_name's trial: bidirectional_outputs' and a step."""
+
     k: int  # the backward direction's step: its (k + 1)-th call of the cell
 
 
@@ -774,22 +779,6 @@ backward_state_by_name = Exercise[BidiTrial](
 
 
 # --- bidirectional_outputs: a bidirectional LSTM's outputs over a padded batch (by hand) -------
-
-
-class BidiPaddedTrial(TypedDict):
-    """bidirectional_outputs' trial: a padded batch and both directions' weights (the keys
-    of :class:`BidiTrial` but its step)."""
-
-    B: int
-    T: int
-    D: int
-    H: int
-    inputs: np.ndarray  # (B, T, D)
-    lengths: np.ndarray  # (B,) int32
-    kernel_fw: np.ndarray  # (D + H, 4H)
-    bias_fw: np.ndarray  # (4H,)
-    kernel_bw: np.ndarray  # (D + H, 4H)
-    bias_bw: np.ndarray  # (4H,)
 
 
 def _bidi_padded_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
