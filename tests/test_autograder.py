@@ -10,6 +10,7 @@ requirements again. ``RNNBOOK_PYTHON`` points ``run_autograder`` at this suite's
 instead, whose packages come from the same requirements.txt that setup.sh installs. setup.sh is
 checked for shell syntax (``bash -n``) only.
 """
+import io
 import json
 import os
 import pathlib
@@ -25,6 +26,7 @@ from hostile import corpus
 
 from conftest import ROOT
 from rnnbook import source
+from rnnbook.checks import CHAPTERS
 from rnnbook.grading import config, gradescope, release
 
 STEM = "01-basic-rnn-cell"
@@ -282,7 +284,7 @@ def test_a_bundle_with_a_fixed_seed_carries_tensorflows_answers_for_those_trials
     found = run.read_expected(path, 5, cases)
     assert set(found) == set(cases)
     for (_, name), expected in found.items():  # TensorFlow's own answers, as the grader's
-        again = [chapter[name].oracle(case) for case in cases[(STEM, name)]]
+        again = [run.untyped(chapter[name].oracle(case)) for case in cases[(STEM, name)]]
         assert pickle.dumps(expected) == pickle.dumps(again), name
     assert run.read_expected(path, 6, cases) == {}  # another seed: the grader computes them
     first = chapter.exercises[0].name
@@ -301,6 +303,36 @@ def test_a_bundle_with_a_fixed_seed_carries_tensorflows_answers_for_those_trials
     report = gradescope.run(root)
     failed = [t.name for t in report.tests if t.score < t.max_score]
     assert failed == [f"Exercise {chapter[forged].number} {forged}"], failed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", sorted(CHAPTERS))
+def test_a_bundles_expected_answers_are_read_without_tensorflow(stem):
+    """The expected answers a bundle carries name no class but NumPy's: reading them costs the
+    grader no TensorFlow import (an LSTMStateTuple pickled as itself imported TensorFlow and
+    Keras into the grader on Gradescope's cold path, 12 s on a loaded machine). Every
+    exercise's oracle on one of its trials, as ``make autograder SEED=N`` stores it; and the
+    verdict the same with the answer untyped (the checks compare plain data)."""
+    import pickle
+
+    from rnnbook import checks
+    from rnnbook.grading import run
+    from rnnbook.plaindata import to_plain
+
+    modules: set[str] = set()
+
+    class Names(pickle.Unpickler):
+        def find_class(self, module, name):
+            modules.add(module)
+            return super().find_class(module, name)
+
+    chapter = checks.load(stem)
+    for ex in chapter.exercises:
+        case = chapter.trial_cases(ex.name, 0)[0]
+        answer = ex.oracle(case)
+        stored = Names(io.BytesIO(pickle.dumps(run.untyped(answer), protocol=4))).load()
+        assert pickle.dumps(to_plain(stored)) == pickle.dumps(to_plain(answer)), ex.name
+    assert {m.split(".")[0] for m in modules} <= {"numpy"}, sorted(modules)
 
 
 def shifted(value):

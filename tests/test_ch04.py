@@ -95,6 +95,35 @@ def test_the_zygote_prebuilds_in_a_child_and_forks_without_its_threads():
     assert done.stdout.strip() == str(shapes)
 
 
+def test_the_zygote_imports_keras_without_its_plotting_and_saving_extras():
+    """Keras 3 imports matplotlib.pyplot, psutil and IPython where it can: about half of its
+    import, none of it used by a grading child (Chapter 4's children run Keras 3's LSTM). The
+    zygote imports Keras without them and leaves them importable afterwards."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, importlib.util\n"
+        "from rnnbook import environment\n"
+        "environment.import_tensorflow()\n"
+        "spec = importlib.util.spec_from_file_location('z', 'rnnbook/grading/zygote.py')\n"
+        "z = importlib.util.module_from_spec(spec); spec.loader.exec_module(z)\n"
+        "environment.call_with_roomy_stack(z._import_keras)\n"
+        "import keras\n"
+        "assert keras.layers.LSTM(2).units == 2\n"
+        "print(sorted(n for n in z.KERAS_EXTRAS if n in sys.modules))\n"
+        "import matplotlib, psutil\n"
+        "print(matplotlib.__name__, psutil.__name__)\n"
+    )
+    from rnnbook.environment import TF_ENV
+
+    root = ch04.__file__.rsplit("/rnnbook/", 1)[0]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, env={**__import__("os").environ, **TF_ENV}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["[]", "matplotlib psutil"], done.stdout
+
+
 def test_the_zygote_takes_a_bundles_graphs_only_when_they_were_built_by_this_code(
         tmp_path, monkeypatch):
     """A Gradescope bundle carries the chapter's prebuilt graphs (``prebuilt.pickle``): the

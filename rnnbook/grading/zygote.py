@@ -5,19 +5,19 @@
 
 Started by the grader (:mod:`rnnbook.grading.procs`) with a minimal environment. The ``numpy``
 zygote's import path is the standard library and a folder holding only NumPy; the ``tf`` zygote
-imports TensorFlow, Keras 3 (unless no chapter's children use it: ``Chapter.keras3``) and
-rnnbook's learner side (exercise, compare, byhand, memo,
-plaindata, checks, oracles), with
-``rnnbook.reference`` and ``rnnbook.backward`` replaced by the release's stub first. Of the
-chapters it keeps only a *caller* per exercise (its name, its kind and its ``call``, which builds
-the real cell, session or layer from the trial's plain data and calls the learner's function):
-a chapter module with a ``prebuild()`` (Chapters 4 and 6: TF1 graphs) has it run once in a
-throwaway child, its result (bytes) put in the module's ``PREBUILT`` for every child to use;
-every checks module is swapped for one whose ``check`` does nothing, and the real modules'
-globals are cut down to what the ``call`` functions reach (:func:`callers_only`). No frame,
-global, module or object the collector can list in a child holds an :class:`Exercise`, a
-chapter, an oracle, a reference or a mistake model; the zygote checks that with weak references
-before it serves, and fails (so the grader refuses) if one is still alive.
+imports TensorFlow, Keras 3 (unless no chapter's children use it: ``Chapter.keras3``; without
+its optional plotting and saving extras, :data:`KERAS_EXTRAS`) and rnnbook's learner side
+(exercise, compare, byhand, memo, plaindata, checks, oracles), with ``rnnbook.reference`` and
+``rnnbook.backward`` replaced by the release's stub first. Of the chapters it keeps only a
+*caller* per exercise (its name, its kind and its ``call``, which builds the real cell, session
+or layer from the trial's plain data and calls the learner's function): a chapter module with a
+``prebuild()`` (Chapters 4 and 6: TF1 graphs) has it run once in a throwaway child, its result
+(bytes) put in the module's ``PREBUILT`` for every child to use; every checks module is swapped
+for one whose ``check`` does nothing, and the real modules' globals are cut down to what the
+``call`` functions reach (:func:`callers_only`). No frame, global, module or object the
+collector can list in a child holds an :class:`Exercise`, a chapter, an oracle, a reference or a
+mistake model; the zygote checks that with weak references before it serves, and fails (so the
+grader refuses) if one is still alive.
 
 The grader sends a command per job on a SEQPACKET socket, ``{"fork": token}``, with two file
 descriptors: the job's events pipe (write end) and a pipe the job arrives on (read end). The
@@ -116,7 +116,7 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
     if any(checks.load(stem).keras3 for stem in stems):
         # not import_heavy: its gc.freeze() would keep the chapters' objects, loaded above, out
         # of the collection that must free them before the first fork (all is frozen below)
-        environment.call_with_roomy_stack(importlib.import_module, "keras")
+        environment.call_with_roomy_stack(_import_keras)
         since = _timed("import Keras 3", since)
     else:  # no child needs it: the learner's rnnbook.setup() leaves it out too
         environment.KERAS3 = False
@@ -134,6 +134,26 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
     gc.freeze()  # (Keras 3, the warm imports, the callers: out of the children's collections)
     _timed("callers only, no oracle in reach", since)
     return callers
+
+
+#: what Keras 3 imports only where it can (``try: import ... except ImportError``) and no
+#: grading child uses: matplotlib.pyplot (its image gallery), psutil (its saving) and IPython
+#: (its file editor), about half of Keras 3's import. Kept out while the zygote imports Keras;
+#: a child may still import them itself.
+KERAS_EXTRAS = ("matplotlib", "psutil", "IPython")
+
+
+def _import_keras() -> None:
+    """Import Keras 3 with :data:`KERAS_EXTRAS` unimportable meanwhile."""
+    blocked = [name for name in KERAS_EXTRAS if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # None: "import" raises
+    try:
+        importlib.import_module("keras")
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
 
 
 def _prebuild(module: types.ModuleType, root: str) -> bool:
