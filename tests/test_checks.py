@@ -47,14 +47,25 @@ def test_each_mistake_sentence_is_unique(stem):
 @pytest.mark.parametrize("stem", list(checks.CHAPTERS))
 def test_a_chapter_without_keras_3_never_reaches_for_it(stem):
     """``Chapter.keras3`` False (its grading zygote leaves Keras 3 out, and so does the child's
-    ``rnnbook.setup()``) only where nothing of the chapter uses Keras 3: its checks never ask
-    for it, its solution and learner notebooks never import it. (True is always safe: the
-    flag only saves a cold start the import.)"""
-    if checks.load(stem).keras3:
+    ``rnnbook.setup()``) only where nothing a grading child runs uses Keras 3: no exercise's
+    ``call`` reaches it (followed as the zygote follows what a child may keep,
+    ``zygote._reachable``: Chapter 1's oracles use Keras 3, its callers TF1's cells only), and
+    its solution and learner notebooks never import it. (True is always safe: the flag only
+    saves a cold start the import.)"""
+    import importlib.util
+
+    chapter = checks.load(stem)
+    if chapter.keras3:
         return
-    module = ROOT / "rnnbook" / "checks" / f"ch{stem[:2]}.py"
-    for path in (module, ROOT / "solutions" / f"{stem}.ipynb",
-                 ROOT / "notebooks" / f"{stem}.ipynb"):
+    spec = importlib.util.spec_from_file_location(
+        "zygote_for_test", ROOT / "rnnbook" / "grading" / "zygote.py")
+    zygote = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(zygote)
+    reached = zygote._reachable([ex.call for ex in chapter.exercises])
+    names = set().union(*reached.values())
+    assert names and not names & {"keras3", "import_keras"}, (
+        f"{stem}'s callers reach Keras 3: set keras3=True")
+    for path in (ROOT / "solutions" / f"{stem}.ipynb", ROOT / "notebooks" / f"{stem}.ipynb"):
         text = path.read_text()
         for use in ("keras3()", "import keras", "from keras", 'import_module("keras")'):
             assert use not in text, f"{path.name} uses Keras 3 ({use}): set keras3=True"
