@@ -436,17 +436,25 @@ class Run:
         return spec
 
     def build_walls(self, work: pathlib.Path) -> None:
-        """Probe the walls for each kind of child; refuse to grade without them unless told."""
+        """Probe the walls for each kind of child; refuse to grade without them unless told.
+
+        Every kind's walls are probed through the NumPy-only zygote where there is one: it is
+        ready while the TensorFlow zygote is still importing, and a probe needs only the
+        keeper (the same walls module in both zygotes: it builds the walls from the job's spec
+        and checks them, :func:`.walls.verify`). A cold start does not wait for TensorFlow
+        before its first child, and the TensorFlow child, the first to need that zygote, waits
+        for it (:meth:`.procs.Zygote.spawn`)."""
         mode = self.config.walls
         if mode == "off":
             self.isolation = "none (--no-walls)" + self._as_nobody()
             return
         failed = ""
-        for kind, zygote in self.zygotes.items():
+        prober = self.zygotes.get("numpy") or next(iter(self.zygotes.values()))
+        for kind in self.zygotes:
             spec = self.walls_spec(kind, work, work / f"probe-{kind}")
             job = Job(spec["cwd"], self.env("/tmp"), child_limits(self.config), walls=spec,
                       probe=True)
-            why = self._probe(zygote, job)
+            why = self._probe(prober, job)
             if why:
                 failed = why
                 break
@@ -615,6 +623,7 @@ class Run:
                           pids_cgroup=bool(self.cgroups))
         bounds = {n: self.bound[(sub.chapter, n)] for n in pending}
         counts = {n: len(self.trials[(sub.chapter, n)]) for n in pending}
+        self.zygotes[kind].wait_ready()  # (a cold start's first TensorFlow child: its import)
         forked = time.monotonic()
         group = (self.cgroups.group(self.config.memory, self.config.processes)
                  if self.cgroups else None)
@@ -817,7 +826,7 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
             with prof.span("grader", "start the zygotes"):
                 run.start_zygotes(work, early)
             oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
-            with prof.span("grader", "probe the walls (once each zygote is ready)"):
+            with prof.span("grader", "probe the walls (once the first zygote is ready)"):
                 run.build_walls(work)
             with prof.span("grader", "find the cgroups"):
                 run.count()
@@ -826,7 +835,6 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
                 f"time, seed {run.seed}, limits {config.limits_text()}, "
                 f"walls: {run.isolation}")
             started = time.monotonic()
-            run.profile_zygotes()
             with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
                 futures = {pool.submit(run.grade_one, sub, work): sub for sub in run.gradable}
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
@@ -838,6 +846,7 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
                         outputs.write(f"{sub.name}/", results.write, out, sub,
                                       rows[sub.name])
                     log(progress(done, len(run.gradable), sub, time.monotonic() - started))
+            run.profile_zygotes()  # (ready by now: each child waited for its zygote)
     finally:
         with prof.span("grader", "close the zygotes, clean up"):
             if early:  # (those no submission needed)
