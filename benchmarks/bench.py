@@ -16,9 +16,9 @@ in CHANGELOG.md).
 
 5. For EACH chapter, one submission cold, as Gradescope grades it: the chapter's bundle
    (``make autograder``) unpacked as Gradescope unpacks it, the solution in ``submission/``,
-   and ``run_autograder`` run once from a fresh process (the interpreter's start, the
+   and ``run_autograder`` run from a fresh process (the interpreter's start, the
    grader's imports, the zygotes, walls, children, report: everything; the bundle with the
-   generous ``LIMITS``). Twice: with the
+   generous ``LIMITS``), best of 3 like the yardstick (peak: the largest). Twice: with the
    bundle built with ``SEED=0`` (TensorFlow's expected answers come from the bundle) and
    without a seed (a fresh seed: the grader's oracle imports TensorFlow and computes them).
    Goal: at most 1.1x the yardstick (issue 39). With the peak memory of the whole process
@@ -252,8 +252,11 @@ def cold(stem, tmp, bare):
         root = gradescope_root(stem, tmp, seeded)
         env = {**ENV, "AUTOGRADER_ROOT": str(root), "RNNBOOK_PYTHON": sys.executable,
                "RNNBOOK_PROFILE": "1"}
-        once = []
-        took, peak, err = measure([str(root / "run_autograder")], cwd=root, env=env, once=once)
+        once, runs = [], []
+        for _ in range(IMPORTS):  # best of as many as the yardstick's (one run moved 0.1-0.3x)
+            runs.append(measure([str(root / "run_autograder")], cwd=root, env=env, once=once))
+        took, err = min((t, e) for t, _, e in runs)
+        peak = max(p for _, p, _ in runs)
         result = json.loads((root / "results" / "results.json").read_text())
         top = sum(test["max_score"] for test in result.get("tests", []))
         if not top or result["score"] != top:
