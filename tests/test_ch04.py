@@ -60,12 +60,25 @@ def test_a_prebuilt_graph_is_the_graph_built_here():
             np.testing.assert_array_equal(a, b)
 
 
-def test_the_zygote_prebuilds_in_a_child_and_forks_without_its_threads():
-    """``zygote._prebuild`` fills ``PREBUILT`` from a throwaway child; the zygote itself builds
-    nothing (no TensorFlow graph, no new thread), so forking it stays safe."""
+def run_in_a_fresh_process(code):
+    """``code`` run by a fresh Python from the repository's root, with ``TF_ENV``; it must
+    succeed (what a zygote does, seen from outside: threads and imports are the process's)."""
+    import os
     import subprocess
     import sys
 
+    from rnnbook.environment import TF_ENV
+
+    root = ch04.__file__.rsplit("/rnnbook/", 1)[0]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, env={**os.environ, **TF_ENV}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def test_the_zygote_prebuilds_in_a_child_and_forks_without_its_threads():
+    """``zygote._prebuild`` fills ``PREBUILT`` from a throwaway child; the zygote itself builds
+    nothing (no TensorFlow graph, no new thread), so forking it stays safe."""
     code = (
         "import os, importlib.util\n"
         "from rnnbook import environment\n"
@@ -85,12 +98,7 @@ def test_the_zygote_prebuilds_in_a_child_and_forks_without_its_threads():
         "assert ch04.state_graph.cache_info().currsize == 0\n"
         "print(sorted(ch04.PREBUILT))\n"
     )
-    from rnnbook.environment import TF_ENV
-
-    root = ch04.__file__.rsplit("/rnnbook/", 1)[0]
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
-                          text=True, env={**__import__("os").environ, **TF_ENV}, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_in_a_fresh_process(code)
     shapes = sorted((d["L"], d["D"], d["H"]) for d in ch04.STREAM_DESIGNS)
     assert done.stdout.strip() == str(shapes)
 
@@ -99,9 +107,6 @@ def test_the_zygote_imports_keras_without_its_plotting_and_saving_extras():
     """Keras 3 imports matplotlib.pyplot, psutil and IPython where it can: about half of its
     import, none of it used by a grading child (Chapter 4's children run Keras 3's LSTM). The
     zygote imports Keras without them and leaves them importable afterwards."""
-    import subprocess
-    import sys
-
     code = (
         "import sys, importlib.util\n"
         "from rnnbook import environment\n"
@@ -115,12 +120,7 @@ def test_the_zygote_imports_keras_without_its_plotting_and_saving_extras():
         "import matplotlib, psutil\n"
         "print(matplotlib.__name__, psutil.__name__)\n"
     )
-    from rnnbook.environment import TF_ENV
-
-    root = ch04.__file__.rsplit("/rnnbook/", 1)[0]
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
-                          text=True, env={**__import__("os").environ, **TF_ENV}, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_in_a_fresh_process(code)
     assert done.stdout.split("\n")[:2] == ["[]", "matplotlib psutil"], done.stdout
 
 
