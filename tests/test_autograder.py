@@ -275,6 +275,7 @@ def test_a_bundle_with_a_fixed_seed_carries_tensorflows_answers_for_those_trials
     import pickle
 
     from rnnbook import checks
+    from rnnbook.expected import untyped
     from rnnbook.grading import run
 
     root = unpack(release.autograder(tmp_path / "a.zip", chapter=STEM, seed=5), tmp_path / "ag")
@@ -284,7 +285,7 @@ def test_a_bundle_with_a_fixed_seed_carries_tensorflows_answers_for_those_trials
     found = run.read_expected(path, 5, cases)
     assert set(found) == set(cases)
     for (_, name), expected in found.items():  # TensorFlow's own answers, as the grader's
-        again = [run.untyped(chapter[name].oracle(case)) for case in cases[(STEM, name)]]
+        again = [untyped(chapter[name].oracle(case)) for case in cases[(STEM, name)]]
         assert pickle.dumps(expected) == pickle.dumps(again), name
     assert run.read_expected(path, 6, cases) == {}  # another seed: the grader computes them
     first = chapter.exercises[0].name
@@ -316,7 +317,7 @@ def test_a_bundles_expected_answers_are_read_without_tensorflow(stem):
     import pickle
 
     from rnnbook import checks
-    from rnnbook.grading import run
+    from rnnbook.expected import untyped
     from rnnbook.plaindata import to_plain
 
     modules: set[str] = set()
@@ -330,7 +331,7 @@ def test_a_bundles_expected_answers_are_read_without_tensorflow(stem):
     for ex in chapter.exercises:
         case = chapter.trial_cases(ex.name, 0)[0]
         answer = ex.oracle(case)
-        stored = Names(io.BytesIO(pickle.dumps(run.untyped(answer), protocol=4))).load()
+        stored = Names(io.BytesIO(pickle.dumps(untyped(answer), protocol=4))).load()
         assert pickle.dumps(to_plain(stored)) == pickle.dumps(to_plain(answer)), ex.name
     assert {m.split(".")[0] for m in modules} <= {"numpy"}, sorted(modules)
 
@@ -354,7 +355,9 @@ def test_gradescope_starts_the_zygotes_before_its_own_imports(tmp_path):
     """Gradescope's side imports none of the grader's heavy modules (not even NumPy: checking
     the bundle's settings would, so the zygotes start before that) before it has started the
     bundle's chapter's zygotes (procs.Early), and the run takes them: the profile shows both
-    zygotes started before the grader read the submission, and none started again."""
+    zygotes started before the grader read the submission, and none started again. The bundle
+    has no fixed seed, and still the grader imports no TensorFlow: the TensorFlow zygote's
+    oracle answered every exercise (issue 39)."""
     bare = subprocess.run(
         [sys.executable, "-c", "import sys, rnnbook.grading.gradescope as g; print(sorted("
          "m for m in ('nbformat', 'numpy', 'rnnbook.checks', 'rnnbook.grading.run', "
@@ -376,5 +379,8 @@ def test_gradescope_starts_the_zygotes_before_its_own_imports(tmp_path):
     for kind in ("numpy", "tf"):
         assert len(spans[f"zygote {kind}: python start"]) == 1, spans
         assert spans[f"zygote {kind}: python start"][0] < read, spans
+    assert not [s for s in spans if s.startswith("oracle: ")], spans  # nothing in the grader
+    assert sorted(s for s in spans if s.startswith("oracle (zygote): ")) == sorted(
+        f"oracle (zygote): {ex.number} {ex.name}" for ex in source_exercises())
     assert json.loads((root / "results" / "results.json").read_text())["score"] == sum(
         ex.points for ex in source_exercises())

@@ -131,8 +131,8 @@ GRADING = PACKAGE / "grading"
 STDLIB = frozenset(sys.stdlib_module_names)
 #: what each file may import at module level and inside functions (beyond the standard library)
 BY_PATH = {
-    "zygote.py": (set(), {"rnnbook.environment", "rnnbook.exercise",
-                          "rnnbook.checks", "rnnbook.oracles", "rnnbook.plaindata"}),
+    "zygote.py": (set(), {"rnnbook.environment", "rnnbook.exercise", "rnnbook.checks",
+                          "rnnbook.oracles", "rnnbook.plaindata", "rnnbook.expected"}),
     # the TensorFlow child's answer goes through byhand.answer; the NumPy child's never does
     "child.py": ({"rnnbook_plaindata"}, {"rnnbook_wire", "rnnbook.byhand"}),
 }

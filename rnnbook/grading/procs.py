@@ -44,11 +44,23 @@ class Zygote:
         self.times: list[list[Any]] = []  # [what, start, end] of its start-up, once ready
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         flags = ["-I", "-S"] if kind == "numpy" else ["-I"]
-        self.proc = subprocess.Popen(
-            [sys.executable, *flags, str(ZYGOTE), kind, str(theirs.fileno()), *map(str, args)],
-            pass_fds=[theirs.fileno()], env={**env, IPYTHON: ipython_folder()}, stdin=subprocess.DEVNULL,
-            stdout=log, stderr=log, cwd="/")
-        theirs.close()
+        fds, passed = str(theirs.fileno()), [theirs.fileno()]
+        #: the TensorFlow zygote's oracle (:meth:`oracle`): where the request goes, where the
+        #: answers come from (None once taken)
+        self.ask: int | None = None
+        self.answers: int | None = None
+        if kind == "tf":
+            asked, self.ask = os.pipe()
+            self.answers, answered = os.pipe()
+            fds, passed = f"{fds},{asked},{answered}", [*passed, asked, answered]
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, *flags, str(ZYGOTE), kind, fds, *map(str, args)],
+                pass_fds=passed, env={**env, IPYTHON: ipython_folder()},
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/")
+        finally:
+            for fd in passed:
+                os.close(fd)
         self.sock = ours
         self.lock = threading.Lock()
         self.changed = threading.Condition()
@@ -131,7 +143,37 @@ class Zygote:
             self.changed.wait_for(lambda: token in self.exited or self.gone, timeout)
             return self.exited.pop(token, None)
 
+    def oracle(self, seed: int | None, wanted: dict[str, list[str]]) -> bytes:
+        """The expected answers to ``wanted`` (``{stem: [exercise]}``) on ``seed``'s trials,
+        from the TensorFlow zygote's oracle: a fork that the zygote made, with the chapters
+        whole, before it served (:func:`rnnbook.expected.answer`'s bytes; ``b""`` if it
+        failed before it answered, or was asked before). Nothing ``wanted`` lets it go. Blocks
+        until the oracle ends (it ends with the zygote)."""
+        with self.lock:
+            ask, answers, self.ask, self.answers = self.ask, self.answers, None, None
+        if ask is None or answers is None:
+            return b""
+        request = json.dumps({"seed": seed, "exercises": wanted}).encode() if wanted else b""
+        _write_all(ask, request)  # (closes it: the oracle reads to its end)
+        found = bytearray()
+        try:
+            while wanted:
+                chunk = os.read(answers, 1 << 20)
+                if not chunk:
+                    break
+                found += chunk
+        except OSError:
+            found.clear()
+        finally:
+            os.close(answers)
+        return bytes(found)
+
     def close(self) -> None:
+        with self.lock:
+            unused, self.ask, self.answers = (self.ask, self.answers), None, None
+        for fd in unused:
+            if fd is not None:
+                os.close(fd)
         with contextlib.suppress(OSError):
             self.sock.close()
         with contextlib.suppress(OSError):

@@ -6,7 +6,9 @@
 2. The exercise table (number, name, points, kind) comes from ``solutions/`` or, in the
    Gradescope bundle, from the table built from it; never from a submission.
 3. Each exercise's trials are drawn once from the seed. The oracle (TensorFlow and the
-   instructor's reference, in this process, in a thread) answers them; the children get the same
+   instructor's reference) answers them: a bundle built with a fixed seed holds its answers;
+   otherwise a fork of the TensorFlow zygote made before the zygote serves (it has TensorFlow
+   already) answers, or, failing that, this process in a thread. The children get the same
    trials and never the expected answers.
 4. Each submission runs in children forked from a zygote (:mod:`.procs`): by-hand exercises in a
    NumPy-only child, API exercises in a TensorFlow child. Deadlines are kept by this process's
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import hashlib
 import importlib.util
 import json
 import os
@@ -36,7 +37,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
-from rnnbook import __version__, checks, source
+from rnnbook import checks, expected, source
 from rnnbook.environment import call_with_roomy_stack, import_tensorflow
 from rnnbook.grading import attempt, procs, profile, results, similarity, walls, wire
 from rnnbook.grading import roster as rosters
@@ -97,45 +98,12 @@ def exercise_cells(table_file: str | os.PathLike[str] | None = None
     return found
 
 
-def trials_digest(cases: list[Case]) -> str:
-    """A digest of an exercise's trials: the bundle's expected answers are used only for the
-    very trials they were computed on ("" for trials that cannot be pickled)."""
-    try:
-        return hashlib.sha256(pickle.dumps(cases, protocol=4)).hexdigest()
-    except (pickle.PicklingError, TypeError, AttributeError):
-        return ""
-
-
 def expected_answers(stem: str, seed: int) -> bytes:
     """The bundle's :data:`~.config.EXPECTED` for a fixed ``seed`` (``make autograder
-    SEED=N``): each exercise's expected answers on that seed's trials, computed here by its
-    oracle (TensorFlow) as a grading run computes them, with the digest of the trials
-    (:func:`trials_digest`); pickled (the bundle is the instructor's own code). An exercise
-    whose trials cannot be digested is left out: the grader computes it."""
-    chapter = checks.load(stem)
-    found = {}
-    for ex in chapter.exercises:
-        cases = chapter.trial_cases(ex.name, seed)
-        digest = trials_digest(cases)
-        if digest:
-            found[ex.name] = (digest, [untyped(ex.oracle(case)) for case in cases])
-    return pickle.dumps({"chapter": stem, "seed": seed, "version": __version__,
-                         "exercises": found}, protocol=4)
-
-
-def untyped(value: Any) -> Any:
-    """``value`` with every named tuple in it a plain tuple (lists and dicts walked): an
-    oracle's ``LSTMStateTuple`` is tf-keras's class, and unpickling it would import TensorFlow
-    and Keras into the grader on Gradescope's cold path (about as long as the zygote's own
-    import, on the same two cores). A check compares answers as plain data
-    (:func:`rnnbook.plaindata.to_plain`), where the two are the same."""
-    if isinstance(value, tuple):
-        return tuple(untyped(item) for item in value)
-    if isinstance(value, list):
-        return [untyped(item) for item in value]
-    if isinstance(value, dict):
-        return {key: untyped(item) for key, item in value.items()}
-    return value
+    SEED=N``): chapter ``stem``'s record (:func:`rnnbook.expected.record`), computed here by its
+    oracles (TensorFlow) as a grading run computes them; pickled (the bundle is the
+    instructor's own code)."""
+    return pickle.dumps(expected.record(stem, seed), protocol=4)
 
 
 def prebuilt_graphs(stem: str) -> bytes | None:
@@ -154,21 +122,13 @@ def prebuilt_graphs(stem: str) -> bytes | None:
 def read_expected(path: pathlib.Path, seed: int,
                   cases: dict[tuple[str, str], list[Case]]) -> dict[tuple[str, str], Any]:
     """``{(chapter, exercise): expected answers}`` from a bundle's :data:`~.config.EXPECTED`
-    at ``path``, for the exercises whose trials are ``cases``' (same seed, same version, same
-    trials by digest); ``{}`` when there is none (the oracle computes them all)."""
+    at ``path``, for the exercises whose trials are ``cases``' (:func:`rnnbook.expected.matching`);
+    ``{}`` when there is none (the oracle computes them all)."""
     try:
         data = pickle.loads(path.read_bytes())  # noqa: S301 - the bundle's own, root-only
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         return {}
-    if (not isinstance(data, dict) or data.get("seed") != seed
-            or data.get("version") != __version__):
-        return {}
-    found = {}
-    for name, (digest, expected) in data.get("exercises", {}).items():
-        key = (data.get("chapter"), name)
-        if key in cases and digest and trials_digest(cases[key]) == digest:
-            found[key] = expected
-    return found
+    return expected.matching(data, seed, cases)
 
 
 def graded_exercises(stem: str, cells: dict[str, list[source.ExerciseCell]]
@@ -536,14 +496,20 @@ class Run:
     # --- oracle -------------------------------------------------------------------------------
 
     def compute_oracle(self) -> None:
-        """TensorFlow (and the instructor's reference) answer the trials, here (but those the
-        bundle holds the answers of: :func:`read_expected`)."""
+        """The expected answers of every exercise graded: the bundle's (:func:`read_expected`),
+        else those of the TensorFlow zygote's oracle (a fork that has TensorFlow already:
+        :meth:`.procs.Zygote.oracle`), else, for what that oracle did not answer (it failed, or
+        no child of this run needs TensorFlow), computed here, TensorFlow imported for them."""
         try:
+            wanted = {stem: [ex.name for _, ex in self.tables[stem]
+                             if (stem, ex.name) not in self.expected]
+                      for stem in self.chapters}
+            self.ask_the_zygotes_oracle({s: names for s, names in wanted.items() if names})
             for stem in self.chapters:
                 table: dict[str, tuple[Any, Any]] = {}
                 for _, ex in self.tables[stem]:
                     cases = self.cases[(stem, ex.name)]
-                    if (stem, ex.name) in self.expected:  # TensorFlow's, at the bundle's build
+                    if (stem, ex.name) in self.expected:  # the bundle's or the zygote's oracle's
                         table[ex.name] = (cases, self.expected[(stem, ex.name)])
                         continue
                     if "tensorflow" not in sys.modules:
@@ -558,6 +524,29 @@ class Run:
         finally:
             for event in self.oracle_ready.values():
                 event.set()
+
+    def ask_the_zygotes_oracle(self, wanted: dict[str, list[str]]) -> None:
+        """Put the TensorFlow zygote's oracle's answers to ``wanted`` (``{stem: [exercise]}``)
+        in :attr:`expected` (those that match this run's trials); an empty ``wanted`` lets the
+        oracle go. Its answers are pickled by a fork of the zygote, in which no submission ever
+        ran (the zygote forks it before it serves)."""
+        zygote = self.zygotes.get("tf")
+        if zygote is None:
+            return
+        with self.profile.span("grader", "wait for the TensorFlow zygote's oracle"):
+            blob = zygote.oracle(self.seed, wanted) if wanted else zygote.oracle(None, {})
+        try:
+            said = pickle.loads(blob) if blob else {}  # noqa: S301 - our own fork's
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+            said = {}
+        if wanted and not said.get("records"):
+            why = said.get("error") or "it ended without an answer"
+            log(f"note: the TensorFlow zygote's oracle did not answer ({why}); the grader "
+                "computes the expected answers itself")
+        for found in said.get("records", []):
+            self.expected.update(expected.matching(found, self.seed, self.cases))
+        for what, start, end in said.get("times", []):
+            self.profile.add("oracle (zygote)", what, start, end)
 
     # --- one submission -----------------------------------------------------------------------
 
@@ -825,7 +814,7 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
         if run.gradable:
             with prof.span("grader", "start the zygotes"):
                 run.start_zygotes(work, early)
-            oracle.start()  # TensorFlow's import here overlaps the zygotes' own imports
+            oracle.start()  # (it waits for the TensorFlow zygote's oracle, or imports it)
             with prof.span("grader", "probe the walls (once the first zygote is ready)"):
                 run.build_walls(work)
             with prof.span("grader", "find the cgroups"):

@@ -1,7 +1,7 @@
 """The zygote: imports what the children need once, then forks one child per job.
 
-    python -I -S zygote.py numpy SOCKET_FD NUMPY_PREFIX     (by-hand exercises)
-    python -I zygote.py tf SOCKET_FD ROOT STEM [STEM ...]    (API exercises)
+    python -I -S zygote.py numpy SOCKET_FD NUMPY_PREFIX                       (by-hand exercises)
+    python -I zygote.py tf SOCKET_FD[,ASKED_FD,ANSWERED_FD] ROOT STEM [STEM ...]  (API exercises)
 
 Started by the grader (:mod:`rnnbook.grading.procs`) with a minimal environment. The ``numpy``
 zygote's import path is the standard library and a folder holding only NumPy; the ``tf`` zygote
@@ -12,7 +12,10 @@ its optional plotting and saving extras, :data:`KERAS_EXTRAS`) and rnnbook's lea
 *caller* per exercise (its name, its kind and its ``call``, which builds the real cell, session
 or layer from the trial's plain data and calls the learner's function): a chapter module with a
 ``prebuild()`` (Chapters 4 and 6: TF1 graphs) has it run once in a throwaway child, its result
-(bytes) put in the module's ``PREBUILT`` for every child to use; every checks module is swapped
+(bytes) put in the module's ``PREBUILT`` for every child to use. Then, given the two pipes'
+descriptors, it forks the *oracle* (:func:`_fork_oracle`): the chapters whole and TensorFlow
+imported, it answers the grader's one request for expected answers, so that the grader imports
+no TensorFlow of its own. Then every checks module is swapped
 for one whose ``check`` does nothing, and the real modules' globals are cut down to what the
 ``call`` functions reach (:func:`callers_only`). No frame, global, module or object the
 collector can list in a child holds an :class:`Exercise`, a chapter, an oracle, a reference or a
@@ -29,7 +32,7 @@ subreaper; behind the walls the pid namespace does it), and ends as the child en
 walls it also measures the child's scratch pool (``/tmp``, ``/dev/shm`` and its working folder)
 every 20 ms and writes the bytes used into a third descriptor sent with the command (a memfd
 the grader reads: it counts them towards ``--memory``). The zygote is a subreaper too and kills
-any process that reaches it that is not a keeper.
+any process that reaches it that is neither a keeper nor the oracle.
 """
 from __future__ import annotations
 
@@ -86,8 +89,10 @@ def _stub_module(name: str, text: str) -> types.ModuleType:
     return module
 
 
-def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
-    """Import what the children need; returns the chapters (tf) or None (numpy)."""
+def prepare(kind: str, args: list[str], oracle: list[int] | None = None
+            ) -> dict[str, Any] | None:
+    """Import what the children need; returns the chapters (tf) or None (numpy). ``oracle``:
+    the request's and the answers' descriptors of the oracle to fork (:func:`_fork_oracle`)."""
     sys.path[:] = [args[0]] + [p for p in sys.path if p != HERE]  # NumPy only, or the root
     _plaindata(kind)  # before the child, which uses it
     for name in ("wire", "walls", "job", "child"):
@@ -125,6 +130,8 @@ def prepare(kind: str, args: list[str]) -> dict[str, Any] | None:
     for stem in stems:
         if _prebuild(sys.modules[checks.CHAPTERS[stem]], args[0]):
             since = _timed(f"prebuild {stem}'s graphs", since)
+    if oracle:
+        ORACLE.append(_fork_oracle(*oracle))
     callers, secrets = callers_only({stem: checks.load(stem) for stem in stems})
     gc.collect()
     alive = [describe(ref()) for ref in secrets if ref() is not None]
@@ -200,6 +207,52 @@ def _prebuild(module: types.ModuleType, root: str) -> bool:
     if status == 0 and blob:
         module.PREBUILT.update(pickle.loads(blob))  # noqa: S301 - written by our own child
     return True
+
+
+#: the oracle's pid, once forked: the zygote's child that is not a keeper and lives
+ORACLE: list[int] = []
+
+
+def _fork_oracle(asked: int, answered: int, *others: int) -> int:
+    """Fork the oracle, with the chapters whole (before :func:`callers_only`), and close its
+    descriptors here; returns its pid. It reads the grader's request from ``asked`` (to its
+    end: none lets it go), ``{"seed": N, "exercises": {stem: [name, ...]}}``, and writes
+    :func:`rnnbook.expected.answer`'s bytes to ``answered`` (or pickled ``{"error": why}``):
+    the grader then needs no TensorFlow of its own. ``others``: descriptors it closes first
+    (the grader's socket). No submission runs in it or before it in the zygote."""
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            for fd in others:
+                os.close(fd)
+            status = _oracle(asked, answered)
+        finally:
+            os._exit(status)
+    os.close(asked)
+    os.close(answered)
+    return pid
+
+
+def _oracle(asked: int, answered: int) -> int:
+    """The oracle's work (in its own process); returns its exit status."""
+    import pickle
+
+    with os.fdopen(asked, "rb") as f:
+        request = f.read(MAX_JOB)
+    if not request:
+        return 0
+    gc.enable()  # (the zygote's heap stays still; this process builds and drops graphs)
+    try:
+        from rnnbook import environment, expected
+
+        blob = environment.call_with_roomy_stack(expected.answer, json.loads(request))
+    except Exception as error:  # noqa: BLE001 - the grader says why, and computes them itself
+        blob = pickle.dumps({"error": f"{type(error).__name__}: {error}"[:500]})
+    with os.fdopen(answered, "wb") as out:
+        out.write(blob)
+    return 0
 
 
 def _ipython_transformer(folder: str) -> None:
@@ -543,8 +596,10 @@ def serve(sock: socket.socket, chapters: dict[str, Any] | None) -> None:
                 break
             if pid in keepers:
                 send(exited=keepers.pop(pid), status=os.waitstatus_to_exitcode(status))
+            elif pid in ORACLE:
+                ORACLE.remove(pid)
         for pid in _children():
-            if pid not in keepers:
+            if pid not in keepers and pid not in ORACLE:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
@@ -557,13 +612,13 @@ def serve(sock: socket.socket, chapters: dict[str, Any] | None) -> None:
 
 
 def main(argv: list[str]) -> int:
-    kind, fd = argv[0], int(argv[1])
+    kind, fds = argv[0], [int(fd) for fd in argv[1].split(",")]
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    sock = socket.socket(fileno=fd)
+    sock = socket.socket(fileno=fds[0])
     try:
-        chapters = prepare(kind, argv[2:])
+        chapters = prepare(kind, argv[2:], [*fds[1:], fds[0]] if fds[1:] else None)
     except BaseException as error:  # noqa: BLE001 - the grader says why
         sock.send(json.dumps({"failed": f"{type(error).__name__}: {error}"[:500]}).encode())
         return 1

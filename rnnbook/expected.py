@@ -1,0 +1,99 @@
+"""Expected answers: what each exercise's oracle (TensorFlow) answers on a seed's trials.
+
+One record per chapter, ``{"chapter", "seed", "version", "exercises": {name: (digest,
+answers)}}``, the answers as plain data (:func:`untyped`) and the digest of the trials they
+answer (:func:`trials_digest`), so that a reader uses them only for the very same trials. Two
+places compute them and the grader reads both the same way (:func:`matching`):
+
+- a Gradescope bundle built with a fixed seed (``make autograder SEED=N``) holds its chapter's
+  record (:data:`rnnbook.grading.config.EXPECTED`), computed when it is built;
+- otherwise the grader's TensorFlow zygote forks an *oracle* before it strips the chapters down
+  to their callers (:mod:`rnnbook.grading.zygote`): it already has TensorFlow, so the grader
+  does not import it a second time. It answers one request, ``{"seed": N, "exercises": {stem:
+  [name, ...]}}``, with :func:`answer` (pickled records and their timings).
+
+Standard library only at module level: the grader reads records without NumPy's or
+TensorFlow's import (unpickling the answers imports NumPy)."""
+from __future__ import annotations
+
+import hashlib
+import pickle
+import time
+from typing import TYPE_CHECKING, Any
+
+from rnnbook import __version__
+
+if TYPE_CHECKING:
+    from rnnbook.exercise import Case
+
+
+def trials_digest(cases: list[Case]) -> str:
+    """A digest of an exercise's trials ("" for trials that cannot be pickled)."""
+    try:
+        return hashlib.sha256(pickle.dumps(cases, protocol=4)).hexdigest()
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return ""
+
+
+def untyped(value: Any) -> Any:
+    """``value`` with every named tuple in it a plain tuple (lists and dicts walked): an
+    oracle's ``LSTMStateTuple`` is tf-keras's class, and unpickling it would import TensorFlow
+    and Keras into the grader on Gradescope's cold path (about as long as the zygote's own
+    import, on the same two cores). A check compares answers as plain data
+    (:func:`rnnbook.plaindata.to_plain`), where the two are the same."""
+    if isinstance(value, tuple):
+        return tuple(untyped(item) for item in value)
+    if isinstance(value, list):
+        return [untyped(item) for item in value]
+    if isinstance(value, dict):
+        return {key: untyped(item) for key, item in value.items()}
+    return value
+
+
+def record(stem: str, seed: int, names: list[str] | None = None,
+           times: list[tuple[str, float, float]] | None = None) -> dict[str, Any]:
+    """Chapter ``stem``'s record on ``seed``'s trials: every exercise's (those ``names`` only,
+    if given), computed here by its oracle. An exercise whose trials cannot be digested is left
+    out (its reader computes it). ``times`` gets ``(exercise, start, end)`` per exercise."""
+    from rnnbook import checks
+
+    chapter = checks.load(stem)
+    found = {}
+    for ex in chapter.exercises:
+        if names is not None and ex.name not in names:
+            continue
+        start = time.monotonic()
+        cases = chapter.trial_cases(ex.name, seed)
+        digest = trials_digest(cases)
+        if digest:
+            found[ex.name] = (digest, [untyped(ex.oracle(case)) for case in cases])
+        if times is not None:
+            times.append((f"{ex.number} {ex.name}", start, time.monotonic()))
+    return {"chapter": stem, "seed": seed, "version": __version__, "exercises": found}
+
+
+def matching(data: Any, seed: int, cases: dict[tuple[str, str], list[Case]]
+             ) -> dict[tuple[str, str], Any]:
+    """``{(chapter, exercise): expected answers}`` from a ``record``, for the exercises whose
+    trials are ``cases``' (same seed, same version, same trials by digest); ``{}`` for anything
+    that is not such a record."""
+    if (not isinstance(data, dict) or data.get("seed") != seed
+            or data.get("version") != __version__ or not isinstance(data.get("exercises"), dict)):
+        return {}
+    found = {}
+    for name, entry in data["exercises"].items():
+        key = (data.get("chapter"), name)
+        if (key in cases and isinstance(entry, tuple) and len(entry) == 2 and entry[0]
+                and trials_digest(cases[key]) == entry[0]):
+            found[key] = entry[1]
+    return found
+
+
+def answer(request: dict[str, Any]) -> bytes:
+    """The oracle's answer to ``{"seed": N, "exercises": {stem: [name, ...]}}``: pickled
+    ``{"records": [record, ...], "times": [(what, start, end), ...]}``."""
+    times: list[tuple[str, float, float]] = []
+    seed = int(request["seed"])
+    records = [record(stem, seed, list(names), times)
+               for stem, names in request["exercises"].items()]
+    return pickle.dumps({"records": records, "times": times}, protocol=4)
