@@ -161,3 +161,16 @@ def test_gradient_check_trials_tell_the_skill_apart():
         assert all(not compare.agrees(np.asarray(n), np.asarray(f), ex.rtol, ex.atol)
                    for (n, _), f, d in zip(found, one_sided, designs, strict=True)
                    if 5e-4 < d["eps"] < 1e-2), seed
+
+
+def test_the_right_dkernel_is_tensorflows_gradient():
+    """5.9's right trial's dkernel (the complex step, drawn without TensorFlow: the grader
+    draws the trials) is TensorFlow's GradientTape gradient to float64's last digits, on 8
+    seeds of every design."""
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        for design in ch05.GRAD_CHECK_DESIGNS:
+            case = ch05._grad_check_case(rng, **{**design, "right": False})
+            exact = ch05._tf_kernel_grad(case)
+            found = ch05._complex_step_kernel_grad(case)
+            assert np.abs(found - exact).max() <= 1e-13 * np.abs(exact).max(), (seed, design)

@@ -71,6 +71,28 @@ def test_a_chapter_without_keras_3_never_reaches_for_it(stem):
             assert use not in text, f"{path.name} uses Keras 3 ({use}): set keras3=True"
 
 
+@pytest.mark.parametrize("stem", STEMS)
+def test_drawing_a_chapters_trials_imports_no_tensorflow(stem):
+    """The grader draws every exercise's trials (and digests them) before any oracle runs: in
+    a fresh process, on two seeds, that imports neither TensorFlow nor Keras (Chapter 5's
+    right dkernel by TensorFlow's GradientTape cost every Chapter 5 grading run a TensorFlow
+    import of its own, and half a gigabyte: issue 39)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from rnnbook import checks\n"
+            "from rnnbook.expected import trials_digest\n"
+            f"chapter = checks.load({stem!r})\n"
+            "for ex in chapter.exercises:\n"
+            "    for seed in (0, 5):\n"
+            "        assert trials_digest(chapter.trial_cases(ex.name, seed))\n"
+            "print(sorted(m for m in ('tensorflow', 'keras', 'tf_keras') if m in sys.modules))\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    assert ran.stdout.split() == ["[]"], ran.stdout
+
+
 def test_exercise_names_are_unique_in_the_book():
     """Trials are seeded by exercise name, so a name may not stand twice."""
     names = [name for _, name in EXERCISES]
