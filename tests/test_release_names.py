@@ -56,7 +56,7 @@ print(json.dumps(named))
 
 def named(stem, stubbed):
     ran = subprocess.run([sys.executable, "-c", COUNT, str(ROOT), stem, "1" if stubbed else "0"],
-                         capture_output=True, text=True, timeout=900, cwd=ROOT)
+                         capture_output=True, text=True, timeout=3600, cwd=ROOT)  # (a hang)
     assert ran.returncode == 0, ran.stderr[-3000:]
     return json.loads(ran.stdout.strip().splitlines()[-1])
 
