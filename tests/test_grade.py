@@ -21,7 +21,7 @@ from hostile import corpus
 
 from conftest import ROOT, need_walls, walls_stand
 from rnnbook import source
-from rnnbook.grading import attempt, config, run, walls, wire
+from rnnbook.grading import attempt, cli, config, run, walls, wire
 from rnnbook.grading import results as reports
 
 STEM = "01-basic-rnn-cell"
@@ -633,3 +633,20 @@ def test_no_child_is_started_once_the_budget_is_spent(monkeypatch, tmp_path):
     assert graded.answers == dict.fromkeys(names, attempt.budget_spent(30))
     assert graded.answers[names[0]] == ("was not run: the submission's time budget of 30 s "
                                         "ran out")
+
+
+def test_each_run_in_one_process_writes_where_fd_2_points_now(tmp_path):
+    """The grader writes on a copy of fd 2 (TensorFlow's import points fd 2 at /dev/null for a
+    while); a second run in the same process copies it anew, so its lines reach where fd 2
+    points now (a test's capture, a caller's redirect), not where it pointed for the first."""
+    saved = os.dup(2)
+    try:
+        for n in range(2):
+            said = tmp_path / f"stderr-{n}.txt"
+            with open(said, "w") as file:
+                os.dup2(file.fileno(), 2)
+            cli.main([str(tmp_path / "missing.ipynb"), "--out", str(tmp_path / f"out-{n}")])
+            assert "missing.ipynb" in said.read_text(), (n, said.read_text())
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -44,7 +44,7 @@ def grade_with(settings: config.Config, submissions: list[str], out: pathlib.Pat
                exercises: pathlib.Path | None = None, early: procs.Early | None = None) -> int:
     """Grade with checked ``settings``; the exit status (Gradescope's side calls it, with
     its ``early`` zygotes)."""
-    run._stderr()  # before anything can move fd 2
+    run._stderr(fresh=True)  # before anything can move fd 2
     try:
         return run.grade(settings, submissions, out, exercises, early)
     except run.GradeError as error:

@@ -65,9 +65,13 @@ def log(text: str) -> None:
 _STDERR: list[TextIO] = []
 
 
-def _stderr() -> TextIO:
+def _stderr(fresh: bool = False) -> TextIO:
     """The grader's stderr, on a copy of fd 2: importing TensorFlow (in the oracle thread) points
-    fd 2 at /dev/null for a while, and a progress line must not vanish into it."""
+    fd 2 at /dev/null for a while, and a progress line must not vanish into it. ``fresh`` (at
+    the start of a run) copies fd 2 anew: a second run in one process writes where fd 2 points
+    now, not where it pointed for the first."""
+    if fresh and _STDERR:
+        _STDERR.pop().close()
     if not _STDERR:
         sys.stderr.flush()
         _STDERR.append(os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace"))
