@@ -73,6 +73,29 @@ def call_with_roomy_stack(fn: Callable[..., Any], *args: Any) -> Any:
     return types.FunctionType(code, {})(fn, args)
 
 
+def usable_cores(cgroup: str = "/sys/fs/cgroup") -> int:
+    """The cores this process can run on at once: its CPU affinity, bounded by the CPU quota of
+    the ``cgroup`` folder (a container's ``--cpus``: cgroup v2's ``cpu.max``, v1's
+    ``cpu.cfs_quota_us``), at least 1. ``os.cpu_count()`` counts the host's cores, which a
+    container may not have."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+    for quota, period in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        try:
+            with open(os.path.join(cgroup, quota)) as f:
+                words = f.read().split()
+            if period:
+                with open(os.path.join(cgroup, period)) as f:
+                    words = [words[0], f.read().strip()]
+        except (OSError, IndexError):
+            continue
+        if len(words) == 2 and words[0].lstrip("-").isdigit() and int(words[0]) > 0 and (
+                words[1].isdigit() and int(words[1]) > 0):
+            cores = min(cores, int(words[0]) // int(words[1]))
+        break
+    return max(1, cores)
+
+
 def import_heavy(name: str) -> types.ModuleType:
     """``importlib.import_module(name)`` for TensorFlow and Keras, about twice as fast.
 

@@ -50,26 +50,57 @@ def untyped(value: Any) -> Any:
     return value
 
 
+#: what an exercise's answers took: ``(what, start, end)`` (``time.monotonic``)
+Span = tuple[str, float, float]
+
+
+def exercise_answers(stem: str, name: str, seed: int) -> tuple[Any, Span]:
+    """Exercise ``name`` of chapter ``stem``: its oracle's answers on ``seed``'s trials, with
+    their digest (None where the trials cannot be digested: its reader computes them), and what
+    they took."""
+    from rnnbook import checks
+
+    chapter = checks.load(stem)
+    ex = chapter[name]
+    start = time.monotonic()
+    cases = chapter.trial_cases(name, seed)
+    digest = trials_digest(cases)
+    entry = (digest, [untyped(ex.oracle(case)) for case in cases]) if digest else None
+    return entry, (f"{ex.number} {ex.name}", start, time.monotonic())
+
+
+def wanted(request: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(stem, exercise)`` of every exercise ``request`` asks for (``{"exercises": {stem:
+    [name, ...]}}``), in each chapter's order."""
+    from rnnbook import checks
+
+    return [(stem, ex.name) for stem, names in request["exercises"].items()
+            for ex in checks.load(stem).exercises if ex.name in names]
+
+
 def record(stem: str, seed: int, names: list[str] | None = None,
-           times: list[tuple[str, float, float]] | None = None) -> dict[str, Any]:
+           times: list[Span] | None = None) -> dict[str, Any]:
     """Chapter ``stem``'s record on ``seed``'s trials: every exercise's (those ``names`` only,
     if given), computed here by its oracle. An exercise whose trials cannot be digested is left
     out (its reader computes it). ``times`` gets ``(exercise, start, end)`` per exercise."""
     from rnnbook import checks
 
-    chapter = checks.load(stem)
-    found = {}
-    for ex in chapter.exercises:
-        if names is not None and ex.name not in names:
-            continue
-        start = time.monotonic()
-        cases = chapter.trial_cases(ex.name, seed)
-        digest = trials_digest(cases)
-        if digest:
-            found[ex.name] = (digest, [untyped(ex.oracle(case)) for case in cases])
-        if times is not None:
-            times.append((f"{ex.number} {ex.name}", start, time.monotonic()))
-    return {"chapter": stem, "seed": seed, "version": __version__, "exercises": found}
+    names = names if names is not None else [ex.name for ex in checks.load(stem).exercises]
+    done = {(stem, name): exercise_answers(stem, name, seed)
+            for stem, name in wanted({"exercises": {stem: names}})}
+    return _records({stem: names}, seed, done, times)[0]
+
+
+def _records(asked: dict[str, list[str]], seed: int, done: dict[tuple[str, str], Any],
+             times: list[Span] | None = None) -> list[dict[str, Any]]:
+    """One record per chapter ``asked``, of the answers ``done`` (``{(stem, name): (entry,
+    span)}``); ``times`` gets their spans, in the order they started."""
+    if times is not None:
+        times.extend(sorted((span for _, span in done.values()), key=lambda span: span[1]))
+    return [{"chapter": stem, "seed": seed, "version": __version__,
+             "exercises": {name: entry for (chapter, name), (entry, _) in done.items()
+                           if chapter == stem and entry}}
+            for stem in asked]
 
 
 def matching(data: Any, seed: int, cases: dict[tuple[str, str], list[Case]]
@@ -89,11 +120,16 @@ def matching(data: Any, seed: int, cases: dict[tuple[str, str], list[Case]]
     return found
 
 
-def answer(request: dict[str, Any]) -> bytes:
+def answer(request: dict[str, Any], done: dict[tuple[str, str], Any] | None = None) -> bytes:
     """The oracle's answer to ``{"seed": N, "exercises": {stem: [name, ...]}}``: pickled
-    ``{"records": [record, ...], "times": [(what, start, end), ...]}``."""
-    times: list[tuple[str, float, float]] = []
+    ``{"records": [record, ...], "times": [(what, start, end), ...]}``. ``done``: answers
+    already computed elsewhere (``{(stem, name): exercise_answers(...)}``: the oracle's helper's);
+    the rest are computed here."""
     seed = int(request["seed"])
-    records = [record(stem, seed, list(names), times)
-               for stem, names in request["exercises"].items()]
+    done = dict(done or {})
+    for stem, name in wanted(request):
+        if (stem, name) not in done:
+            done[(stem, name)] = exercise_answers(stem, name, seed)
+    times: list[Span] = []
+    records = _records(request["exercises"], seed, done, times)
     return pickle.dumps({"records": records, "times": times}, protocol=4)

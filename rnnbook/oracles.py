@@ -233,7 +233,7 @@ def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int | None, ...], sta
             raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
         extra = [graph.get_tensor_by_name(name) for name in fetch]
         variables = v1.global_variables()
-    return v1.Session(graph=graph), x, holders, [output, final, *extra], variables
+    return quick_session(graph), x, holders, [output, final, *extra], variables
 
 
 def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray] | Sequence[np.ndarray],

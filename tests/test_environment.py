@@ -6,6 +6,8 @@ import types
 
 import pytest
 
+from rnnbook import environment
+
 
 def run(code):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "RNNBOOK_"))}
@@ -234,3 +236,20 @@ def test_setup_turns_tf32_off_and_op_determinism_on_and_says_so_on_a_gpu_only():
                  "import rnnbook\ntf = rnnbook.setup()\nrnnbook.setup(seed=1)\n" + SETTINGS)
     assert on_gpu.stdout.splitlines() == [ON_GPU, "False True"], on_gpu.stderr
     assert len(ON_GPU) <= 88
+
+
+@pytest.mark.parametrize("files, most", [
+    ({"cpu.max": "150000 100000\n"}, 1),  # docker --cpus 1.5: one core's worth of two
+    ({"cpu.max": "400000 100000\n"}, 4),
+    ({"cpu.max": "max 100000\n"}, None),  # no quota
+    ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),  # v1
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({"cpu.max": "50000 100000\n"}, 1),  # half a core: still one
+    ({}, None),  # no cgroup files at all
+])
+def test_usable_cores_is_the_affinity_bounded_by_the_cgroups_quota(tmp_path, files, most):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    affinity = len(os.sched_getaffinity(0))
+    assert environment.usable_cores(str(tmp_path)) == min(affinity, most or affinity)

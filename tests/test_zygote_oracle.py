@@ -4,13 +4,15 @@ grading run with a fresh seed imports TensorFlow once (in the zygote), not twice
 are TensorFlow's own; one that fails says why and the grader computes the answers itself."""
 import os
 import pickle
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 
 from conftest import ROOT
-from rnnbook import checks, expected, source
+from rnnbook import checks, environment, expected, source
 from rnnbook.grading import cli, procs
 from rnnbook.plaindata import to_plain
 
@@ -71,7 +73,12 @@ def test_the_oracle_answers_every_exercise_as_tensorflow_does(zygote):
     for (_, name), answers in found.items():
         ours = [to_plain(chapter[name].oracle(case)) for case in cases[(STEM, name)]]
         same(to_plain(answers), ours, name)
-    assert [t[0] for t in said["times"]] == [f"{ex.number} {ex.name}" for ex in chapter.exercises]
+    spans = [t[0] for t in said["times"]]  # in the order they started
+    assert [s.removesuffix(" (helper)") for s in spans] == [
+        f"{ex.number} {ex.name}" for ex in chapter.exercises]
+    # two cores: the oracle's helper took some of them, side by side with the oracle
+    helped = [s for s in spans if s.endswith(" (helper)")]
+    assert (0 < len(helped) < len(spans)) if environment.usable_cores() > 1 else not helped, spans
     assert all(start <= end for _, start, end in said["times"])
     assert zygote.oracle(5, {STEM: names}) == b""  # one request per zygote
     assert expected.matching(said["records"][0], 6, cases) == {}  # not another seed's
@@ -117,3 +124,41 @@ def test_the_grader_computes_what_the_oracle_did_not_answer(tmp_path, monkeypatc
             "test); the grader computes the expected answers itself") in err
     top = sum(ex.points for ex in source.exercises(source.read(SOLUTION)))
     assert f"{SOLUTION.name}: {top:g} / {top}" in err, err
+
+
+HELPER_DIES = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1] + '/rnnbook/grading')
+sys.path.insert(0, sys.argv[1])
+import zygote
+from rnnbook import expected
+oracle = os.getpid()
+def answers(stem, name, seed):  # the helper dies on the first exercise it takes
+    if os.getpid() != oracle:
+        open('helper-took-one', 'w').close()
+        os._exit(3)
+    deadline = time.monotonic() + 60
+    while not os.path.exists('helper-took-one') and time.monotonic() < deadline:
+        time.sleep(0.01)  # (the oracle waits for it: one exercise is surely the helper's)
+    return ('digest', [name, seed]), (name, 0.0, 1.0)
+expected.exercise_answers = answers
+expected.wanted = lambda request: [('s', n) for n in request['exercises']['s']]
+request = {'seed': 7, 'exercises': {'s': [str(n) for n in range(40)]}}
+helped = zygote._helped(request)
+print(len(helped), flush=True)
+import pickle
+said = pickle.loads(expected.answer(request, helped))
+print(sorted(said['records'][0]['exercises']) == sorted(request['exercises']['s']))
+"""
+
+
+def test_what_the_helper_did_not_answer_the_oracle_computes(tmp_path):
+    """The helper (a fork of the oracle, where two cores are usable) dies on the first exercise
+    it takes: the oracle answers the rest off the pipe, and :func:`rnnbook.expected.answer`
+    computes what the helper took, so every exercise is answered."""
+    made = subprocess.run([sys.executable, "-c", HELPER_DIES, str(ROOT)], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    answered, whole = made.stdout.split()
+    assert int(answered) == 39, made.stdout  # all but the one the helper took
+    assert whole == "True", made.stdout

@@ -247,12 +247,72 @@ def _oracle(asked: int, answered: int) -> int:
     try:
         from rnnbook import environment, expected
 
-        blob = environment.call_with_roomy_stack(expected.answer, json.loads(request))
+        request = json.loads(request)
+        helped = (_helped(request) if environment.usable_cores() > 1
+                  and len(expected.wanted(request)) > 1 else {})
+        blob = environment.call_with_roomy_stack(expected.answer, request, helped)
     except Exception as error:  # noqa: BLE001 - the grader says why, and computes them itself
         blob = pickle.dumps({"error": f"{type(error).__name__}: {error}"[:500]})
     with os.fdopen(answered, "wb") as out:
         out.write(blob)
     return 0
+
+
+def _helped(request: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    """The answers a helper and this oracle computed side by side: the helper, a fork of the
+    oracle made before either runs an op, and the oracle each take the next of the exercises off
+    a pipe of their indices until none is left, so the two cores share the oracle's work
+    whatever each exercise costs. The helper's answers come back pickled; what neither answered
+    (the helper failed) :func:`rnnbook.expected.answer` computes after."""
+    import pickle
+
+    from rnnbook import expected
+
+    todo = expected.wanted(request)[:255]  # (one byte an index; 42 in the whole book)
+    seed = int(request["seed"])
+    queue_r, queue_w = os.pipe()
+    os.write(queue_w, bytes(range(len(todo))))  # (at most 255 bytes: one atomic write)
+    os.close(queue_w)
+    back_r, back_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            os.close(back_r)
+            done = _take(queue_r, todo, seed, " (helper)")
+            with os.fdopen(back_w, "wb") as out:
+                pickle.dump(done, out, protocol=4)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(back_w)
+    try:
+        done = _take(queue_r, todo, seed)
+    finally:
+        os.close(queue_r)
+        with os.fdopen(back_r, "rb") as back:
+            theirs = back.read()
+        os.waitpid(pid, 0)
+    try:
+        done.update(pickle.loads(theirs))  # noqa: S301 - our own fork's
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
+        pass  # (what the helper took is computed again)
+    return done
+
+
+def _take(queue: int, todo: list[tuple[str, str]], seed: int,
+          who: str = "") -> dict[tuple[str, str], Any]:
+    """Answer the exercises whose indices this process reads off ``queue`` (one byte each: a
+    pipe's read of one byte is atomic), to its end; ``who`` is added to each span's name."""
+    from rnnbook import expected
+
+    done = {}
+    while index := os.read(queue, 1):
+        stem, name = todo[index[0]]
+        entry, (what, start, end) = expected.exercise_answers(stem, name, seed)
+        done[(stem, name)] = (entry, (what + who, start, end))
+    return done
 
 
 def _ipython_transformer(folder: str) -> None:
