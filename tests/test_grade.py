@@ -21,7 +21,7 @@ from hostile import corpus
 
 from conftest import ROOT, need_walls, walls_stand
 from rnnbook import source
-from rnnbook.grading import attempt, cli, config, run, walls, wire
+from rnnbook.grading import attempt, cli, config, procs, run, walls, wire
 from rnnbook.grading import results as reports
 
 STEM = "01-basic-rnn-cell"
@@ -507,8 +507,6 @@ def test_by_hand_trials_are_plain_calls():
 
 
 def test_how_a_process_ended_is_said_plainly():
-    from rnnbook.grading import procs
-
     assert procs.ended(3) == "ended the process (exit code 3)"
     assert procs.ended(-11) == "crashed its process (SIGSEGV)"
     assert procs.ended(-9) == "crashed its process (SIGKILL)"
@@ -650,3 +648,35 @@ def test_each_run_in_one_process_writes_where_fd_2_points_now(tmp_path):
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+@pytest.mark.slow
+def test_a_zygote_that_cannot_start_is_said_once_and_its_submissions_are_not_graded(
+        tmp_path, monkeypatch, capfd):
+    """The TensorFlow zygote fails to start (a broken TensorFlow): one error line for the run,
+    naming why and how many submissions it left ungraded, not one per submission; each report
+    says "not graded" with the reason, and no row gets a score it did not earn."""
+    failing = procs.Zygote.wait_ready
+
+    def wait_ready(self):
+        if self.kind == "tf":
+            raise procs.ZygoteFailed("the tf zygote failed: ImportError: forced by the test")
+        failing(self)
+
+    monkeypatch.setattr(procs.Zygote, "wait_ready", wait_ready)
+    for n in range(3):
+        shutil.copy(ROOT / "solutions" / "01-basic-rnn-cell.ipynb", tmp_path / f"s{n}.ipynb")
+    status = cli.main([*(str(tmp_path / f"s{n}.ipynb") for n in range(3)), "--out",
+                       str(tmp_path / "out"), "--seed", "3", "--no-walls"])
+    err = capfd.readouterr().err
+    assert status == 1, err
+    said = [line for line in err.splitlines() if "forced by the test" in line]
+    assert said == ["grade: error: the tf zygote failed: ImportError: forced by the test: 3 "
+                    "submissions not graded (each report says so); the grader's Python must "
+                    "import what the children use (`python -c \"import tensorflow\"` there "
+                    "says why it cannot)"], err
+    for n in range(3):
+        assert f"s{n}.ipynb: not graded (see its report)" in err, err
+        report = json.loads((tmp_path / "out" / f"s{n}" / "results.json").read_text())
+        assert "not graded (the tf zygote failed: ImportError: forced by the test)" in (
+            report["output"]), report["output"]

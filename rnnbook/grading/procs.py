@@ -35,6 +35,10 @@ class ZygoteError(RuntimeError):
     """The zygote could not start (its imports failed) or went away."""
 
 
+class ZygoteFailed(ZygoteError):
+    """The zygote could not start: no child of its kind can run in this run."""
+
+
 class Zygote:
     """One zygote process of ``kind`` ("numpy" or "tf")."""
 
@@ -102,7 +106,7 @@ class Zygote:
         with self.changed:
             self.changed.wait_for(lambda: self.ready is not None)
         if self.ready is not True:
-            raise ZygoteError(f"the {self.kind} zygote failed: {self.ready}")
+            raise ZygoteFailed(f"the {self.kind} zygote failed: {self.ready}")
 
     def spawn(self, payload: bytes, events_w: int, meter: int | None = None,
               group: Group | None = None) -> tuple[int, int]:

@@ -335,6 +335,9 @@ class Run:
         self.oracle: dict[str, dict[str, tuple[Any, Any]]] = {}
         self.oracle_ready = {s: threading.Event() for s in self.chapters}
         self.oracle_error = ""
+        #: why a zygote could not start (said once), and the submissions it left ungraded
+        self.zygote_failed = ""
+        self.unstarted: set[str] = set()
         self.zygotes: dict[str, procs.Zygote] = {}
         self.specs: dict[str, bool] = {}  # the kinds of child that run behind walls
         self.zlog: pathlib.Path  # the zygotes' output, once start_zygotes made it
@@ -573,6 +576,10 @@ class Run:
                     self._grade_group(sub, kind, groups[kind], work, skip, skipped)
                     notes[kind] = sub.notes
             sub.notes = skipped.then(notes.get("tf", notes.get("numpy", [])))
+        except procs.ZygoteFailed as error:  # every submission of its kind: said once
+            sub.error = f"{sub.shown}: not graded ({error})"
+            self.zygote_failed = str(error)
+            self.unstarted.add(sub.name)
         except Exception as error:  # noqa: BLE001 - one submission never stops the others
             sub.error = (f"{sub.shown}: the grader failed on this submission "
                          f"({type(error).__name__}: {error})")
@@ -832,7 +839,7 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
                 futures = {pool.submit(run.grade_one, sub, work): sub for sub in run.gradable}
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                     sub = futures[future]
-                    if sub.error:
+                    if sub.error and sub.name not in run.unstarted:
                         log(f"error: {sub.error}")
                     with prof.span("grader", f"wait for the oracle, report {sub.file}"):
                         rows[sub.name] = run.report(sub)
@@ -851,6 +858,11 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
             shutil.rmtree(work, ignore_errors=True)
     if oracle.ident:
         oracle.join()
+    if run.unstarted:
+        count = len(run.unstarted)
+        log(f"error: {run.zygote_failed}: {count} submission{'s' * (count != 1)} not graded "
+            "(each report says so); the grader's Python must import what the children use "
+            "(`python -c \"import tensorflow\"` there says why it cannot)")
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
