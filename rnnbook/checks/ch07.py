@@ -639,16 +639,23 @@ def bidi_session(case: Trial) -> Any:
                                 _bidi_weights(case))
 
 
-def _bidi_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
-               rows: Sequence[str], padding: str, k: str) -> BidiTrial:
-    inputs, lengths = _padded(rng, B, T, D, rows, padding)
-    step = {"first": 0, "last": T - 1, "middle": int(rng.integers(1, T - 1))}[k]
+def _bidi_trial(rng: np.random.Generator, inputs: np.ndarray,
+                lengths: np.ndarray, H: int) -> BidiPaddedTrial:
+    """The padded batch ``inputs`` (B, T, D) with its ``lengths`` (B,), and both directions'
+    weights, drawn now."""
+    B, T, D = inputs.shape
     return {"B": B, "T": T, "D": D, "H": H, "inputs": inputs, "lengths": lengths,
             "kernel_fw": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
             "bias_fw": normal(rng, 4 * H, scale=0.5),  # (4H,)
             "kernel_bw": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
-            "bias_bw": normal(rng, 4 * H, scale=0.5),  # (4H,)
-            "k": step}
+            "bias_bw": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+
+
+def _bidi_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
+               rows: Sequence[str], padding: str, k: str) -> BidiTrial:
+    inputs, lengths = _padded(rng, B, T, D, rows, padding)
+    step = {"first": 0, "last": T - 1, "middle": int(rng.integers(1, T - 1))}[k]
+    return {**_bidi_trial(rng, inputs, lengths, H), "k": step}
 
 
 #: the first step (its names have no suffix), a middle one, the last (the final state); every
@@ -783,12 +790,7 @@ backward_state_by_name = Exercise[BidiTrial](
 
 def _bidi_padded_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
                       rows: Sequence[str], padding: str) -> BidiPaddedTrial:
-    inputs, lengths = _padded(rng, B, T, D, rows, padding)
-    return {"B": B, "T": T, "D": D, "H": H, "inputs": inputs, "lengths": lengths,
-            "kernel_fw": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
-            "bias_fw": normal(rng, 4 * H, scale=0.5),  # (4H,)
-            "kernel_bw": normal(rng, D + H, 4 * H, scale=0.5),  # (D + H, 4H)
-            "bias_bw": normal(rng, 4 * H, scale=0.5)}  # (4H,)
+    return _bidi_trial(rng, *_padded(rng, B, T, D, rows, padding), H)
 
 
 #: every kind of row with noise padding (the trial the probe changes); B = 1 with padding;
