@@ -660,7 +660,7 @@ def test_a_zygote_that_cannot_start_is_said_once_and_its_submissions_are_not_gra
 
     def wait_ready(self):
         if self.kind == "tf":
-            raise procs.ZygoteFailed("the tf zygote failed: ImportError: forced by the test")
+            raise procs.ZygoteFailed("tf", "ImportError: forced by the test")
         failing(self)
 
     monkeypatch.setattr(procs.Zygote, "wait_ready", wait_ready)
@@ -680,3 +680,10 @@ def test_a_zygote_that_cannot_start_is_said_once_and_its_submissions_are_not_gra
         report = json.loads((tmp_path / "out" / f"s{n}" / "results.json").read_text())
         assert "not graded (the tf zygote failed: ImportError: forced by the test)" in (
             report["output"]), report["output"]
+
+
+def test_a_failed_zygote_names_what_its_python_could_not_import():
+    assert procs.ZygoteFailed("tf", "x").module == "tensorflow"
+    assert procs.ZygoteFailed("numpy", "x").module == "numpy"
+    assert str(procs.ZygoteFailed("numpy", "No module named numpy")) == (
+        "the numpy zygote failed: No module named numpy")

@@ -36,7 +36,12 @@ class ZygoteError(RuntimeError):
 
 
 class ZygoteFailed(ZygoteError):
-    """The zygote could not start: no child of its kind can run in this run."""
+    """The zygote of ``kind`` could not start: no child of its kind can run in this run.
+    ``module``: what its Python could not import, so the run can say how to see why."""
+
+    def __init__(self, kind: str, why: str) -> None:
+        super().__init__(f"the {kind} zygote failed: {why}")
+        self.module = "tensorflow" if kind == "tf" else "numpy"
 
 
 class Zygote:
@@ -106,7 +111,7 @@ class Zygote:
         with self.changed:
             self.changed.wait_for(lambda: self.ready is not None)
         if self.ready is not True:
-            raise ZygoteFailed(f"the {self.kind} zygote failed: {self.ready}")
+            raise ZygoteFailed(self.kind, str(self.ready))
 
     def spawn(self, payload: bytes, events_w: int, meter: int | None = None,
               group: Group | None = None) -> tuple[int, int]:

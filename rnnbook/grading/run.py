@@ -336,7 +336,7 @@ class Run:
         self.oracle_ready = {s: threading.Event() for s in self.chapters}
         self.oracle_error = ""
         #: why a zygote could not start (said once), and the submissions it left ungraded
-        self.zygote_failed = ""
+        self.zygote_failed: procs.ZygoteFailed | None = None
         self.unstarted: set[str] = set()
         self.zygotes: dict[str, procs.Zygote] = {}
         self.specs: dict[str, bool] = {}  # the kinds of child that run behind walls
@@ -578,7 +578,7 @@ class Run:
             sub.notes = skipped.then(notes.get("tf", notes.get("numpy", [])))
         except procs.ZygoteFailed as error:  # every submission of its kind: said once
             sub.error = f"{sub.shown}: not graded ({error})"
-            self.zygote_failed = str(error)
+            self.zygote_failed = error
             self.unstarted.add(sub.name)
         except Exception as error:  # noqa: BLE001 - one submission never stops the others
             sub.error = (f"{sub.shown}: the grader failed on this submission "
@@ -858,11 +858,11 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
             shutil.rmtree(work, ignore_errors=True)
     if oracle.ident:
         oracle.join()
-    if run.unstarted:
-        count = len(run.unstarted)
+    if run.unstarted and run.zygote_failed:
+        count, module = len(run.unstarted), run.zygote_failed.module
         log(f"error: {run.zygote_failed}: {count} submission{'s' * (count != 1)} not graded "
             "(each report says so); the grader's Python must import what the children use "
-            "(`python -c \"import tensorflow\"` there says why it cannot)")
+            f"(`python -c \"import {module}\"` there says why it cannot)")
     if run.oracle_error:
         log(f"error: TensorFlow could not compute the expected answers ({run.oracle_error})")
     ordered = [(sub, rows[sub.name]) for sub in run.subs]
