@@ -380,7 +380,9 @@ def test_gradescope_starts_the_zygotes_before_its_own_imports(tmp_path):
         assert len(spans[f"zygote {kind}: python start"]) == 1, spans
         assert spans[f"zygote {kind}: python start"][0] < read, spans
     assert not [s for s in spans if s.startswith("oracle: ")], spans  # nothing in the grader
-    assert sorted(s for s in spans if s.startswith("oracle (zygote): ")) == sorted(
+    answered = [s.removesuffix(" (helper)") for s in spans
+                if s.startswith("oracle (zygote): ")]  # the oracle's helper, on 2+ cores
+    assert sorted(answered) == sorted(
         f"oracle (zygote): {ex.number} {ex.name}" for ex in source_exercises())
     assert json.loads((root / "results" / "results.json").read_text())["score"] == sum(
         ex.points for ex in source_exercises())
