@@ -300,3 +300,17 @@ def test_a_fork_counts_the_pages_it_shares_with_its_parent_once():
         os.waitpid(pid, 0)
         os.close(read)
     del held
+
+
+def test_a_process_that_ends_between_the_readings_counts_nothing(monkeypatch):
+    """A process whose own pages cannot be read counts whole, as resident now: where it ended
+    between the reading of its size and of its own pages (a grading child ending), that is
+    nothing, not the size it had (one cold run read 300 MB too many that way)."""
+    from rnnbook.grading import procs
+
+    sizes = {"/proc/1/status": [400 * 1024], "/proc/2/status": [300 * 1024, 0]}
+    monkeypatch.setattr(procs, "_kb", lambda path, key: sizes[path].pop(0))
+    monkeypatch.setattr(procs, "_kbs", lambda path: {})  # 2 has ended: no pages to read
+    assert procs.rss_mb([1, 2], above=0) == 400
+    sizes = {"/proc/1/status": [400 * 1024], "/proc/2/status": [300 * 1024, 300 * 1024]}
+    assert procs.rss_mb([1, 2], above=0) == 700  # unreadable and alive (not dumpable): whole

@@ -305,7 +305,8 @@ def rss_mb(pids: Sequence[int], above: float = float("inf")) -> float:
     process's resident size and what each other one holds on its own (``Private`` of its
     ``smaps_rollup``, read only then: it walks the process's page tables, 60 ms for a
     TensorFlow process holding 1 GB). A process whose own pages cannot be read (not root and
-    without walls: it is not dumpable) counts whole."""
+    without walls: it is not dumpable) counts whole, as resident now: one that ended between
+    the two readings (its pages gone, none to read) counts nothing, not its size before."""
     sizes = {p: _kb(f"/proc/{p}/status", "VmRSS:") for p in pids}
     total = sum(sizes.values())
     if total / 1024 <= above or len(sizes) < 2:
@@ -316,7 +317,7 @@ def rss_mb(pids: Sequence[int], above: float = float("inf")) -> float:
         if p != largest:
             own = _kbs(f"/proc/{p}/smaps_rollup")
             private = own.get("Private_Clean", 0) + own.get("Private_Dirty", 0)
-            total += min(private, sizes[p]) if own else sizes[p]
+            total += min(private, sizes[p]) if own else _kb(f"/proc/{p}/status", "VmRSS:")
     return total / 1024
 
 
