@@ -1,11 +1,13 @@
 """TensorFlow's real cells, run with weights we choose: the oracle behind every check.
 
 Each function builds the real cell, loads the given NumPy weights into its variables by name, runs
-it and returns NumPy arrays. TF1 cells run in a fresh ``tf.Graph`` with a ``Session`` (eager stays
-on in the process, so Keras 3 code keeps working in the same notebook); Keras 3 cells run eagerly.
+it and returns NumPy arrays. TF1 cells run eagerly where nothing asks for the graph (:func:`run_tf1`), otherwise in a fresh
+``tf.Graph`` with a ``Session`` (eager stays on in the process, so Keras 3 code keeps working in
+the same notebook); Keras 3 cells run eagerly.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -111,19 +113,24 @@ def load_weights(session: Any, variables: Any, weights: dict[str, np.ndarray]) -
     together: ``rnn/lstm_cell/projection/kernel`` takes the second. One ``session.run`` feeds
     each variable's initializer its value (what ``Variable.load`` does, one variable a run).
     """
-    unused = dict(weights)
-    feed = {}
-    for var in variables:
-        name = var.op.name
+    matched = _matching([var.op.name for var in variables], weights)
+    feed = {var.initializer.inputs[1]: value for var, value in zip(variables, matched)}
+    session.run([var.initializer for var in variables], feed)
+
+
+def _matching(names: list[str], weights: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The array of ``weights`` each variable name takes (:func:`load_weights`)."""
+    unused, found = dict(weights), []
+    for name in names:
         keys = [k for k in weights if name == k or name.endswith("/" + k)]
         if not keys:
             raise KeyError(f"variable {name} matches none of {sorted(weights)}")
         key = max(keys, key=len)
-        feed[var.initializer.inputs[1]] = _f32(weights[key])
+        found.append(_f32(weights[key]))
         unused.pop(key, None)
     if unused:
         raise KeyError(f"weights {sorted(unused)} match no variable of the cell")
-    session.run([var.initializer for var in variables], feed)
+    return found
 
 
 #: the sessions :func:`live_session` keeps: ``key -> (session, variables, graph version)``
@@ -154,7 +161,7 @@ _KEPT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             weights: dict[str, np.ndarray] | None = None, mode: str = "step",
             fetch: Sequence[str] = (), lengths: Any = None,
-            key: Any = None) -> tuple[Any, ...]:
+            key: Any = None, graph: bool = False) -> tuple[Any, ...]:
     """Run a TF1 cell made by ``make_cell()`` and return ``(output, final_state, *fetched)``.
 
     ``mode``: ``"step"`` calls the cell once on ``inputs`` ``(B, D)``; ``"static"`` and
@@ -170,12 +177,21 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
     weights: a kept graph leaves the batch size open, and the number of steps too under
     ``"dynamic"``, so a check's trials of every B (and T) share one graph. None builds afresh,
     every size fixed.
+
+    Without ``key`` and ``fetch``, and with ``weights``, nothing needs the graph: the cell runs
+    eagerly (:func:`_run_eager`), the same kernels on the same values, the same bits
+    (``tests/test_reference.py`` compares the two), in a tenth of the time a graph takes to
+    build. ``graph=True`` asks for the graph anyway.
     """
     tf = tensorflow()
     inputs = _f32(inputs)
     flat = [] if state is None else [_f32(s) for s in tf.nest.flatten(state)]
     if lengths is not None and mode == "step":
         raise ValueError("lengths is for a run over time (static or dynamic), not a step")
+    if mode not in ("step", "static", "dynamic"):
+        raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
+    if not (graph or key is not None or fetch or weights is None):
+        return _run_eager(make_cell, inputs, state, flat, weights, mode, lengths)
     kept = None
     shape, shapes = inputs.shape, [s.shape for s in flat]
     if key is not None and weights is not None:  # sizes left open: B, and T if dynamic
@@ -199,6 +215,53 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             _KEPT[kept] = built
         else:
             session.close()
+
+
+def _run_eager(make_cell: Callable[..., Any], inputs: np.ndarray, state: Any,
+               flat: list[np.ndarray], weights: dict[str, np.ndarray], mode: str,
+               lengths: Any) -> tuple[Any, ...]:
+    """:func:`run_tf1` without a graph: the cell made, its variables created by a first call
+    (as the graph's are) and given ``weights`` by the names they would have in a fresh graph
+    (:func:`_fresh_graph_name`), then the call that counts."""
+    tf = tensorflow()
+    v1 = tf.compat.v1
+    cell = make_cell()
+    x = tf.constant(inputs)
+    if state is None:
+        initial = cell.zero_state(inputs.shape[0], tf.float32)
+    else:
+        initial = tf.nest.pack_sequence_as(cell.state_size, [tf.constant(s) for s in flat])
+    length = None if lengths is None else tf.constant(np.asarray(lengths, np.int32))  # (B,)
+
+    def run() -> tuple[Any, Any]:
+        if mode == "step":
+            return cell(x, initial)
+        if mode == "static":
+            outputs, final = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), initial_state=initial,
+                                              sequence_length=length)
+            return tf.stack(outputs, axis=1), final
+        return v1.nn.dynamic_rnn(cell, x, initial_state=initial, sequence_length=length)
+
+    run()  # creates the variables, under the names a graph gives them (in "rnn/" and all)
+    layers = [cell, *cell._flatten_layers(include_self=False)]
+    names = [_fresh_graph_name(var.name, layers) for var in cell.variables]
+    for var, value in zip(cell.variables, _matching(names, weights), strict=True):
+        var.assign(value)
+    output, final = run()
+    return output.numpy(), tf.nest.map_structure(lambda t: t.numpy(), final)
+
+
+def _fresh_graph_name(name: str, layers: list[Any]) -> str:
+    """A variable's eager ``name`` (``rnn/basic_rnn_cell_3/kernel:0``) as a fresh graph names it
+    (``rnn/basic_rnn_cell/kernel``): a scope that the process numbered to keep it unique (a
+    layer's class's name in snake case, then ``_3``) is the first of its kind again."""
+    snakes = set()
+    for layer in layers:
+        words = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", type(layer).__name__)  # Keras's rule
+        snakes.add(re.sub("([a-z])([A-Z])", r"\1_\2", words).lower())
+    numbered = re.compile(f"({'|'.join(map(re.escape, sorted(snakes)))})_\\d+")
+    return "/".join(numbered.sub(r"\1", part) if numbered.fullmatch(part) else part
+                    for part in name.split(":")[0].split("/"))
 
 
 def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int | None, ...], state: Any,

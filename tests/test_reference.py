@@ -301,3 +301,67 @@ def test_reverse_within_is_reverse_sequence():
     want = tensorflow().reverse_sequence(inputs, lengths, seq_axis=1, batch_axis=0).numpy()
     np.testing.assert_array_equal(ref.reverse_within(inputs, lengths), want)
     np.testing.assert_array_equal(ref.reverse_within(want, lengths), inputs)  # an involution
+
+
+# --- run_tf1: eager where nothing needs the graph -------------------------------------------
+
+
+def _cells(H):
+    """Every TF1 cell the oracles run, with its weights named as the checks name them."""
+    rc = rnn_cells()
+    return {
+        "basic_rnn": (lambda: rc.BasicRNNCell(H), ("kernel", "bias"), 1),
+        "basic_lstm": (lambda: rc.BasicLSTMCell(H, forget_bias=0.5), ("kernel", "bias"), 2),
+        "lstm_all": (lambda: rc.LSTMCell(H, use_peepholes=True, cell_clip=0.3, num_proj=2,
+                                         proj_clip=0.4),
+                     ("lstm_cell/kernel", "bias", "w_i_diag", "w_f_diag", "w_o_diag",
+                      "projection/kernel"), 2),
+        "multi": (lambda: rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(2)]),
+                  tuple(f"cell_{k}/basic_lstm_cell/{n}" for k in range(2)
+                        for n in ("kernel", "bias")), 4),
+        "gru": (lambda: rc.GRUCell(H), ("gates/kernel", "gates/bias", "candidate/kernel",
+                                        "candidate/bias"), 1),
+    }
+
+
+@pytest.mark.parametrize("kind", ["basic_rnn", "basic_lstm", "lstm_all", "multi", "gru"])
+@pytest.mark.parametrize("mode,lengths", [("step", None), ("static", None),
+                                          ("dynamic", None), ("dynamic", [3, 0, 1])])
+def test_a_tf1_cell_run_eagerly_gives_the_graphs_bits(kind, mode, lengths):
+    """run_tf1 runs a cell eagerly where nothing needs its graph (no fetch, no kept graph): the
+    same outputs and final state as in a graph, bit for bit, for every cell the oracles run;
+    the weights reach the variables by the names a fresh graph gives them, also for the second
+    and later cells of a kind in the process (Keras numbers those: basic_rnn_cell_3)."""
+    B, T, D, H = 3, 4, 5, 3
+    make, names, _ = _cells(H)[kind]
+    # a graph's variables, to learn each one's shape (the weights are drawn for them)
+    tf = tensorflow()
+    with tf.Graph().as_default() as graph:
+        cell = make()
+        cell(tf.zeros([B, D]), cell.zero_state(B, tf.float32))
+        shapes = {v.op.name: v.shape.as_list() for v in graph.get_collection("variables")}
+    rng = np.random.default_rng([len(kind), len(mode)])
+    weights = {}
+    for name in names:
+        full = max((n for n in shapes if n == name or n.endswith("/" + name)), key=len)
+        weights[name] = normal(rng, *shapes[full], scale=0.5)
+    inputs = normal(rng, B, D) if mode == "step" else normal(rng, B, T, D)
+    with tf.Graph().as_default():
+        state = make().zero_state(B, tf.float32)
+    state = tf.nest.map_structure(lambda s: normal(rng, *s.shape.as_list()), state)
+    for _ in range(2):  # the second run's cells are numbered by Keras
+        eager = run_tf1(make, inputs, state, weights, mode=mode, lengths=lengths)
+        in_graph = run_tf1(make, inputs, state, weights, mode=mode, lengths=lengths, graph=True)
+        for a, b in zip(tf.nest.flatten(eager), tf.nest.flatten(in_graph), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert type(eager[1]) is type(in_graph[1])  # (c, h): the same state tuple
+
+
+def test_a_weight_no_variable_takes_is_refused_eagerly_too():
+    rc = rnn_cells()
+    x, h = np.zeros((1, 2), np.float32), np.zeros((1, 3), np.float32)
+    weights = {"kernel": np.zeros((5, 3), np.float32), "bias": np.zeros(3, np.float32)}
+    with pytest.raises(KeyError, match="match no variable"):
+        run_tf1(lambda: rc.BasicRNNCell(3), x, h, {**weights, "projection/kernel": x})
+    with pytest.raises(KeyError, match="matches none"):
+        run_tf1(lambda: rc.BasicRNNCell(3), x, h, {"bias": weights["bias"]})
