@@ -1,9 +1,9 @@
 """TensorFlow's real cells, run with weights we choose: the oracle behind every check.
 
 Each function builds the real cell, loads the given NumPy weights into its variables by name, runs
-it and returns NumPy arrays. TF1 cells run eagerly where nothing asks for the graph (:func:`run_tf1`), otherwise in a fresh
-``tf.Graph`` with a ``Session`` (eager stays on in the process, so Keras 3 code keeps working in
-the same notebook); Keras 3 cells run eagerly.
+it and returns NumPy arrays. TF1 cells run eagerly where nothing asks for their graph
+(:func:`run_tf1`), otherwise in a fresh ``tf.Graph`` with a ``Session`` (eager stays on in the
+process, so Keras 3 code keeps working in the same notebook); Keras 3 cells run eagerly.
 """
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def load_weights(session: Any, variables: Any, weights: dict[str, np.ndarray]) -
     each variable's initializer its value (what ``Variable.load`` does, one variable a run).
     """
     matched = _matching([var.op.name for var in variables], weights)
-    feed = {var.initializer.inputs[1]: value for var, value in zip(variables, matched)}
+    feed = {var.initializer.inputs[1]: value for var, value in zip(variables, matched, strict=True)}
     session.run([var.initializer for var in variables], feed)
 
 
