@@ -45,7 +45,7 @@ def graph_bytes(graph: Any) -> bytes:
     """``graph`` serialised with its collections (a ``MetaGraphDef``), for
     :func:`graph_from_bytes` in another process: the grader's zygote has the chapters' graphs
     built once in a throwaway child and hands every grading child these bytes (``prebuild``
-    in ``rnnbook/checks/ch04.py`` and ``ch06.py``)."""
+    in ``rnnbook/checks/ch04.py`` to ``ch07.py``)."""
     with graph.as_default():
         meta = tensorflow().compat.v1.train.export_meta_graph(graph=graph)
     return meta.SerializeToString()
@@ -65,8 +65,8 @@ def graph_from_bytes(meta: bytes) -> Any:
 
 
 def graphs_record(module: Any) -> dict[str, Any]:
-    """What a Gradescope bundle carries of a chapter module's ``prebuild()`` (Chapters 4, 6
-    and 7's graphs, as bytes), built when the bundle is: the graphs, with the TensorFlow
+    """What a Gradescope bundle carries of a chapter module's ``prebuild()`` (Chapters 4-7's
+    graphs, as bytes), built when the bundle is: the graphs, with the TensorFlow
     version and the digest of the module's source they were built by. The grader's zygote
     takes them (:func:`graphs_from_record`) instead of building them in a throwaway child at
     every cold start."""

@@ -174,3 +174,40 @@ def test_the_right_dkernel_is_tensorflows_gradient():
             exact = ch05._tf_kernel_grad(case)
             found = ch05._complex_step_kernel_grad(case)
             assert np.abs(found - exact).max() <= 1e-13 * np.abs(exact).max(), (seed, design)
+
+
+def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
+    """The grader's children and its oracle import the zygote's serialised graphs
+    (``ch05.PREBUILT``, one per design of split_grad_by_name): the same operations (the
+    gradient names a learner fetches among them), the same variables and Split ops, and the
+    learners' answers pass or are named as on graphs built here, with TensorFlow's oracle."""
+    from conftest import verdict
+    from tests.learners import ch05 as learners
+
+    built = ch05.prebuild()
+    assert set(built) == {(d["B"], d["T"], d["D"], d["H"]) for d in ch05.BY_NAME_DESIGNS}
+    for cached in (ch05._lstm_graph, ch05._split_grads):
+        cached.cache_clear()  # (the oracle adds its own gradients to a graph it has used)
+    here = {key: ch05._lstm_graph(*key) for key in built}
+    for cached in (ch05._lstm_graph, ch05._split_grads):
+        cached.cache_clear()
+    monkeypatch.setattr(ch05, "PREBUILT", dict(built))
+    try:
+        for key in built:
+            mine, imported = here[key], ch05._lstm_graph(*key)
+            names = [op.name for op in imported[0].graph.get_operations()]
+            assert names == [op.name for op in mine[0].graph.get_operations()]
+            assert "gradients/rnn/basic_lstm_cell/split_1_grad/concat" in names
+            assert [v.name for v in imported[1]] == [v.name for v in mine[1]]
+            assert [op.name for op in imported[4]] == [op.name for op in mine[4]]
+            assert imported[0].graph is not mine[0].graph
+        name = "split_grad_by_name"
+        for fn in learners.RIGHT[name]:
+            assert verdict(CHAPTER, name, fn, 3, oracle=True).passed, fn.__name__
+        for fn, sentence in learners.WRONG[name]:
+            result = verdict(CHAPTER, name, fn, 3, oracle=True)
+            assert not result.passed
+            assert sentence is None or result.mistake.startswith(sentence), fn.__name__
+    finally:
+        for cached in (ch05._lstm_graph, ch05._split_grads):
+            cached.cache_clear()  # (the graphs built here again, for the tests after)

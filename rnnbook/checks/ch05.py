@@ -52,7 +52,15 @@ from rnnbook.checks.common import (
 from rnnbook.compare import relative_error
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
-from rnnbook.oracles import keras3, load_weights, quick_session, run_tf1, tensorflow
+from rnnbook.oracles import (
+    graph_bytes,
+    graph_from_bytes,
+    keras3,
+    load_weights,
+    quick_session,
+    run_tf1,
+    tensorflow,
+)
 from rnnbook.plaindata import Case, Raised
 
 
@@ -914,10 +922,12 @@ def _by_name_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
             "doutputs": normal(rng, B, T, H)}  # (B, T, H): the loss is sum(outputs * doutputs)
 
 
-@functools.cache
-def _lstm_graph(B: int, T: int, D: int, H: int) -> Any:
-    """A ``static_rnn`` BasicLSTMCell graph with a loss and ``tf.compat.v1.gradients`` of it,
-    built once per shape; returns ``(session, variables, x, doutputs, split_ops, loss)``."""
+def _build_lstm_graph(B: int, T: int, D: int, H: int) -> Any:
+    """A ``static_rnn`` BasicLSTMCell graph over the placeholders ``x`` (B, T, D) and
+    ``doutputs`` (B, T, H), with the loss ``loss`` and ``tf.compat.v1.gradients`` of it; from
+    :data:`PREBUILT` where the grader's zygote built it (the same graph, op for op)."""
+    if (B, T, D, H) in PREBUILT:
+        return graph_from_bytes(PREBUILT[B, T, D, H])
     tf = tensorflow()
     v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
@@ -927,9 +937,32 @@ def _lstm_graph(B: int, T: int, D: int, H: int) -> Any:
         outputs, _ = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float32)
         loss = tf.reduce_sum(tf.stack(outputs, axis=1) * upstream, name="loss")
         v1.gradients(loss, cell.variables)  # the gradient ops a training step would build
-        splits = [op for op in graph.get_operations() if op.type == "Split"]  # one per step
-        session = quick_session(graph)
-    return session, tuple(cell.variables), x, upstream, tuple(splits), loss
+    return graph
+
+
+#: ``{(B, T, D, H): MetaGraphDef bytes}``: split_grad_by_name's graphs (one per design) built
+#: in another process. The grader's TensorFlow zygote fills it with :func:`prebuild`'s result
+#: before it forks (as Chapters 4, 6 and 7 do), so each grading child, and the oracle, import
+#: the three graphs (0.1 s) instead of unrolling and differentiating them (about 1 s); empty
+#: elsewhere (a notebook builds).
+PREBUILT: dict[tuple[int, int, int, int], bytes] = {}
+
+
+def prebuild() -> dict[tuple[int, int, int, int], bytes]:
+    """``{(B, T, D, H): bytes}``: the graph of each of :data:`BY_NAME_DESIGNS`, serialised."""
+    keys = {(d["B"], d["T"], d["D"], d["H"]) for d in BY_NAME_DESIGNS}
+    return {key: graph_bytes(_build_lstm_graph(*key)) for key in sorted(keys)}
+
+
+@functools.cache
+def _lstm_graph(B: int, T: int, D: int, H: int) -> Any:
+    """:func:`_build_lstm_graph`'s graph with its session, built (or imported) once per shape;
+    returns ``(session, variables, x, doutputs, split_ops, loss)``."""
+    graph = _build_lstm_graph(B, T, D, H)
+    splits = [op for op in graph.get_operations() if op.type == "Split"]  # one per step
+    return (quick_session(graph), tuple(graph.get_collection("variables")),
+            graph.get_tensor_by_name("x:0"), graph.get_tensor_by_name("doutputs:0"),
+            tuple(splits), graph.get_tensor_by_name("loss:0"))
 
 
 @functools.cache

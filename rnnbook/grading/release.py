@@ -11,7 +11,7 @@ chapter's exercise table, read from ``solutions/``), ``requirements.txt``, ``pyp
 the whole ``rnnbook`` package; with a fixed seed (``SEED=N``), ``expected.pickle``: the
 chapter's expected answers on that seed's trials, computed by the oracles (TensorFlow) as the
 grader would, so that a submission's cold start need not import TensorFlow for them
-(:func:`.run.expected_answers`); for a chapter whose checks prebuild graphs (4, 6 and 7),
+(:func:`.run.expected_answers`); for a chapter whose checks prebuild graphs (4-7),
 ``prebuilt.pickle``: those graphs, so that a cold start need not build them
 (:func:`.run.prebuilt_graphs`). No solution notebook.
 

@@ -11,7 +11,7 @@ its optional plotting and saving extras, :data:`KERAS_EXTRAS`) and rnnbook's lea
 ``rnnbook.backward`` replaced by the release's stub first. Of the chapters it keeps only a
 *caller* per exercise (its name, its kind and its ``call``, which builds the real cell, session
 or layer from the trial's plain data and calls the learner's function): a chapter module with a
-``prebuild()`` (Chapters 4 and 6: TF1 graphs) has it run once in a throwaway child, its result
+``prebuild()`` (Chapters 4-7: TF1 graphs) has it run once in a throwaway child, its result
 (bytes) put in the module's ``PREBUILT`` for every child to use. Then, given the two pipes'
 descriptors, it forks the *oracle* (:func:`_fork_oracle`): the chapters whole and TensorFlow
 imported, it answers the grader's one request for expected answers, so that the grader imports
@@ -165,7 +165,7 @@ def _import_keras() -> None:
 
 def _prebuild(module: types.ModuleType, root: str) -> bool:
     """Fill ``module.PREBUILT`` with ``module.prebuild()``'s result: what every grading child
-    would otherwise build again (Chapters 4, 6 and 7's graphs, as bytes). A Gradescope bundle
+    would otherwise build again (Chapters 4-7's graphs, as bytes). A Gradescope bundle
     carries it (``root``'s :data:`~rnnbook.grading.config.PREBUILT`,
     taken when :func:`rnnbook.oracles.graphs_from_record` finds it was built by this module's
     source and this TensorFlow); otherwise it is computed in a throwaway child. Building
