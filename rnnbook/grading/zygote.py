@@ -12,10 +12,10 @@ its optional plotting and saving extras, :data:`KERAS_EXTRAS`) and rnnbook's lea
 *caller* per exercise (its name, its kind and its ``call``, which builds the real cell, session
 or layer from the trial's plain data and calls the learner's function): a chapter module with a
 ``prebuild()`` (Chapters 4-7: TF1 graphs) has it run once in a throwaway child, its result
-(bytes) put in the module's ``PREBUILT`` for every child to use. Then, given the two pipes'
-descriptors, it forks the *oracle* (:func:`_fork_oracle`): the chapters whole and TensorFlow
-imported, it answers the grader's one request for expected answers, so that the grader imports
-no TensorFlow of its own. Then every checks module is swapped
+(bytes) put in the module's ``PREBUILT`` for every child to use. Before those last steps,
+given the two pipes' descriptors, it forks the *oracle* (:func:`_fork_oracle`): the chapters
+whole and TensorFlow imported, it answers the grader's one request for expected answers, so
+that the grader imports no TensorFlow of its own. Then every checks module is swapped
 for one whose ``check`` does nothing, and the real modules' globals are cut down to what the
 ``call`` functions reach (:func:`callers_only`). No frame, global, module or object the
 collector can list in a child holds an :class:`Exercise`, a chapter, an oracle, a reference or a
@@ -118,6 +118,8 @@ def prepare(kind: str, args: list[str], oracle: list[int] | None = None
     for stem in stems:
         checks.load(stem)  # imports the chapter's module
         since = _timed(f"import the checks of {stem}", since)
+    if oracle:  # now: the zygote's steps below take one core, and the oracle has the other
+        ORACLE.append(_fork_oracle(args[0], *oracle))
     if any(checks.load(stem).keras3 for stem in stems):
         # not import_heavy: its gc.freeze() would keep the chapters' objects, loaded above, out
         # of the collection that must free them before the first fork (all is frozen below)
@@ -130,8 +132,6 @@ def prepare(kind: str, args: list[str], oracle: list[int] | None = None
     for stem in stems:
         if _prebuild(sys.modules[checks.CHAPTERS[stem]], args[0]):
             since = _timed(f"prebuild {stem}'s graphs", since)
-    if oracle:
-        ORACLE.append(_fork_oracle(*oracle))
     callers, secrets = callers_only({stem: checks.load(stem) for stem in stems})
     gc.collect()
     alive = [describe(ref()) for ref in secrets if ref() is not None]
@@ -163,7 +163,7 @@ def _import_keras() -> None:
                 del sys.modules[name]
 
 
-def _prebuild(module: types.ModuleType, root: str) -> bool:
+def _prebuild(module: types.ModuleType, root: str, build_here: bool = True) -> bool:
     """Fill ``module.PREBUILT`` with ``module.prebuild()``'s result: what every grading child
     would otherwise build again (Chapters 4-7's graphs, as bytes). A Gradescope bundle
     carries it (``root``'s :data:`~rnnbook.grading.config.PREBUILT`,
@@ -171,7 +171,9 @@ def _prebuild(module: types.ModuleType, root: str) -> bool:
     source and this TensorFlow); otherwise it is computed in a throwaway child. Building
     starts TensorFlow's threads, so it happens in that child; the zygote only receives bytes
     and stays fit to fork. A build that fails leaves the dict empty, and each child builds
-    for itself (slower, the same graph). Returns whether it built or took."""
+    for itself (slower, the same graph). ``build_here=False``: only what the bundle carries
+    (the oracle: its own graphs it builds in its own process). Returns whether it built or
+    took."""
     import pickle
 
     build = getattr(module, "prebuild", None)
@@ -189,6 +191,8 @@ def _prebuild(module: types.ModuleType, root: str) -> bool:
     if taken is not None:
         module.PREBUILT.update(taken)
         return True
+    if not build_here:
+        return False
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the builder: our own code only, no submission
@@ -213,13 +217,15 @@ def _prebuild(module: types.ModuleType, root: str) -> bool:
 ORACLE: list[int] = []
 
 
-def _fork_oracle(asked: int, answered: int, *others: int) -> int:
-    """Fork the oracle, with the chapters whole (before :func:`callers_only`), and close its
-    descriptors here; returns its pid. It reads the grader's request from ``asked`` (to its
-    end: none lets it go), ``{"seed": N, "exercises": {stem: [name, ...]}}``, and writes
-    :func:`rnnbook.expected.answer`'s bytes to ``answered`` (or pickled ``{"error": why}``):
-    the grader then needs no TensorFlow of its own. ``others``: descriptors it closes first
-    (the grader's socket). No submission runs in it or before it in the zygote."""
+def _fork_oracle(root: str, asked: int, answered: int, *others: int) -> int:
+    """Fork the oracle, with TensorFlow and the chapters whole (before Keras 3, the prebuilt
+    graphs and :func:`callers_only`: the oracle takes what it needs of those itself, on the
+    core the zygote leaves free meanwhile), and close its descriptors here; returns its pid.
+    It reads the grader's request from ``asked`` (to its end: none lets it go), ``{"seed": N,
+    "exercises": {stem: [name, ...]}}``, and writes :func:`rnnbook.expected.answer`'s bytes to
+    ``answered`` (or pickled ``{"error": why}``): the grader then needs no TensorFlow of its
+    own. ``others``: descriptors it closes first (the grader's socket). No submission runs in
+    it or before it in the zygote."""
     pid = os.fork()
     if pid == 0:
         status = 1
@@ -227,7 +233,7 @@ def _fork_oracle(asked: int, answered: int, *others: int) -> int:
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             for fd in others:
                 os.close(fd)
-            status = _oracle(asked, answered)
+            status = _oracle(root, asked, answered)
         finally:
             os._exit(status)
     os.close(asked)
@@ -235,8 +241,10 @@ def _fork_oracle(asked: int, answered: int, *others: int) -> int:
     return pid
 
 
-def _oracle(asked: int, answered: int) -> int:
-    """The oracle's work (in its own process); returns its exit status."""
+def _oracle(root: str, asked: int, answered: int) -> int:
+    """The oracle's work (in its own process); returns its exit status. The graphs its
+    chapters prebuild it takes from the bundle first (:func:`_prebuild`), before any op of its
+    own runs; without a bundle its oracles build them as a notebook's do."""
     import pickle
 
     with os.fdopen(asked, "rb") as f:
@@ -245,9 +253,13 @@ def _oracle(asked: int, answered: int) -> int:
         return 0
     gc.enable()  # (the zygote's heap stays still; this process builds and drops graphs)
     try:
-        from rnnbook import environment
+        from rnnbook import checks, environment
 
-        blob = environment.call_with_roomy_stack(_answer, json.loads(request))
+        asked_for = json.loads(request)
+        for stem in asked_for.get("exercises", {}):
+            if stem in checks.CHAPTERS:
+                _prebuild(sys.modules[checks.CHAPTERS[stem]], root, build_here=False)
+        blob = environment.call_with_roomy_stack(_answer, asked_for)
     except Exception as error:  # noqa: BLE001 - the grader says why, and computes them itself
         blob = pickle.dumps({"error": f"{type(error).__name__}: {error}"[:500]})
     with os.fdopen(answered, "wb") as out:
