@@ -154,14 +154,10 @@ def live_session(key: Any, build: Callable[[], Any], weights: dict[str, np.ndarr
     return session
 
 
-#: graphs :func:`run_tf1` keeps when asked to (``key``): one per cell kind, shapes and mode
-_KEPT: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-
-
 def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             weights: dict[str, np.ndarray] | None = None, mode: str = "step",
             fetch: Sequence[str] = (), lengths: Any = None,
-            key: Any = None, graph: bool = False) -> tuple[Any, ...]:
+            graph: bool = False) -> tuple[Any, ...]:
     """Run a TF1 cell made by ``make_cell()`` and return ``(output, final_state, *fetched)``.
 
     ``mode``: ``"step"`` calls the cell once on ``inputs`` ``(B, D)``; ``"static"`` and
@@ -172,16 +168,12 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
     ``"projection/kernel"``) to arrays. ``fetch`` names extra tensors to return (``"rnn/...:0"``).
     ``lengths`` ``(B,)``: the ``sequence_length`` of a padded batch (``"static"``,
     ``"dynamic"``): outputs past each row's length are zeros, its state is copied through.
-    ``key`` (hashable: what ``make_cell`` makes, e.g. ``("gru", H)``) keeps the graph and its
-    session for the next call with the same key, mode and depths, which only loads its
-    weights: a kept graph leaves the batch size open, and the number of steps too under
-    ``"dynamic"``, so a check's trials of every B (and T) share one graph. None builds afresh,
-    every size fixed.
 
-    Without ``key`` and ``fetch``, and with ``weights``, nothing needs the graph: the cell runs
-    eagerly (:func:`_run_eager`), the same kernels on the same values, the same bits
-    (``tests/test_reference.py`` compares the two), in a tenth of the time a graph takes to
-    build. ``graph=True`` asks for the graph anyway.
+    Without ``fetch``, and with ``weights``, nothing needs the graph: the cell runs eagerly
+    (:func:`_run_eager`), the same kernels on the same values, the same bits
+    (``tests/test_reference.py`` compares the two), at a tenth of the cost of building a
+    graph for a step and a third for ``dynamic_rnn``'s loop. ``graph=True`` asks for a graph
+    anyway (a fresh one, every size fixed).
     """
     tf = tensorflow()
     inputs = _f32(inputs)
@@ -190,18 +182,10 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
         raise ValueError("lengths is for a run over time (static or dynamic), not a step")
     if mode not in ("step", "static", "dynamic"):
         raise ValueError(f"mode must be step, static or dynamic, not {mode!r}")
-    if not (graph or key is not None or fetch or weights is None):
+    if not (graph or fetch or weights is None):
         return _run_eager(make_cell, inputs, state, flat, weights, mode, lengths)
-    kept = None
-    shape, shapes = inputs.shape, [s.shape for s in flat]
-    if key is not None and weights is not None:  # sizes left open: B, and T if dynamic
-        shape = (None, None, *shape[2:]) if mode == "dynamic" else (None, *shape[1:])
-        shapes = [(None, *s[1:]) for s in shapes]
-        kept = (key, shape, tuple(shapes), mode, tuple(fetch), lengths is None)
-    built = _KEPT.get(kept) if kept else None
-    if built is None:
-        built = _build_tf1(make_cell, shape, state, shapes, mode, fetch, lengths is not None)
-    session, x, holders, ran, variables = built
+    session, x, holders, ran, variables = _build_tf1(
+        make_cell, inputs.shape, state, [s.shape for s in flat], mode, fetch, lengths is not None)
     fed = flat if lengths is None else [*flat, np.asarray(lengths, np.int32)]
     feed = {x: inputs, **dict(zip(holders, fed, strict=True))}
     try:
@@ -211,10 +195,7 @@ def run_tf1(make_cell: Callable[..., Any], inputs: Any, state: Any = None,
             load_weights(session, variables, weights)
         return tuple(session.run(ran, feed))
     finally:
-        if kept:
-            _KEPT[kept] = built
-        else:
-            session.close()
+        session.close()
 
 
 def _run_eager(make_cell: Callable[..., Any], inputs: np.ndarray, state: Any,
@@ -264,11 +245,11 @@ def _fresh_graph_name(name: str, layers: list[Any]) -> str:
                     for part in name.split(":")[0].split("/"))
 
 
-def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int | None, ...], state: Any,
-               shapes: list[tuple[int | None, ...]], mode: str, fetch: Sequence[str],
+def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int, ...], state: Any,
+               shapes: list[tuple[int, ...]], mode: str, fetch: Sequence[str],
                lengths: bool) -> tuple[Any, ...]:
     """:func:`run_tf1`'s graph: ``(session, x, placeholders (the state's, then the lengths'),
-    [output, final, *fetched], variables)``. A size None in ``shape`` is left open."""
+    [output, final, *fetched], variables)``, every size fixed."""
     tf = tensorflow()
     v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
@@ -276,8 +257,7 @@ def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int | None, ...], sta
         x = v1.placeholder(tf.float32, shape, name="x")
         if state is None:
             holders = []
-            batch = tf.shape(x)[0] if shape[0] is None else shape[0]
-            initial = cell.zero_state(batch, tf.float32)
+            initial = cell.zero_state(shape[0], tf.float32)
         else:
             holders = [v1.placeholder(tf.float32, s) for s in shapes]
             initial = tf.nest.pack_sequence_as(cell.state_size, holders)
@@ -366,4 +346,4 @@ def run_tf1_gru(inputs: Any, h0: Any, gates_kernel: np.ndarray, gates_bias: np.n
     weights = {"gates/kernel": gates_kernel, "gates/bias": gates_bias,
                "candidate/kernel": cand_kernel, "candidate/bias": cand_bias}
     H = np.shape(cand_bias)[0]
-    return run_tf1(lambda: gru_cell()(H), inputs, h0, weights, mode=mode, key=("gru", H))
+    return run_tf1(lambda: gru_cell()(H), inputs, h0, weights, mode=mode)

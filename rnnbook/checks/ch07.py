@@ -150,8 +150,7 @@ def _tf1_run(case: Trial) -> tuple[np.ndarray, Any]:
     state: ``(outputs (B, T, H), LSTMStateTuple(c, h))``."""
     weights = {"kernel": case["kernel"], "bias": case["bias"]}
     outputs, final = run_tf1(_cell(case["H"], case["forget_bias"]), case["inputs"], None,
-                             weights, mode="dynamic", lengths=case["lengths"],
-                             key=("lstm", case["H"], case["forget_bias"]))
+                             weights, mode="dynamic", lengths=case["lengths"])
     return outputs, final
 
 
@@ -346,8 +345,7 @@ def _stacked_oracle(case: Case) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     weights = {f"cell_{k}/basic_lstm_cell/{name}": case[f"{name}{k}"]
                for k in range(LAYERS) for name in ("kernel", "bias")}
     _, final = run_tf1(lambda: rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(LAYERS)]),
-                       case["inputs"], None, weights, mode="dynamic", lengths=case["lengths"],
-                       key=("multi-lstm", LAYERS, H))
+                       case["inputs"], None, weights, mode="dynamic", lengths=case["lengths"])
     return tuple((c, h) for c, h in final)
 
 
@@ -671,7 +669,7 @@ def _bidi_oracle(case: BidiTrial) -> tuple[np.ndarray, np.ndarray]:
     """The backward direction's state after its step k, from TensorFlow without the graph's
     names: the real cell with the backward weights under ``dynamic_rnn`` with
     ``sequence_length``, on ``tf.reverse_sequence`` of the batch, each length cut to k + 1
-    steps (one kept graph for every trial)."""
+    steps."""
     tf = tensorflow()
     reversed_inputs = tf.reverse_sequence(case["inputs"], case["lengths"].astype(np.int64),
                                           seq_axis=1, batch_axis=0).numpy()
