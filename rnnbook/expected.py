@@ -54,19 +54,38 @@ def untyped(value: Any) -> Any:
 Span = tuple[str, float, float]
 
 
-def exercise_answers(stem: str, name: str, seed: int) -> tuple[Any, Span]:
-    """Exercise ``name`` of chapter ``stem``: its oracle's answers on ``seed``'s trials, with
-    their digest (None where the trials cannot be digested: its reader computes them), and what
-    they took."""
+def trials(stem: str, name: str, seed: int) -> list[Case]:
+    """Exercise ``name`` of chapter ``stem``: what its oracle answers on ``seed`` (the trials
+    and the probes' trials, :meth:`rnnbook.exercise.Chapter.trial_cases`: NumPy only, no op)."""
     from rnnbook import checks
 
-    chapter = checks.load(stem)
-    ex = chapter[name]
+    return checks.load(stem).trial_cases(name, seed)
+
+
+def trial_answer(stem: str, name: str, case: Case) -> Any:
+    """Exercise ``name``'s oracle on one trial, as plain data (:func:`untyped`)."""
+    from rnnbook import checks
+
+    return untyped(checks.load(stem)[name].oracle(case))
+
+
+def label(stem: str, name: str) -> str:
+    """An exercise as a span names it: ``"7.8 bidirectional_outputs"``."""
+    from rnnbook import checks
+
+    ex = checks.load(stem)[name]
+    return f"{ex.number} {ex.name}"
+
+
+def exercise_answers(stem: str, name: str, seed: int) -> tuple[Any, list[Span]]:
+    """Exercise ``name`` of chapter ``stem``: its oracle's answers on ``seed``'s trials, with
+    their digest (None where the trials cannot be digested: its reader computes them), and what
+    they took (one span)."""
     start = time.monotonic()
-    cases = chapter.trial_cases(name, seed)
+    cases = trials(stem, name, seed)
     digest = trials_digest(cases)
-    entry = (digest, [untyped(ex.oracle(case)) for case in cases]) if digest else None
-    return entry, (f"{ex.number} {ex.name}", start, time.monotonic())
+    entry = (digest, [trial_answer(stem, name, case) for case in cases]) if digest else None
+    return entry, [(label(stem, name), start, time.monotonic())]
 
 
 def wanted(request: dict[str, Any]) -> list[tuple[str, str]]:
@@ -94,9 +113,10 @@ def record(stem: str, seed: int, names: list[str] | None = None,
 def _records(asked: dict[str, list[str]], seed: int, done: dict[tuple[str, str], Any],
              times: list[Span] | None = None) -> list[dict[str, Any]]:
     """One record per chapter ``asked``, of the answers ``done`` (``{(stem, name): (entry,
-    span)}``); ``times`` gets their spans, in the order they started."""
+    [span, ...])}``); ``times`` gets their spans, in the order they started."""
     if times is not None:
-        times.extend(sorted((span for _, span in done.values()), key=lambda span: span[1]))
+        times.extend(sorted((span for _, spans in done.values() for span in spans),
+                            key=lambda span: span[1]))
     return [{"chapter": stem, "seed": seed, "version": __version__,
              "exercises": {name: entry for (chapter, name), (entry, _) in done.items()
                            if chapter == stem and entry}}

@@ -202,8 +202,9 @@ def _run_eager(make_cell: Callable[..., Any], inputs: np.ndarray, state: Any,
                flat: list[np.ndarray], weights: dict[str, np.ndarray], mode: str,
                lengths: Any) -> tuple[Any, ...]:
     """:func:`run_tf1` without a graph: the cell made, its variables created by a first call
-    (as the graph's are) and given ``weights`` by the names they would have in a fresh graph
-    (:func:`_fresh_graph_name`), then the call that counts."""
+    (one step, in the ``rnn`` scope of ``static_rnn`` and ``dynamic_rnn`` over time) and given
+    ``weights`` by the names they would have in a fresh graph (:func:`_fresh_graph_name`),
+    then the call that counts."""
     tf = tensorflow()
     v1 = tf.compat.v1
     cell = make_cell()
@@ -223,7 +224,11 @@ def _run_eager(make_cell: Callable[..., Any], inputs: np.ndarray, state: Any,
             return tf.stack(outputs, axis=1), final
         return v1.nn.dynamic_rnn(cell, x, initial_state=initial, sequence_length=length)
 
-    run()  # creates the variables, under the names a graph gives them (in "rnn/" and all)
+    if mode == "step":
+        run()  # creates the variables, under the names a graph gives them
+    else:  # one step in the scope static_rnn and dynamic_rnn open: the same names, a T-th of
+        with v1.variable_scope("rnn"):  # the work (dynamic_rnn's first call also traces)
+            cell(x[:, 0], initial)
     layers = [cell, *cell._flatten_layers(include_self=False)]
     names = [_fresh_graph_name(var.name, layers) for var in cell.variables]
     for var, value in zip(cell.variables, _matching(names, weights), strict=True):

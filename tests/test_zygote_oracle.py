@@ -74,9 +74,10 @@ def test_the_oracle_answers_every_exercise_as_tensorflow_does(zygote):
         ours = [to_plain(chapter[name].oracle(case)) for case in cases[(STEM, name)]]
         same(to_plain(answers), ours, name)
     spans = [t[0] for t in said["times"]]  # in the order they started
-    assert [s.removesuffix(" (helper)") for s in spans] == [
+    # each exercise once, or twice where the oracle and its helper shared its trials
+    assert list(dict.fromkeys(s.removesuffix(" (helper)") for s in spans)) == [
         f"{ex.number} {ex.name}" for ex in chapter.exercises]
-    # two cores: the oracle's helper took some of them, side by side with the oracle
+    # two cores: the oracle's helper took some trials, side by side with the oracle
     helped = [s for s in spans if s.endswith(" (helper)")]
     assert (0 < len(helped) < len(spans)) if environment.usable_cores() > 1 else not helped, spans
     assert all(start <= end for _, start, end in said["times"])
@@ -133,19 +134,22 @@ sys.path.insert(0, sys.argv[1])
 import zygote
 from rnnbook import expected
 oracle = os.getpid()
-def answers(stem, name, seed):  # the helper dies on the first exercise it takes
+def answer(stem, name, case):  # the helper dies on the first trial it takes
     if os.getpid() != oracle:
         open('helper-took-one', 'w').close()
         os._exit(3)
     deadline = time.monotonic() + 60
     while not os.path.exists('helper-took-one') and time.monotonic() < deadline:
-        time.sleep(0.01)  # (the oracle waits for it: one exercise is surely the helper's)
-    return ('digest', [name, seed]), (name, 0.0, 1.0)
-expected.exercise_answers = answers
+        time.sleep(0.01)  # (the oracle waits for it: one trial is surely the helper's)
+    return [name, case]
+expected.trials = lambda stem, name, seed: [seed, seed + 1]  # two trials an exercise
+expected.trial_answer = answer
+expected.label = lambda stem, name: name
 expected.wanted = lambda request: [('s', n) for n in request['exercises']['s']]
 request = {'seed': 7, 'exercises': {'s': [str(n) for n in range(40)]}}
 helped = zygote._helped(request)
 print(len(helped), flush=True)
+assert all(entry[1] == [[name, 7], [name, 8]] for (_, name), (entry, _) in helped.items())
 import pickle
 said = pickle.loads(expected.answer(request, helped))
 print(sorted(said['records'][0]['exercises']) == sorted(request['exercises']['s']))
@@ -153,12 +157,12 @@ print(sorted(said['records'][0]['exercises']) == sorted(request['exercises']['s'
 
 
 def test_what_the_helper_did_not_answer_the_oracle_computes(tmp_path):
-    """The helper (a fork of the oracle, where two cores are usable) dies on the first exercise
+    """The helper (a fork of the oracle, where two cores are usable) dies on the first trial
     it takes: the oracle answers the rest off the pipe, and :func:`rnnbook.expected.answer`
-    computes what the helper took, so every exercise is answered."""
+    computes the exercise the helper took a trial of, whole, so every exercise is answered."""
     made = subprocess.run([sys.executable, "-c", HELPER_DIES, str(ROOT)], capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     answered, whole = made.stdout.split()
-    assert int(answered) == 39, made.stdout  # all but the one the helper took
+    assert int(answered) == 39, made.stdout  # all but the one the helper took a trial of
     assert whole == "True", made.stdout

@@ -802,36 +802,25 @@ BIDI_OUTPUT_DESIGNS = (
 )
 
 
-def _bidi_dynamic_graph(D: int, H: int) -> Any:
-    """``bidirectional_dynamic_rnn`` of two BasicLSTMCell(H) over the placeholders ``inputs``
-    (None, None, D) and ``lengths`` (None,); ``outputs:0`` (B, T, 2H) is the two directions'
-    outputs concatenated, forward first."""
+def _bidi_outputs_oracle(case: BidiPaddedTrial) -> np.ndarray:
+    """The real ``bidirectional_dynamic_rnn`` of two BasicLSTMCell(H) with
+    ``sequence_length``, run eagerly (no graph to build for five trials): its two outputs
+    concatenated along the last axis, forward first (B, T, 2H)."""
     tf = tensorflow()
     v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
-    with tf.Graph().as_default() as graph:
-        x = v1.placeholder(tf.float32, [None, None, D], name="inputs")  # (B, T, D)
-        lengths = v1.placeholder(tf.int32, [None], name="lengths")  # (B,)
-        both, _ = v1.nn.bidirectional_dynamic_rnn(
-            rc.BasicLSTMCell(H), rc.BasicLSTMCell(H), x, sequence_length=lengths,
-            dtype=tf.float32)
-        tf.concat(both, axis=2, name="outputs")  # (B, T, 2H)
-    return graph
-
-
-def bidi_dynamic_session(case: Trial) -> Any:
-    """A session over :func:`_bidi_dynamic_graph` (built once per (D, H) and process,
-    :func:`rnnbook.oracles.live_session`) with the case's weights in both directions."""
-    key = (case["D"], case["H"])
-    return oracles.live_session(("ch07", "bidirectional_dynamic_rnn", *key),
-                                lambda: _bidi_dynamic_graph(*key), _bidi_weights(case))
-
-
-def _bidi_outputs_oracle(case: BidiPaddedTrial) -> np.ndarray:
-    """The real ``bidirectional_dynamic_rnn`` with sequence_length: its two outputs
-    concatenated along the last axis, forward first (B, T, 2H)."""
-    return bidi_dynamic_session(case).run(
-        "outputs:0", {"inputs:0": np.asarray(case["inputs"], np.float32),
-                      "lengths:0": np.asarray(case["lengths"], np.int32)})
+    _eager_cells()
+    x = tf.constant(np.asarray(case["inputs"], np.float32))  # (B, T, D)
+    lengths = tf.constant(np.asarray(case["lengths"], np.int32))  # (B,)
+    cells = []
+    for weights in ((case["kernel_fw"], case["bias_fw"]), (case["kernel_bw"], case["bias_bw"])):
+        cell = rc.BasicLSTMCell(case["H"])
+        cell.build((None, case["D"]))  # the variables a first call makes: (D + H, 4H), (4H,)
+        for var, value in zip(cell.variables, weights, strict=True):
+            var.assign(np.asarray(value, np.float32), read_value=False)
+        cells.append(cell)
+    both, _ = v1.nn.bidirectional_dynamic_rnn(*cells, x, sequence_length=lengths,
+                                               dtype=tf.float32)
+    return tf.concat(both, axis=2).numpy()  # (B, T, 2H)
 
 
 def _bidi_outputs_ref(case: Trial) -> np.ndarray:

@@ -286,18 +286,24 @@ def _answer(request: dict[str, Any]) -> bytes:
 
 def _helped(request: dict[str, Any]) -> dict[tuple[str, str], Any]:
     """The answers a helper and this oracle computed side by side: the helper, a fork of the
-    oracle made before either runs an op, and the oracle each take the next of the exercises off
-    a pipe of their indices until none is left, so the two cores share the oracle's work
-    whatever each exercise costs. The helper's answers come back pickled; what neither answered
-    (the helper failed) :func:`rnnbook.expected.answer` computes after."""
+    oracle made before either runs an op, and the oracle each take the next *trial* off a pipe
+    of ``(exercise, trial)`` indices until none is left, so the two cores share the oracle's
+    work to within a trial whatever each exercise costs (taking whole exercises, one core ran
+    the last long one alone: 0.3-0.4 s of a cold run). The trials are drawn before the fork
+    (NumPy only). The helper's answers come back pickled; an exercise that a trial of is
+    missing from (the helper failed) :func:`rnnbook.expected.answer` computes after, whole."""
     import pickle
 
     from rnnbook import expected
 
-    todo = expected.wanted(request)[:255]  # (one byte an index; 42 in the whole book)
     seed = int(request["seed"])
+    todo = expected.wanted(request)[:256]  # (one byte an index; 42 in the whole book)
+    cases = [expected.trials(stem, name, seed) for stem, name in todo]
+    digests = [expected.trials_digest(trials) for trials in cases]
+    items = bytes(index for e, trials in enumerate(cases) if digests[e]
+                  for t in range(min(len(trials), 256)) for index in (e, t))
     queue_r, queue_w = os.pipe()
-    os.write(queue_w, bytes(range(len(todo))))  # (at most 255 bytes: one atomic write)
+    os.write(queue_w, items[:select.PIPE_BUF])  # (one atomic write: 2048 trials at most)
     os.close(queue_w)
     back_r, back_w = os.pipe()
     pid = os.fork()
@@ -306,39 +312,56 @@ def _helped(request: dict[str, Any]) -> dict[tuple[str, str], Any]:
         try:
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.close(back_r)
-            done = _take(queue_r, todo, seed, " (helper)")
+            took = _take(queue_r, todo, cases, " (helper)")
             with os.fdopen(back_w, "wb") as out:
-                pickle.dump(done, out, protocol=4)
+                pickle.dump(took, out, protocol=4)
             status = 0
         finally:
             os._exit(status)
     os.close(back_w)
     try:
-        done = _take(queue_r, todo, seed)
+        mine = _take(queue_r, todo, cases)
     finally:
         os.close(queue_r)
         with os.fdopen(back_r, "rb") as back:
             theirs = back.read()
         os.waitpid(pid, 0)
+    answers, spans = mine
     try:
-        done.update(pickle.loads(theirs))  # noqa: S301 - our own fork's
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
-        pass  # (what the helper took is computed again)
+        their_answers, their_spans = pickle.loads(theirs)  # noqa: S301 - our own fork's
+        answers.update(their_answers)
+        spans.extend(their_spans)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError,
+            TypeError):
+        pass  # (the exercises it took trials of are computed again, whole)
+    done = {}
+    for e, key in enumerate(todo):
+        got = [answers.get((e, t)) for t in range(len(cases[e]))]
+        if digests[e] and all((e, t) in answers for t in range(len(cases[e]))):
+            done[key] = ((digests[e], got), [span for i, span in spans if i == e])
     return done
 
 
-def _take(queue: int, todo: list[tuple[str, str]], seed: int,
-          who: str = "") -> dict[tuple[str, str], Any]:
-    """Answer the exercises whose indices this process reads off ``queue`` (one byte each: a
-    pipe's read of one byte is atomic), to its end; ``who`` is added to each span's name."""
+def _take(queue: int, todo: list[tuple[str, str]], cases: list[list[Any]], who: str = ""
+          ) -> tuple[dict[tuple[int, int], Any], list[tuple[int, Any]]]:
+    """Answer the trials whose ``(exercise, trial)`` indices this process reads off ``queue``
+    (two bytes each: a pipe's read is atomic), to its end: ``({(e, t): answer}, [(e, span)])``,
+    a span for each run of one exercise's trials; ``who`` is added to each span's name."""
     from rnnbook import expected
 
-    done = {}
-    while index := os.read(queue, 1):
-        stem, name = todo[index[0]]
-        entry, (what, start, end) = expected.exercise_answers(stem, name, seed)
-        done[(stem, name)] = (entry, (what + who, start, end))
-    return done
+    answers: dict[tuple[int, int], Any] = {}
+    spans: list[tuple[int, Any]] = []
+    while len(index := os.read(queue, 2)) == 2:
+        e, t = index
+        stem, name = todo[e]
+        start = time.monotonic()
+        answers[(e, t)] = expected.trial_answer(stem, name, cases[e][t])
+        if spans and spans[-1][0] == e:
+            what, first, _ = spans[-1][1]
+            spans[-1] = (e, (what, first, time.monotonic()))
+        else:
+            spans.append((e, (expected.label(stem, name) + who, start, time.monotonic())))
+    return answers, spans
 
 
 def _ipython_transformer(folder: str) -> None:
