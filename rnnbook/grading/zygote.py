@@ -289,7 +289,7 @@ def _helped(request: dict[str, Any]) -> dict[tuple[str, str], Any]:
     oracle made before either runs an op, and the oracle each take the next *trial* off a pipe
     of ``(exercise, trial)`` indices until none is left, so the two cores share the oracle's
     work to within a trial whatever each exercise costs (taking whole exercises, one core ran
-    the last long one alone: 0.3-0.4 s of a cold run). The trials are drawn before the fork
+    the last long one alone: 0.3-0.6 s of a cold run). The trials are drawn before the fork
     (NumPy only). The helper's answers come back pickled; an exercise that a trial of is
     missing from (the helper failed) :func:`rnnbook.expected.answer` computes after, whole."""
     import pickle
