@@ -422,13 +422,16 @@ def _eager_cells() -> None:
         cls(1)
 
 
+def _loaded(cell: Any, kernel: np.ndarray, bias: np.ndarray) -> Any:
+    """A built BasicLSTMCell given ``kernel`` (D + H, 4H) and ``bias`` (4H,)."""
+    for var, value in zip(cell.variables, (kernel, bias), strict=True):
+        var.assign(np.asarray(value, np.float32), read_value=False)
+    return cell
+
+
 def _cell_for(case: Trial) -> Any:
     _eager_cells()
-    cell = _real_cell(case["D"], case["H"])
-    kernel, bias = cell.variables
-    kernel.assign(np.asarray(case["kernel"], np.float32), read_value=False)
-    bias.assign(np.asarray(case["bias"], np.float32), read_value=False)
-    return cell
+    return _loaded(_real_cell(case["D"], case["H"]), case["kernel"], case["bias"])
 
 
 def _from_api(owners: Sequence[tuple[Any, str]], run: Callable[[], Any],
@@ -812,12 +815,11 @@ def _bidi_outputs_oracle(case: BidiPaddedTrial) -> np.ndarray:
     x = tf.constant(np.asarray(case["inputs"], np.float32))  # (B, T, D)
     lengths = tf.constant(np.asarray(case["lengths"], np.int32))  # (B,)
     cells = []
-    for weights in ((case["kernel_fw"], case["bias_fw"]), (case["kernel_bw"], case["bias_bw"])):
+    for kernel, bias in ((case["kernel_fw"], case["bias_fw"]),
+                         (case["kernel_bw"], case["bias_bw"])):
         cell = rc.BasicLSTMCell(case["H"])
-        cell.build((None, case["D"]))  # the variables a first call makes: (D + H, 4H), (4H,)
-        for var, value in zip(cell.variables, weights, strict=True):
-            var.assign(np.asarray(value, np.float32), read_value=False)
-        cells.append(cell)
+        cell.build((None, case["D"]))  # the variables a first call makes
+        cells.append(_loaded(cell, kernel, bias))
     both, _ = v1.nn.bidirectional_dynamic_rnn(*cells, x, sequence_length=lengths,
                                                dtype=tf.float32)
     return tf.concat(both, axis=2).numpy()  # (B, T, 2H)
