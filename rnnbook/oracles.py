@@ -284,6 +284,41 @@ def _build_tf1(make_cell: Callable[..., Any], shape: tuple[int, ...], state: Any
     return quick_session(graph), x, holders, [output, final, *extra], variables
 
 
+#: what every oracle's Keras 3 layer is made with: its weights are set before its first call,
+#: so no random or orthogonal initialiser runs (a QR decomposition per recurrent kernel: a
+#: third of a small layer's first call); and a Python loop over the time steps, not an eager
+#: ``tf.while_loop`` (the same ops on the same values, the same bits, at 0.6x the CPU for the
+#: chapters' few steps)
+QUICK_LAYER = {"kernel_initializer": "zeros", "recurrent_initializer": "zeros",
+               "unroll": True}
+
+
+def keras_layer(kind: str, weights: Sequence[Any], shape: tuple[int | None, ...],
+                **options: Any) -> Any:
+    """A real Keras 3 ``LSTM`` or ``GRU`` (``kind``) built for inputs of ``shape`` (B, T, D),
+    given ``weights`` (Keras' own list ``[kernel, recurrent_kernel, bias]``), made with
+    :data:`QUICK_LAYER` and ``options`` (``stateful=True``, ``return_state=True``, ...); its
+    units are the recurrent kernel's rows. A layer that keeps no state between calls is made
+    once per process for its kind, shape and options, and given each call's weights (an
+    oracle's trials share a few shapes: a layer's making costs as much as its call)."""
+    arrays = [_f32(w) for w in weights]
+    key = (kind, tuple(shape), arrays[1].shape[0], tuple(sorted(options.items())))
+    layer = None if options.get("stateful") else _LAYERS.get(key)
+    if layer is None:
+        extra = {"unit_forget_bias": False} if kind == "LSTM" else {}
+        layer = getattr(keras3().layers, kind)(arrays[1].shape[0], **QUICK_LAYER, **extra,
+                                               **options)
+        layer.build(shape)
+        if not options.get("stateful"):
+            _LAYERS[key] = layer
+    layer.set_weights(arrays)
+    return layer
+
+
+#: :func:`keras_layer`'s layers that keep no state, by kind, shape, units and options
+_LAYERS: dict[tuple[Any, ...], Any] = {}
+
+
 def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray] | Sequence[np.ndarray],
                    initial_state: Any = None,
                    **options: Any) -> Any:
@@ -297,18 +332,14 @@ def run_keras_lstm(inputs: Any, weights: dict[str, np.ndarray] | Sequence[np.nda
     chunks it applies to the first call only); None means zeros, or the carried state of a
     stateful layer. ``options`` go to ``keras.layers.LSTM`` (``stateful=True``,
     ``go_backwards=True``, ...); ``return_sequences`` and ``return_state`` are always on, so
-    ``outputs`` is ``(B, T, H)``. The layer is built for the first chunk's full shape, batch
-    size included, as a stateful layer needs. Runs eagerly.
+    ``outputs`` is ``(B, T, H)``. The layer (:func:`keras_layer`) is built for the first
+    chunk's full shape, batch size included, as a stateful layer needs. Runs eagerly.
     """
-    keras = keras3()
     chunks = [_f32(x) for x in inputs] if isinstance(inputs, (list, tuple)) else [_f32(inputs)]
     if isinstance(weights, dict):
         weights = [weights["kernel"], weights["recurrent_kernel"], weights["bias"]]
-    arrays = [_f32(w) for w in weights]
-    units = arrays[1].shape[0]
-    layer = keras.layers.LSTM(units, return_sequences=True, return_state=True, **options)
-    layer.build(chunks[0].shape)
-    layer.set_weights(arrays)
+    layer = keras_layer("LSTM", weights, chunks[0].shape, return_sequences=True,
+                        return_state=True, **options)
     results = []
     for k, x in enumerate(chunks):
         state = [_f32(s) for s in initial_state] if (k == 0 and initial_state is not None) else None
@@ -323,16 +354,12 @@ def run_keras_gru(inputs: Any, weights: Sequence[np.ndarray], initial_state: Any
 
     ``inputs`` (B, T, D); ``weights`` Keras' list ``[kernel (D, 3H), recurrent_kernel (H, 3H),
     bias]`` with blocks z, r, h~ and ``bias`` (2, 3H) for ``reset_after=True`` (the default),
-    (3H,) for False. ``initial_state`` h0 (B, H), or None for zeros. Runs eagerly; outputs are
-    (B, T, H).
+    (3H,) for False. ``initial_state`` h0 (B, H), or None for zeros. Runs eagerly
+    (:func:`keras_layer`); outputs are (B, T, H).
     """
-    keras = keras3()
     x = _f32(inputs)
-    arrays = [_f32(w) for w in weights]
-    layer = keras.layers.GRU(arrays[1].shape[0], return_sequences=True,
-                             return_state=True, reset_after=reset_after)
-    layer.build(x.shape)
-    layer.set_weights(arrays)
+    layer = keras_layer("GRU", weights, x.shape, return_sequences=True, return_state=True,
+                        reset_after=reset_after)
     state = None if initial_state is None else [_f32(initial_state)]
     outputs, h = layer(x, initial_state=state)
     return np.asarray(outputs), np.asarray(h)

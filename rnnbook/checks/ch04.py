@@ -47,12 +47,13 @@ from rnnbook.checks.common import (
 from rnnbook.diagnose import Probe
 from rnnbook.exercise import Chapter, Exercise, Mistake, normal, right_answer
 from rnnbook.oracles import (
+    QUICK_LAYER,
     graph_bytes,
     graph_from_bytes,
     keras3,
+    keras_layer,
     load_weights,
     quick_session,
-    run_keras_lstm,
     run_tf1,
     tensorflow,
 )
@@ -198,17 +199,15 @@ pack_state = Exercise[StateTrial](
 
 
 def _unpack_oracle(case: StateTrial) -> tuple[LSTMStateTuple, ...]:
-    """The chapter's TF1 graph: a [L, 2, B, H] placeholder unstacked into LSTMStateTuples, checked
-    against a real MultiRNNCell's state structure and run in a session."""
+    """TensorFlow's ops on the packed state (L, 2, B, H), eagerly: unstacked into
+    LSTMStateTuples, checked against a real MultiRNNCell's state structure."""
     tf = tensorflow()
-    v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
-    with tf.Graph().as_default():
-        holder = v1.placeholder(tf.float32, case["packed"].shape)  # (L, 2, B, H)
-        state = tuple(rc.LSTMStateTuple(*tf.unstack(layer)) for layer in tf.unstack(holder))
-        cell = rc.MultiRNNCell([rc.BasicLSTMCell(case["H"]) for _ in range(case["L"])])
-        tf.nest.assert_same_structure(cell.state_size, state)
-        with v1.Session() as session:
-            return session.run(state, {holder: case["packed"]})
+    rc = tf.compat.v1.nn.rnn_cell
+    packed = tf.constant(case["packed"])  # (L, 2, B, H)
+    state = tuple(rc.LSTMStateTuple(*tf.unstack(layer)) for layer in tf.unstack(packed))
+    cell = rc.MultiRNNCell([rc.BasicLSTMCell(case["H"]) for _ in range(case["L"])])
+    tf.nest.assert_same_structure(cell.state_size, state)
+    return tf.nest.map_structure(lambda t: t.numpy(), state)
 
 
 unpack_state = Exercise[StateTrial](
@@ -269,17 +268,15 @@ def _reset_case(rng: np.random.Generator, L: int, B: int, ended: str) -> ResetTr
 
 
 def _reset_oracle(case: ResetTrial) -> np.ndarray:
-    """A row whose sequence ended gets the real cell's zero_state; the others keep theirs."""
+    """A row whose sequence ended gets the real cell's zero_state; the others keep theirs
+    (TensorFlow's ops, eagerly)."""
     tf = tensorflow()
-    v1, rc = tf.compat.v1, tf.compat.v1.nn.rnn_cell
+    rc = tf.compat.v1.nn.rnn_cell
     L, B, H = case["L"], case["B"], case["H"]
-    with tf.Graph().as_default():
-        cell = rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)])
-        zero = tf.stack([tf.stack([s.c, s.h]) for s in cell.zero_state(B, tf.float32)])
-        ended = tf.constant(case["ended"])[None, None, :, None]  # (1, 1, B, 1)
-        new = tf.where(ended, zero, tf.constant(case["state"]))
-        with v1.Session() as session:
-            return session.run(new)
+    cell = rc.MultiRNNCell([rc.BasicLSTMCell(H) for _ in range(L)])
+    zero = tf.stack([tf.stack([s.c, s.h]) for s in cell.zero_state(B, tf.float32)])
+    ended = tf.constant(case["ended"])[None, None, :, None]  # (1, 1, B, 1)
+    return tf.where(ended, zero, tf.constant(case["state"])).numpy()  # (L, 2, B, H)
 
 
 def _ended_rows(which: Rows) -> Callable[[ResetTrial], ResetTrial]:
@@ -390,9 +387,12 @@ def keras_continuity_error(batches: np.ndarray, rows: np.ndarray, units: int = 2
     row i of the batch before it, through row i of ``rows``."""
     rng = np.random.default_rng(seed)
     weights = [normal(rng, 1, 4 * units), normal(rng, units, 4 * units), normal(rng, 4 * units)]
-    pieces = run_keras_lstm([batch[:, :, None] for batch in batches], weights, stateful=True)
-    joined = np.concatenate([outputs for outputs, _, _ in pieces], axis=1)  # (B, n*S, units)
-    whole = run_keras_lstm(np.asarray(rows)[:, :, None], weights)[0]  # (B, n*S, units)
+    batches, rows = np.asarray(batches, np.float32), np.asarray(rows, np.float32)
+    layer = keras_layer("LSTM", weights, (rows.shape[0], None, 1), stateful=True,
+                        return_sequences=True)
+    joined = np.concatenate([layer(batch[:, :, None]) for batch in batches], axis=1)
+    layer.reset_state()  # (B, n*S, units) above; the same layer from zeros again, in one call:
+    whole = np.asarray(layer(rows[:, :, None]))  # (B, n*S, units)
     return float(np.abs(joined - whole).max())
 
 
@@ -877,8 +877,7 @@ def stateful_layer(B: int, S: int, D: int, H: int) -> Any:
     weights are zeros: every trial replaces them, and Keras' random and orthogonal
     initialisers cost a grading child 0.04 s of CPU for nothing."""
     layer = _compiled_lstm_class()(H, stateful=True, return_sequences=True,
-                                   kernel_initializer="zeros", recurrent_initializer="zeros",
-                                   unit_forget_bias=False)
+                                   unit_forget_bias=False, **QUICK_LAYER)
     layer.build((B, S, D))
     return layer
 
@@ -907,7 +906,8 @@ def _keras_case(rng: np.random.Generator, case: Case, prefix: str = "") -> Case:
 @functools.cache
 def _stateless_layer(B: int, T: int, D: int, H: int) -> Any:
     """A plain Keras 3 LSTM (no state kept) returning (outputs, h, c): the oracles' runner."""
-    layer = keras3().layers.LSTM(H, return_sequences=True, return_state=True)
+    layer = keras3().layers.LSTM(H, return_sequences=True, return_state=True,
+                                 unit_forget_bias=False, **QUICK_LAYER)
     layer.build((B, T, D))
     return layer
 
