@@ -199,6 +199,11 @@ class Chapter:
     #: imports it): the TensorFlow zygote imports it once before it forks. False: the child's
     #: ``rnnbook.setup()`` leaves it out too (a second or more of a cold start)
     keras3: bool = True
+    #: what its learners' code loads lazily beyond TF1's cells (of
+    #: :data:`rnnbook.oracles.LAZY`: ``"tf.keras"``, ``"tensorboard"``): the TensorFlow zygote
+    #: imports it before it forks (:func:`rnnbook.oracles.warm_imports`), and only for the
+    #: chapters being graded; a child that needs more imports it itself, a little slower
+    warm: tuple[str, ...] = ()
 
     def __post_init__(self):
         for k, ex in enumerate(self.exercises, 1):

@@ -997,5 +997,6 @@ gate_activations = Exercise[SessionTrial](
 CHAPTER = Chapter(2, "02-lstm-gate-tensors", [
     gate_tensor_name, split_ops_in_event_file, gate_weights, gate_preactivations, lstm_step,
     gate_activations,
-], keras3=False)  # TF1's cells only: tf-keras, never Keras 3
+], keras3=False,  # TF1's cells only: tf-keras, never Keras 3
+    warm=("tensorboard",))  # its learners read event files
 check = CHAPTER.check

@@ -944,5 +944,6 @@ bidirectional_outputs = Exercise[BidiPaddedTrial](
 CHAPTER = Chapter(7, "07-final-state", [
     final_state, padded_outputs, reverse_within_lengths, stacked_final_state,
     run_with_lengths, keras_final_state, backward_state_by_name, bidirectional_outputs,
-], keras3=False)  # TF1's cells and tf.keras (tf-keras): never Keras 3
+], keras3=False,  # TF1's cells and tf.keras (tf-keras): never Keras 3
+    warm=("tf.keras",))
 check = CHAPTER.check

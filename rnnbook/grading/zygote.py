@@ -127,7 +127,8 @@ def prepare(kind: str, args: list[str], oracle: list[int] | None = None
         since = _timed("import Keras 3", since)
     else:  # no child needs it: the learner's rnnbook.setup() leaves it out too
         environment.KERAS3 = False
-    warm_imports()  # what every child would import again on first use (imports only: no thread)
+    # what every child would import again on first use (imports only: no thread)
+    warm_imports(sorted({name for stem in stems for name in checks.load(stem).warm}))
     since = _timed("rnnbook, warm imports", since)
     for stem in stems:
         if _prebuild(sys.modules[checks.CHAPTERS[stem]], args[0]):
