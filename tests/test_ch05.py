@@ -178,29 +178,43 @@ def test_the_right_dkernel_is_tensorflows_gradient():
 
 def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
     """The grader's children and its oracle import the zygote's serialised graphs
-    (``ch05.PREBUILT``, one per design of split_grad_by_name): the same operations (the
-    gradient names a learner fetches among them), the same variables and Split ops, and the
-    learners' answers pass or are named as on graphs built here, with TensorFlow's oracle."""
+    (``ch05.PREBUILT``, two per design of split_grad_by_name: the children's, and the oracle's
+    with its gradients of the Split outputs): the same operations (the gradient names a
+    learner fetches among them), the same variables and Split ops, and the learners' answers
+    pass or are named as on graphs built here, with TensorFlow's oracle; the oracle adds
+    nothing to the children's graph."""
     from conftest import verdict
     from tests.learners import ch05 as learners
 
     built = ch05.prebuild()
-    assert set(built) == {(d["B"], d["T"], d["D"], d["H"]) for d in ch05.BY_NAME_DESIGNS}
-    for cached in (ch05._lstm_graph, ch05._split_grads):
-        cached.cache_clear()  # (the oracle adds its own gradients to a graph it has used)
-    here = {key: ch05._lstm_graph(*key) for key in built}
-    for cached in (ch05._lstm_graph, ch05._split_grads):
-        cached.cache_clear()
+    shapes = {(d["B"], d["T"], d["D"], d["H"]) for d in ch05.BY_NAME_DESIGNS}
+    assert set(built) == {(*shape, oracle) for shape in shapes for oracle in (False, True)}
+    cached = (ch05._lstm_graph, ch05._oracle_graph)
+    for each in cached:
+        each.cache_clear()  # (the oracle adds its own gradients to a graph it has used)
+    here = {shape: ch05._lstm_graph(*shape) for shape in shapes}
+    oracle_here = {shape: ch05._build_lstm_graph(*shape, split_grads=True) for shape in shapes}
+    for each in cached:
+        each.cache_clear()
     monkeypatch.setattr(ch05, "PREBUILT", dict(built))
     try:
-        for key in built:
-            mine, imported = here[key], ch05._lstm_graph(*key)
+        for shape in shapes:
+            mine, imported = here[shape], ch05._lstm_graph(*shape)
             names = [op.name for op in imported[0].graph.get_operations()]
             assert names == [op.name for op in mine[0].graph.get_operations()]
             assert "gradients/rnn/basic_lstm_cell/split_1_grad/concat" in names
             assert [v.name for v in imported[1]] == [v.name for v in mine[1]]
             assert [op.name for op in imported[4]] == [op.name for op in mine[4]]
+            assert len(imported[4]) == shape[1]  # one Split per step
             assert imported[0].graph is not mine[0].graph
+            oracle = ch05._oracle_graph(*shape)
+            assert oracle[0].graph is not imported[0].graph
+            assert ([op.name for op in oracle[0].graph.get_operations()]
+                    == [op.name for op in oracle_here[shape].get_operations()])
+            assert [op.name for op in oracle[4]] == [op.name for op in mine[4]]
+            assert [g.name for g in oracle[-1]] == [
+                g.name for g in oracle_here[shape].get_collection(ch05.SPLIT_GRADS)]
+            assert len(oracle[-1]) == 4 * shape[1]
         name = "split_grad_by_name"
         for fn in learners.RIGHT[name]:
             assert verdict(CHAPTER, name, fn, 3, oracle=True).passed, fn.__name__
@@ -208,6 +222,11 @@ def test_a_prebuilt_graph_grades_as_the_graph_built_here(monkeypatch):
             result = verdict(CHAPTER, name, fn, 3, oracle=True)
             assert not result.passed
             assert sentence is None or result.mistake.startswith(sentence), fn.__name__
+        for shape in shapes:  # the children's graphs: no oracle's gradients added to them
+            graph = ch05._lstm_graph(*shape)[0].graph
+            assert not graph.get_collection(ch05.SPLIT_GRADS)
+            assert not [op for op in graph.get_operations()
+                        if op.name.startswith("gradients_1/")]
     finally:
-        for cached in (ch05._lstm_graph, ch05._split_grads):
-            cached.cache_clear()  # (the graphs built here again, for the tests after)
+        for each in cached:
+            each.cache_clear()  # (the graphs built here again, for the tests after)

@@ -922,12 +922,14 @@ def _by_name_case(rng: np.random.Generator, B: int, T: int, D: int, H: int,
             "doutputs": normal(rng, B, T, H)}  # (B, T, H): the loss is sum(outputs * doutputs)
 
 
-def _build_lstm_graph(B: int, T: int, D: int, H: int) -> Any:
+def _build_lstm_graph(B: int, T: int, D: int, H: int, split_grads: bool = False) -> Any:
     """A ``static_rnn`` BasicLSTMCell graph over the placeholders ``x`` (B, T, D) and
     ``doutputs`` (B, T, H), with the loss ``loss`` and ``tf.compat.v1.gradients`` of it; from
-    :data:`PREBUILT` where the grader's zygote built it (the same graph, op for op)."""
-    if (B, T, D, H) in PREBUILT:
-        return graph_from_bytes(PREBUILT[B, T, D, H])
+    :data:`PREBUILT` where the grader's zygote built it (the same graph, op for op).
+    ``split_grads``: the oracle's graph, with the gradient of the loss with respect to each
+    Split output added after (scope ``gradients_1``), in the collection :data:`SPLIT_GRADS`."""
+    if (B, T, D, H, split_grads) in PREBUILT:
+        return graph_from_bytes(PREBUILT[B, T, D, H, split_grads])
     tf = tensorflow()
     v1 = tf.compat.v1
     with tf.Graph().as_default() as graph:
@@ -937,48 +939,81 @@ def _build_lstm_graph(B: int, T: int, D: int, H: int) -> Any:
         outputs, _ = v1.nn.static_rnn(cell, tf.unstack(x, axis=1), dtype=tf.float32)
         loss = tf.reduce_sum(tf.stack(outputs, axis=1) * upstream, name="loss")
         v1.gradients(loss, cell.variables)  # the gradient ops a training step would build
+        if split_grads:
+            _add_split_grads(graph)
     return graph
 
 
-#: ``{(B, T, D, H): MetaGraphDef bytes}``: split_grad_by_name's graphs (one per design) built
-#: in another process. The grader's TensorFlow zygote fills it with :func:`prebuild`'s result
-#: before it forks (as Chapters 4, 6 and 7 do), so each grading child, and the oracle, import
-#: the three graphs (0.1 s) instead of unrolling and differentiating them (about 1 s); empty
+def _add_split_grads(graph: Any) -> tuple[Any, ...]:
+    """Add to ``graph`` (:func:`_build_lstm_graph`'s) the gradient of its loss with respect to
+    each Split output, step after step (4 per step: i, j, f, o), in :data:`SPLIT_GRADS`."""
+    v1 = tensorflow().compat.v1
+    splits = [op for op in graph.get_operations() if op.type == "Split"]  # one per step
+    with graph.as_default():
+        grads = v1.gradients(graph.get_tensor_by_name("loss:0"),
+                             [out for op in splits for out in op.outputs])
+        for grad in grads:
+            v1.add_to_collection(SPLIT_GRADS, grad)
+    return tuple(grads)
+
+
+#: the graph collection of the oracle's gradients, one per Split output (:func:`_add_split_grads`)
+SPLIT_GRADS = "rnnbook_split_grads"
+#: ``{(B, T, D, H, split_grads): MetaGraphDef bytes}``: split_grad_by_name's graphs (one per
+#: design) built in another process, for the grading children (``split_grads`` False) and for
+#: the oracle (True: with its gradients of the Split outputs). The grader's TensorFlow zygote
+#: fills it with :func:`prebuild`'s result before it forks (as Chapters 4, 6 and 7 do), so each
+#: grading child, and the oracle, import the three graphs (0.1 s) instead of unrolling and
+#: differentiating them (about 1 s, and 0.9 s more for the oracle's gradients); empty
 #: elsewhere (a notebook builds).
-PREBUILT: dict[tuple[int, int, int, int], bytes] = {}
+PREBUILT: dict[tuple[int, int, int, int, bool], bytes] = {}
 
 
-def prebuild() -> dict[tuple[int, int, int, int], bytes]:
-    """``{(B, T, D, H): bytes}``: the graph of each of :data:`BY_NAME_DESIGNS`, serialised."""
-    keys = {(d["B"], d["T"], d["D"], d["H"]) for d in BY_NAME_DESIGNS}
+def prebuild() -> dict[tuple[int, int, int, int, bool], bytes]:
+    """``{(B, T, D, H, split_grads): bytes}``: the graphs of each of :data:`BY_NAME_DESIGNS`,
+    serialised: the children's and the oracle's."""
+    keys = {(d["B"], d["T"], d["D"], d["H"], oracle) for d in BY_NAME_DESIGNS
+            for oracle in (False, True)}
     return {key: graph_bytes(_build_lstm_graph(*key)) for key in sorted(keys)}
 
 
-@functools.cache
-def _lstm_graph(B: int, T: int, D: int, H: int) -> Any:
-    """:func:`_build_lstm_graph`'s graph with its session, built (or imported) once per shape;
-    returns ``(session, variables, x, doutputs, split_ops, loss)``."""
-    graph = _build_lstm_graph(B, T, D, H)
-    splits = [op for op in graph.get_operations() if op.type == "Split"]  # one per step
+def _handles(graph: Any) -> tuple[Any, ...]:
+    """``(session, variables, x, doutputs, split_ops, loss)`` of :func:`_build_lstm_graph`'s
+    ``graph``, in a session of its own."""
+    splits = [op for op in graph.get_operations()
+              if op.type == "Split" and not op.name.startswith("gradients")]  # one per step
     return (quick_session(graph), tuple(graph.get_collection("variables")),
             graph.get_tensor_by_name("x:0"), graph.get_tensor_by_name("doutputs:0"),
             tuple(splits), graph.get_tensor_by_name("loss:0"))
 
 
 @functools.cache
-def _split_grads(B: int, T: int, D: int, H: int) -> Any:
-    """The oracle's own: the gradient of the loss with respect to each Split output, added to
-    the graph (scope ``gradients_1``) the first time the oracle asks, so a grading child, which
-    never runs the oracle, does not build them."""
-    *_, splits, loss = _lstm_graph(B, T, D, H)
-    with loss.graph.as_default():
-        return tuple(tensorflow().compat.v1.gradients(
-            loss, [out for op in splits for out in op.outputs]))
+def _lstm_graph(B: int, T: int, D: int, H: int) -> Any:
+    """:func:`_build_lstm_graph`'s graph with its session, built (or imported) once per shape;
+    returns ``(session, variables, x, doutputs, split_ops, loss)``."""
+    return _handles(_build_lstm_graph(B, T, D, H))
 
 
-def _by_name_session(case: ByNameTrial) -> tuple[Any, dict[object, np.ndarray]]:
-    session, variables, x, upstream, _, _ = _lstm_graph(case["B"], case["T"], case["D"],
-                                                        case["H"])
+@functools.cache
+def _oracle_graph(B: int, T: int, D: int, H: int) -> Any:
+    """The oracle's: :func:`_lstm_graph`'s handles and the gradients of the loss with respect
+    to the Split outputs. The zygote's prebuilt graph with them where there is one; else
+    they are added to :func:`_lstm_graph`'s graph the first time the oracle asks, so that a
+    grading child, which never runs the oracle, does not build them."""
+    if (B, T, D, H, True) in PREBUILT:
+        graph = _build_lstm_graph(B, T, D, H, split_grads=True)
+        return *_handles(graph), tuple(graph.get_collection(SPLIT_GRADS))
+    handles = _lstm_graph(B, T, D, H)
+    return *handles, _add_split_grads(handles[-1].graph)
+
+
+def _by_name_session(case: ByNameTrial, handles: tuple[Any, ...] | None = None
+                     ) -> tuple[Any, dict[object, np.ndarray]]:
+    """The session of ``handles`` (by default :func:`_lstm_graph`'s for the case's shape) with
+    the trial's weights loaded, and the feed of its inputs and upstream gradient."""
+    if handles is None:
+        handles = _lstm_graph(case["B"], case["T"], case["D"], case["H"])
+    session, variables, x, upstream = handles[:4]
     load_weights(session, variables, {"kernel": case["kernel"], "bias": case["bias"]})
     return session, {x: case["inputs"], upstream: case["doutputs"]}
 
@@ -991,10 +1026,10 @@ def _by_name_call(fn: Callable[..., Any], case: ByNameTrial) -> Any:
 def _by_name_oracle(case: ByNameTrial) -> Grads:
     """The gradient of the loss with respect to step t's four Split outputs, taken by
     ``tf.compat.v1.gradients`` on the Split op itself (found by type, not by name)."""
-    by_step = _split_grads(case["B"], case["T"], case["D"], case["H"])
-    session, feed = _by_name_session(case)
+    handles = _oracle_graph(case["B"], case["T"], case["D"], case["H"])
+    session, feed = _by_name_session(case, handles)
     t = case["t"]
-    return tuple(session.run(list(by_step[4 * t: 4 * t + 4]), feed))
+    return tuple(session.run(list(handles[-1][4 * t: 4 * t + 4]), feed))
 
 
 def _by_name_ref(c: ByNameTrial) -> Grads:
