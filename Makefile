@@ -25,8 +25,10 @@ OPTIONS ?=
 EXERCISE ?=
 STEM ?=
 JOBS ?= auto
+# `make mutations MUTATION=<id>`: one entry of tests/mutations.toml (default: every one).
+MUTATION ?=
 
-.PHONY: help venv book test test-times test-as-user exercise-check notebooks execute grade autograder release bench feedback lint tensorboard clean
+.PHONY: help venv book test test-times test-as-user exercise-check mutations notebooks execute grade autograder release bench feedback lint tensorboard clean
 
 help:
 	@echo "make venv        create .venv and install the package into it, editable (every"
@@ -43,6 +45,8 @@ help:
 	@echo "make exercise-check EXERCISE=N.K  one exercise's tests (EXERCISE=<function name> too),"
 	@echo "                 its 200-seed sweep, nbval of"
 	@echo "                 its notebook (STEM=<stem>: every exercise of one notebook; JOBS=0: one process)"
+	@echo "make mutations   every hand mutation of tests/mutations.toml, in a scratch copy, must"
+	@echo "                 fail the tests it names (MUTATION=<id>: one; JOBS=2: two at a time)"
 	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
 	@echo "                 STEM=<stem>: only that chapter's book/ and solutions/ copies"
@@ -96,6 +100,9 @@ test-as-user: $(STAMP)
 # The values reach scripts/focus.py through the environment ("$$EXERCISE"): any text is safe.
 exercise-check: $(STAMP)
 	@$(BIN)/python scripts/focus.py check --exercise "$$EXERCISE" --stem "$$STEM" --jobs "$(JOBS)"
+
+mutations: $(STAMP)
+	@$(BIN)/python scripts/mutations.py --only "$$MUTATION" --jobs "$(JOBS)"
 
 notebooks: $(STAMP)
 	$(BIN)/python -m rnnbook.generate
