@@ -23,10 +23,12 @@ OPTIONS ?=
 # One exercise or one notebook (CONTRIBUTING.md): `make exercise-check EXERCISE=rnn_step`
 # (its function's name, or its number: EXERCISE=1.3; or STEM=01-basic-rnn-cell), `make execute STEM=01-basic-rnn-cell`; JOBS: pytest-xdist workers.
 EXERCISE ?=
+# `make notebooks FORCE=1`: overwrite notebooks/ even where it holds a learner's answers.
+FORCE ?=
 STEM ?=
 JOBS ?= auto
 
-.PHONY: help venv book test test-as-user exercise-check notebooks execute grade autograder release bench feedback lint tensorboard clean
+.PHONY: help venv book test test-as-user exercise-check notebooks workspace execute grade autograder release bench feedback lint tensorboard clean
 
 help:
 	@echo "make venv        create .venv and install the package into it, editable (every"
@@ -41,7 +43,10 @@ help:
 	@echo "make exercise-check EXERCISE=N.K  one exercise's tests (EXERCISE=<function name> too),"
 	@echo "                 its 200-seed sweep, nbval of"
 	@echo "                 its notebook (STEM=<stem>: every exercise of one notebook; JOBS=0: one process)"
-	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
+	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/; refuses"
+	@echo "                 to overwrite a learner's answers there unless FORCE=1"
+	@echo "make workspace   copy notebooks/ into my-notebooks/ (yours, git-ignored); again"
+	@echo "                 after git pull: updates it, your answers carried over"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
 	@echo "                 STEM=<stem>: only that chapter's book/ and solutions/ copies"
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
@@ -90,7 +95,11 @@ exercise-check: $(STAMP)
 	@$(BIN)/python scripts/focus.py check --exercise "$$EXERCISE" --stem "$$STEM" --jobs "$(JOBS)"
 
 notebooks: $(STAMP)
-	$(BIN)/python -m rnnbook.generate
+	$(BIN)/python -m rnnbook.generate $(if $(FORCE),--force)
+
+# A learner's own copy of the notebooks (my-notebooks/, git-ignored): made, then updated.
+workspace: $(STAMP)
+	$(BIN)/python -m rnnbook.workspace update
 
 # Without STEM, every chapter notebook; nbconvert's options are scripts/focus.py's NBCONVERT.
 execute: $(STAMP)

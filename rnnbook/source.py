@@ -19,6 +19,7 @@ a stub in their place. Cells tagged ``solution`` (worked explanations) are left 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -42,6 +43,10 @@ KINDS = ("by hand", "API")
 DEF = re.compile(r"^def (?P<name>\w+)\(", re.MULTILINE)
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 SOLUTION_TAG = "solution"
+#: the metadata of a learner's exercise cell that says what was generated: ``{"rnnbook":
+#: {GENERATED: digest of the cell's source as generated}}``; a source without that digest is a
+#: learner's work (:func:`edited`)
+GENERATED = "generated"
 
 
 class SourceError(ValueError):
@@ -121,3 +126,17 @@ def stub(source: str, number: str | None, name: str | None, where: str = "notebo
     if inside:
         raise SourceError(f"{where}: {BEGIN} is never closed by {END}")
     return "\n".join(out)
+
+
+def digest(text: str) -> str:
+    """A short digest of a cell's source (what :data:`GENERATED` holds)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def edited(cell: nbformat.NotebookNode) -> bool | None:
+    """Whether a learner's exercise cell was changed since it was generated: its source no
+    longer has the digest its metadata keeps; None for a cell that keeps no digest."""
+    kept = cell.get("metadata", {}).get("rnnbook", {})
+    if not isinstance(kept, dict) or not isinstance(kept.get(GENERATED), str):
+        return None
+    return digest(cell.source) != kept[GENERATED]
