@@ -33,7 +33,7 @@ from typing import Any
 
 import nbformat
 
-from rnnbook import source
+from rnnbook import notebook, source
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KEEP_METADATA = ("kernelspec", "rnnbook")
@@ -173,7 +173,7 @@ def learner_copy(nb: nbformat.NotebookNode, where: str = "notebook") -> nbformat
             new = nbformat.v4.new_raw_cell(text)
         new.id = cell.get("id", new.id)
         if cell.cell_type == "code" and index in headers:  # what a learner's work changes
-            new.metadata["rnnbook"] = {source.GENERATED: source.digest(text)}
+            new.metadata["rnnbook"] = {notebook.GENERATED: notebook.digest(text)}
         if tags:
             new.metadata["tags"] = list(tags)
         out.cells.append(new)
@@ -255,7 +255,7 @@ WAY_OUT = ("keep your work in your own copy: `make workspace` (python -m rnnbook
 def learner_work(target: pathlib.Path, solution: pathlib.Path) -> str | None:
     """Why the learner notebook ``target`` holds a learner's work (the first exercise cell that
     is not as generated), or None. A cell generated with a digest of its source
-    (:data:`source.GENERATED`) is the learner's when the digest no longer matches, whatever
+    (:data:`notebook.GENERATED`) is the learner's when the digest no longer matches, whatever
     the solutions were then: so a notebook generated from older solutions is regenerated. A
     cell without one (a notebook generated before digests) is the learner's when it differs
     from the one ``solution`` generates. A file that is not a notebook is kept too."""
@@ -267,7 +267,7 @@ def learner_work(target: pathlib.Path, solution: pathlib.Path) -> str | None:
     for index, cell in enumerate(nb.cells):
         first = cell.source.split("\n", 1)[0] if cell.cell_type == "code" else ""
         header, name = source.HEADER.match(first), source.DEF.search(cell.source)
-        changed = source.edited(cell) if cell.cell_type == "code" else None
+        changed = notebook.edited(cell) if cell.cell_type == "code" else None
         if changed is None and header and name:
             if wanted is None:
                 new = learner_copy(source.read(solution), str(solution))

@@ -10,7 +10,7 @@ version in ``notebooks/`` changed since it was copied (``my-notebooks/.base/`` k
 copied version) is rebuilt from the new version, and the learner's work is carried over:
 
 - each exercise's function, by the function's name (wherever the exercise moved, whatever its
-  new number), when the learner changed it (:func:`rnnbook.source.edited`);
+  new number), when the learner changed it (:func:`rnnbook.notebook.edited`);
 - the learner's own cells, after the cell of the book they followed;
 - the learner's edits of the book's other cells, where the book left that cell as it was.
 
@@ -33,7 +33,7 @@ import sys
 
 import nbformat
 
-from rnnbook import source
+from rnnbook import notebook
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 #: the book's notebooks (a clone's or the learner release's), and the learner's own copies
@@ -96,7 +96,7 @@ def carried(mine: str, new: str, base: str | None, name: str) -> str:
         if lines[:a] + lines[b:] == old_lines[:e] + old_lines[f:]:
             return "\n".join(new_lines[:c] + lines[a:b] + new_lines[d:])
     first, _, rest = mine.partition("\n")
-    if source.HEADER.match(first):
+    if notebook.HEADER.match(first):
         return new.split("\n", 1)[0] + "\n" + rest
     return mine
 
@@ -105,15 +105,15 @@ def _exercise_names(nb: nbformat.NotebookNode) -> dict[int, str]:
     """``{cell index: function name}`` of a notebook's exercise cells (a header line)."""
     found = {}
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and source.HEADER.match(cell.source.split("\n", 1)[0]):
-            name = source.DEF.search(cell.source)
+        if cell.cell_type == "code" and notebook.HEADER.match(cell.source.split("\n", 1)[0]):
+            name = notebook.DEF.search(cell.source)
             if name:
                 found[index] = name["name"]
     return found
 
 
 def _number(cell: nbformat.NotebookNode) -> str:
-    header = source.HEADER.match(cell.source.split("\n", 1)[0])
+    header = notebook.HEADER.match(cell.source.split("\n", 1)[0])
     return f" (exercise {header['number']})" if header else ""
 
 
@@ -132,13 +132,13 @@ def merge(mine: nbformat.NotebookNode, base: nbformat.NotebookNode | None,
         if cell.cell_type != "code":
             continue
         name = base_names.get(cell.get("id")) or new_names.get(cell.get("id"))
-        found = source.DEF.search(cell.source)
+        found = notebook.DEF.search(cell.source)
         if found and (name is None or found["name"] == name):
             by_name.setdefault(found["name"], cell)
     base_by_name = {n: base_cells[i] for i, n in base_names.items()}
 
     def answered(cell: nbformat.NotebookNode, book: nbformat.NotebookNode | None) -> bool:
-        changed = source.edited(cell)
+        changed = notebook.edited(cell)
         return changed if changed is not None else book is None or cell.source != book.source
 
     placed: dict[int, nbformat.NotebookNode] = {}  # id() of a learner's cell: its place in out
@@ -249,8 +249,8 @@ def _write(path: pathlib.Path, data: bytes) -> None:
 
 def _read(path: pathlib.Path) -> nbformat.NotebookNode | None:
     try:
-        return source.read(path)
-    except source.SourceError:
+        return notebook.read(path)
+    except notebook.SourceError:
         return None
 
 
@@ -286,13 +286,13 @@ def update(notebooks: pathlib.Path = NOTEBOOKS, workspace: pathlib.Path = WORKSP
         mine = _read(target)
         if mine is None:
             try:
-                source.read(target)
-            except source.SourceError as error:
+                notebook.read(target)
+            except notebook.SourceError as error:
                 errors.append(f"{error}: left as it is")
             continue
         base = _read(base_path) if base_path.exists() else None
         untouched = (base_path.exists() and mine_data == base_path.read_bytes()
-                     and not any(source.edited(c) for c in mine.cells))
+                     and not any(notebook.edited(c) for c in mine.cells))
         if untouched:
             _write(target, data)
             _write(base_path, data)

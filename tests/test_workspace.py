@@ -6,14 +6,13 @@ solutions/ (the repository's files are never changed): every chapter's text rewr
 exercise inserted in the middle of chapter 1, one renamed in chapter 2, one signature changed
 in chapter 3. The learner answers every exercise with its solution's code.
 """
-import os
 import shutil
 
 import nbformat
 import pytest
 
 from conftest import ROOT
-from rnnbook import generate, source, workspace
+from rnnbook import generate, notebook, source, workspace
 
 TODAY = "2026-12-02"
 RENAMED = ("02-lstm-gate-tensors", 1)  # (chapter, k): its k-th exercise is renamed
@@ -47,7 +46,7 @@ def _answered(book, tmp_path):
         first = None
         for index, cell in enumerate(nb.cells):
             found = source.DEF.search(cell.source) if cell.cell_type == "code" else None
-            if found and found["name"] in mine and source.edited(cell) is False:
+            if found and found["name"] in mine and notebook.edited(cell) is False:
                 cell.source = mine[found["name"]]
                 first = index if first is None else first
         nb.cells.insert(first + 1, nbformat.v4.new_code_cell("my_note = 'mine'  # my own"))
@@ -199,7 +198,7 @@ def test_make_notebooks_refuses_to_overwrite_a_learners_answer(tmp_path, capsys)
     solutions, notebooks = _book(tmp_path)
     path = notebooks / "03-c-state-m-state.ipynb"
     nb = source.read(path)
-    cell = next(c for c in nb.cells if source.edited(c) is False)
+    cell = next(c for c in nb.cells if notebook.edited(c) is False)
     cell.source = cell.source.replace("raise NotImplementedError", "return 1  #", 1)
     nbformat.write(nb, str(path))
     before = _files(tmp_path)
@@ -234,10 +233,12 @@ def test_make_notebooks_refuses_a_file_that_is_not_a_notebook(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_carried_answers_pass_their_checks_and_are_recorded(tmp_path):
+def test_carried_answers_pass_their_checks_and_are_recorded(tmp_path, monkeypatch):
     """Chapter 1's answers, carried over an update that rewrote its text, run in a kernel from
     the workspace: every check passes, and the progress record has them."""
     from nbclient import NotebookClient
+
+    from rnnbook import record
 
     where, answers = _answered(ROOT / "notebooks", tmp_path)
     solutions = tmp_path / "new" / "solutions"
@@ -246,18 +247,16 @@ def test_carried_answers_pass_their_checks_and_are_recorded(tmp_path):
     nb.cells[0].source += "\n\nRewritten."
     nbformat.write(nb, str(solutions / "01-basic-rnn-cell.ipynb"))
     newer = _generated(solutions, tmp_path / "new" / "notebooks")
-    workspace.update(newer, where, TODAY)
-    path = where / "01-basic-rnn-cell.ipynb"
-    run = source.read(path)
+    said, _ = workspace.update(newer, where, TODAY)
+    assert said[0].startswith(f"updated {where / '01-basic-rnn-cell.ipynb'}")
+    run = source.read(where / "01-basic-rnn-cell.ipynb")
     progress = tmp_path / "progress.json"
-    old = os.environ.get("RNNBOOK_PROGRESS")
-    os.environ["RNNBOOK_PROGRESS"] = str(progress)
-    try:
-        NotebookClient(run, timeout=600, resources={"metadata": {"path": str(where)}}).execute()
-    finally:
-        os.environ.pop("RNNBOOK_PROGRESS") if old is None else None
+    monkeypatch.setenv("RNNBOOK_PROGRESS", str(progress))
+    NotebookClient(run, timeout=600, resources={"metadata": {"path": str(where)}}).execute()
     outputs = "\n".join(o.get("text", "") for c in run.cells if c.cell_type == "code"
                         for o in c.outputs)
     assert outputs.count("✓") == len(answers["01-basic-rnn-cell"]), outputs[-3000:]
     assert "✗" not in outputs
-    assert "6 of" in outputs or str(len(answers["01-basic-rnn-cell"])) in progress.read_text()
+    passed = record.load(progress)["01-basic-rnn-cell"]
+    assert sorted(r["name"] for r in passed.values() if record.latest(r)) == sorted(
+        answers["01-basic-rnn-cell"])
