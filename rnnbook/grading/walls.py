@@ -373,7 +373,7 @@ SYSTEM_HIDDEN = ("/usr/src", "/usr/local/src", "/usr/share/doc")
 #: what the learner release leaves out of rnnbook/ (the instructor's folder, and the tools that
 #: read solutions/), and the modules that solve exercises (the release and every child get the
 #: stub in their place)
-INSTRUCTOR = ("grading", "generate.py")
+INSTRUCTOR = ("grading", "generate.py", "source.py")
 STUBBED = ("reference.py", "backward.py")
 
 
