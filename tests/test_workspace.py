@@ -260,3 +260,15 @@ def test_carried_answers_pass_their_checks_and_are_recorded(tmp_path, monkeypatc
     passed = record.load(progress)["01-basic-rnn-cell"]
     assert sorted(r["name"] for r in passed.values() if record.latest(r)) == sorted(
         answers["01-basic-rnn-cell"])
+
+
+def test_the_progress_record_follows_an_exercise_renumbered_by_an_update(tmp_path):
+    """Exercise 1.3 `rnn_step` passed; an update inserts an exercise before it, so it is 1.4
+    and the new one is 1.3: the table says 1.4 is done and 1.3 is not."""
+    from rnnbook import record
+
+    where = tmp_path / "progress.json"
+    assert record.record("01-x", "1.3", "rnn_step", where)
+    names = {"01-x": {"1.3": "brand_new", "1.4": "rnn_step"}}
+    rows = record.table([("01-x", ["1.3", "1.4"])], where, names=names)
+    assert rows == [("01-x", 1, 2, ["1.3"], 1)]
