@@ -108,11 +108,13 @@ def record(stem: str, number: str, name: str, where: str | os.PathLike[str] | No
 
 
 def by_name(mine: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
-    """A chapter's records (``{number: entry}``) under the numbers its exercises have now
-    (``names``: ``{number: function name}``): an exercise keeps its record when an update of
-    the book renumbers it (one inserted before it), and a new exercise under an old number
-    does not take another's. An exercise is known by its function's name."""
-    named = {entry.get("name"): entry for entry in mine.values() if isinstance(entry, dict)}
+    """A chapter's records (``{number: entry}``) under the numbers its exercises have
+    now (``names``: ``{number: function name}``): an exercise keeps its record when an
+    update of the book renumbers it (one inserted before it), and a new exercise under
+    an old number does not take another's. An exercise is known by its function's
+    name."""
+    named = {entry.get("name"): entry for entry in mine.values()
+             if isinstance(entry, dict)}
     return {number: named[name] for number, name in names.items() if name in named}
 
 

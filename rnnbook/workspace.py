@@ -1,25 +1,29 @@
-"""A learner's own copy of the exercise notebooks, which no update of the book overwrites.
+"""A learner's own copy of the exercise notebooks, which no update of the book
+overwrites.
 
-    python -m rnnbook.workspace init     # (make workspace) notebooks/ -> my-notebooks/
-    python -m rnnbook.workspace update   # after `git pull`: bring my-notebooks/ up to date
+    python -m rnnbook.workspace init    # (make workspace) notebooks/ -> my-notebooks/
+    python -m rnnbook.workspace update  # after `git pull`: my-notebooks/ up to date
 
-Both do the same, safely, as often as wanted. ``my-notebooks/`` (git ignores it) sits beside
-``notebooks/`` (in a clone of the book or in the learner release), so its notebooks' links
-into the book work as theirs do. A notebook that is not there yet is copied. One whose
-version in ``notebooks/`` changed since it was copied (``my-notebooks/.base/`` keeps the
-copied version) is rebuilt from the new version, and the learner's work is carried over:
+Both do the same, safely, as often as wanted. ``my-notebooks/`` (git ignores it) sits
+beside ``notebooks/`` (in a clone of the book or in the learner release), so its
+notebooks' links into the book work as theirs do. A notebook that is not there yet is
+copied. One whose version in ``notebooks/`` changed since it was copied
+(``my-notebooks/.base/`` keeps the copied version) is rebuilt from the new version, and
+the learner's work is carried over:
 
-- each exercise's function, by the function's name (wherever the exercise moved, whatever its
-  new number), when the learner changed it (:func:`rnnbook.notebook.edited`);
+- each exercise's function, by the function's name (wherever the exercise moved,
+  whatever its new number), when the learner changed it
+  (:func:`rnnbook.notebook.edited`);
 - the learner's own cells, after the cell of the book they followed;
-- the learner's edits of the book's other cells, where the book left that cell as it was.
+- the learner's edits of the book's other cells, where the book left that cell as it
+  was.
 
-What cannot be carried (an exercise renamed or removed, a signature changed, a cell both the
-learner and the book changed) is kept as text at the end of the notebook, under a heading
-that says so, and listed on the terminal. The notebook as it was is first copied to
-``my-notebooks/backups/<stem>.<date>.ipynb`` (never over an earlier backup). A notebook the
-learner never touched is replaced. A second run writes nothing and says so; a notebook that
-cannot be read gets a one-line error and is left as it is.
+What cannot be carried (an exercise renamed or removed, a signature changed, a cell both
+the learner and the book changed) is kept as text at the end of the notebook, under a
+heading that says so, and listed on the terminal. The notebook as it was is first copied
+to ``my-notebooks/backups/<stem>.<date>.ipynb`` (never over an earlier backup). A
+notebook the learner never touched is replaced. A second run writes nothing and says so;
+a notebook that cannot be read gets a one-line error and is left as it is.
 """
 from __future__ import annotations
 
@@ -36,9 +40,9 @@ import nbformat
 from rnnbook import notebook
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-#: the book's notebooks (a clone's or the learner release's), and the learner's own copies
+#: the book's notebooks (a clone's or the learner release's), and the learner's copies
 NOTEBOOKS, WORKSPACE = ROOT / "notebooks", ROOT / "my-notebooks"
-#: inside the workspace: the book's notebooks as last copied, and the learner's old versions
+#: in the workspace: the book's notebooks as last copied, the learner's old versions
 BASE, BACKUPS = ".base", "backups"
 KEPT_TITLE = "## Kept by the update"
 
@@ -62,7 +66,7 @@ class Merged:
 
 
 def _function(code: str, name: str) -> ast.FunctionDef | None:
-    """The top-level ``def name`` of ``code``; None if there is none or it does not parse."""
+    """The top-level ``def name`` of ``code``; None if there is none or no parse."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -77,7 +81,8 @@ def _signature(code: str, name: str) -> str | None:
 
 
 def _without(code: str, name: str) -> tuple[list[str], int, int] | None:
-    """``code``'s lines and the span (start, end) of its ``def name``, decorators included."""
+    """``code``'s lines and the span (start, end) of its ``def name`` (decorators
+    included)."""
     found = _function(code, name)
     if found is None or found.end_lineno is None:
         return None
@@ -86,9 +91,10 @@ def _without(code: str, name: str) -> tuple[list[str], int, int] | None:
 
 
 def carried(mine: str, new: str, base: str | None, name: str) -> str:
-    """The new exercise cell ``new`` with the learner's ``def name`` of ``mine`` in place of its
-    own. When the learner changed the cell outside the function too (a helper of their own), or
-    it does not parse, the learner's whole cell, under the new cell's header line."""
+    """The new exercise cell ``new`` with the learner's ``def name`` of ``mine`` in
+    place of its own. When the learner changed the cell outside the function too (a
+    helper of their own), or it does not parse, the learner's whole cell, under the new
+    cell's header line."""
     ours, theirs = _without(mine, name), _without(new, name)
     before = _without(base, name) if base is not None else theirs
     if ours and theirs and before:
@@ -102,13 +108,12 @@ def carried(mine: str, new: str, base: str | None, name: str) -> str:
 
 
 def _exercise_names(nb: nbformat.NotebookNode) -> dict[int, str]:
-    """``{cell index: function name}`` of a notebook's exercise cells (a header line)."""
+    """``{cell index: function name}`` of a notebook's exercise cells (a header)."""
     found = {}
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and notebook.HEADER.match(cell.source.split("\n", 1)[0]):
-            name = notebook.DEF.search(cell.source)
-            if name:
-                found[index] = name["name"]
+        name = notebook.DEF.search(cell.source) if _number(cell) else None
+        if cell.cell_type == "code" and name:
+            found[index] = name["name"]
     return found
 
 
@@ -119,15 +124,15 @@ def _number(cell: nbformat.NotebookNode) -> str:
 
 def merge(mine: nbformat.NotebookNode, base: nbformat.NotebookNode | None,
           new: nbformat.NotebookNode, today: str) -> Merged:
-    """``new`` with the learner's work of ``mine`` carried over (the module's docstring says
-    how); ``base`` is the version ``mine`` was copied from (None: not known). No argument is
-    changed."""
+    """``new`` with the learner's work of ``mine`` carried over (the module's docstring
+    says how); ``base`` is the version ``mine`` was copied from (None: not known). No
+    argument is changed."""
     out = copy.deepcopy(new)
     base_cells = {c.get("id"): c for c in base.cells} if base is not None else {}
-    base_names = {base.cells[i].get("id"): n for i, n in _exercise_names(base).items()} \
-        if base is not None else {}
+    base_names = {} if base is None else {
+        base.cells[i].get("id"): n for i, n in _exercise_names(base).items()}
     new_names = {out.cells[i].get("id"): n for i, n in _exercise_names(out).items()}
-    by_name: dict[str, nbformat.NotebookNode] = {}  # the learner's cell of each exercise
+    by_name: dict[str, nbformat.NotebookNode] = {}  # the learner's cell of each one
     for cell in mine.cells:
         if cell.cell_type != "code":
             continue
@@ -137,11 +142,14 @@ def merge(mine: nbformat.NotebookNode, base: nbformat.NotebookNode | None,
             by_name.setdefault(found["name"], cell)
     base_by_name = {n: base_cells[i] for i, n in base_names.items()}
 
-    def answered(cell: nbformat.NotebookNode, book: nbformat.NotebookNode | None) -> bool:
+    def answered(cell: nbformat.NotebookNode,
+                 book: nbformat.NotebookNode | None) -> bool:
         changed = notebook.edited(cell)
-        return changed if changed is not None else book is None or cell.source != book.source
+        if changed is not None:
+            return changed
+        return book is None or cell.source != book.source
 
-    placed: dict[int, nbformat.NotebookNode] = {}  # id() of a learner's cell: its place in out
+    placed: dict[int, nbformat.NotebookNode] = {}  # id() of the learner's: its place
     kept: list[Kept] = []
     done: list[str] = []
     mine_ids = {c.get("id"): c for c in mine.cells}
@@ -157,7 +165,7 @@ def merge(mine: nbformat.NotebookNode, base: nbformat.NotebookNode | None,
                 continue
             was, now = _signature(ours.source, name), _signature(cell.source, name)
             if was is not None and now is not None and was != now:
-                kept.append(Kept(f"`{name}`{_number(ours)}", f"its signature changed: "
+                kept.append(Kept(f"`{name}`{_number(ours)}", "its signature changed: "
                                  f"({was}) is now ({now})", ours))
                 continue
             cell.source = carried(ours.source, cell.source,
@@ -176,8 +184,8 @@ def merge(mine: nbformat.NotebookNode, base: nbformat.NotebookNode | None,
         if cell.source == book.source:
             cell.source = ours.source
         else:
-            kept.append(Kept(f"your edit of a {ours.cell_type} cell", "the book changed "
-                             "this cell too (its new text is in place)", ours))
+            kept.append(Kept(f"your edit of a {ours.cell_type} cell", "the book "
+                             "changed this cell too (its new text is in place)", ours))
     mine_names = {id(c): n for n, c in by_name.items()}
     leftover: list[tuple[nbformat.NotebookNode | None, nbformat.NotebookNode]] = []
     anchor: nbformat.NotebookNode | None = None
@@ -214,13 +222,14 @@ def _fenced(text: str, language: str) -> str:
 
 
 def _kept_cells(kept: list[Kept], today: str) -> list[nbformat.NotebookNode]:
-    """A heading, then each kept cell as text (never run: an old function of the same name
-    must not replace the exercise's when the notebook runs, nor in the grader)."""
+    """A heading, then each kept cell as text (never run: an old function of the same
+    name must not replace the exercise's when the notebook runs, nor in the grader)."""
     cells = [nbformat.v4.new_markdown_cell(
-        f"{KEPT_TITLE} of {today}\n\nThe book changed where these cells of yours were, so "
-        "`python -m rnnbook.workspace update` could not put them back in place. They are "
-        "kept here as text, never run: copy what you need into the exercises above, then "
-        f"delete this part. The whole notebook as it was is in `{BACKUPS}/`.")]
+        f"{KEPT_TITLE} of {today}\n\nThe book changed where these cells of yours were, "
+        "so `python -m rnnbook.workspace update` could not put them back in place. "
+        "They are kept here as text, never run: copy what you need into the exercises "
+        "above, then delete this part. The whole notebook as it was is in "
+        f"`{BACKUPS}/`.")]
     for item in kept:
         language = "python" if item.cell.cell_type == "code" else item.cell.cell_type
         cells.append(nbformat.v4.new_markdown_cell(
@@ -229,7 +238,7 @@ def _kept_cells(kept: list[Kept], today: str) -> list[nbformat.NotebookNode]:
 
 
 def backup(path: pathlib.Path, today: str) -> pathlib.Path:
-    """Copy ``path`` into the workspace's backups, dated, never over an earlier backup."""
+    """Copy ``path`` into the workspace's backups, dated, never over an earlier one."""
     folder = path.parent / BACKUPS
     folder.mkdir(exist_ok=True)
     target, n = folder / f"{path.stem}.{today}{path.suffix}", 1
@@ -241,23 +250,16 @@ def backup(path: pathlib.Path, today: str) -> pathlib.Path:
 
 
 def _write(path: pathlib.Path, data: bytes) -> None:
-    """Write ``data`` through a temporary file, so an interrupted write leaves the old file."""
+    """Write ``data`` through a temporary file: an interrupted write leaves the old."""
     part = path.with_name(f".{path.name}.part")
     part.write_bytes(data)
     part.replace(path)
 
 
-def _read(path: pathlib.Path) -> nbformat.NotebookNode | None:
-    try:
-        return notebook.read(path)
-    except notebook.SourceError:
-        return None
-
-
 def update(notebooks: pathlib.Path = NOTEBOOKS, workspace: pathlib.Path = WORKSPACE,
            today: str | None = None) -> tuple[list[str], list[str]]:
-    """Bring ``workspace`` up to date with ``notebooks``; returns (what was done, errors), one
-    line each."""
+    """Bring ``workspace`` up to date with ``notebooks``; returns (what was done,
+    errors), one line each."""
     today = today or datetime.date.today().isoformat()
     sources = sorted(notebooks.glob("*.ipynb"))
     if not sources:
@@ -268,9 +270,10 @@ def update(notebooks: pathlib.Path = NOTEBOOKS, workspace: pathlib.Path = WORKSP
     for path in sources:
         data = path.read_bytes()
         target, base_path = workspace / path.name, workspace / BASE / path.name
-        new = _read(path)
-        if new is None:
-            errors.append(f"{path}: not a valid notebook: left out")
+        try:
+            new = notebook.read(path)
+        except notebook.SourceError as error:
+            errors.append(f"{error}: left out")
             continue
         if not target.exists():
             _write(target, data)
@@ -278,19 +281,20 @@ def update(notebooks: pathlib.Path = NOTEBOOKS, workspace: pathlib.Path = WORKSP
             said.append(f"added {target}")
             continue
         if base_path.exists() and base_path.read_bytes() == data:
-            continue  # the book's notebook is as it was copied: the learner's is up to date
+            continue  # the book's is as it was copied: the learner's is up to date
         mine_data = target.read_bytes()
-        if mine_data == data:  # the same as the book's: only what it was copied from is new
+        if mine_data == data:  # the book's as it is: only its base is new
             _write(base_path, data)
             continue
-        mine = _read(target)
-        if mine is None:
-            try:
-                notebook.read(target)
-            except notebook.SourceError as error:
-                errors.append(f"{error}: left as it is")
+        try:
+            mine = notebook.read(target)
+        except notebook.SourceError as error:
+            errors.append(f"{error}: left as it is")
             continue
-        base = _read(base_path) if base_path.exists() else None
+        try:
+            base = notebook.read(base_path) if base_path.exists() else None
+        except notebook.SourceError:
+            base = None  # ours, damaged: updated as if it were not known
         untouched = (base_path.exists() and mine_data == base_path.read_bytes()
                      and not any(notebook.edited(c) for c in mine.cells))
         if untouched:
@@ -306,8 +310,8 @@ def update(notebooks: pathlib.Path = NOTEBOOKS, workspace: pathlib.Path = WORKSP
         said.append(f"updated {target}: your answers carried over: {names}; "
                     f"the old notebook is {saved}")
         for item in merged.kept:
-            said.append(f"  not carried, kept at the end of {target.name}: {item.title}: "
-                        f"{item.why}")
+            said.append(f"  not carried, kept at the end of {target.name}: "
+                        f"{item.title}: {item.why}")
     return said, errors
 
 
@@ -315,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rnnbook.workspace",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("what", choices=("init", "update"),
-                        help="init: make your copy; update: after git pull (both do the same)")
+                        help="init: make your copy; update: after git pull (the same)")
     parser.add_argument("--notebooks", type=pathlib.Path, default=NOTEBOOKS,
                         help=f"the book's notebooks (default {NOTEBOOKS})")
     parser.add_argument("--workspace", type=pathlib.Path, default=WORKSPACE,
@@ -327,9 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     for line in errors:
         print(f"workspace: error: {line}", file=sys.stderr)
     if not said and not errors:
-        print(f"nothing to update: {args.workspace} is up to date with {args.notebooks}")
+        print(f"nothing to update: {args.workspace} is up to date with "
+              f"{args.notebooks}")
     if said or not errors:
-        print(f"open your notebooks in {args.workspace} (jupyter lab {args.workspace.name}/)")
+        print(f"open your notebooks in {args.workspace} "
+              f"(jupyter lab {args.workspace.name}/)")
     return 1 if errors else 0
 
 

@@ -2,9 +2,9 @@
 notebooks` never overwrites a learner's answers in notebooks/.
 
 The "newer version" of the book is built in a temporary folder from edited copies of
-solutions/ (the repository's files are never changed): every chapter's text rewritten, an
-exercise inserted in the middle of chapter 1, one renamed in chapter 2, one signature changed
-in chapter 3. The learner answers every exercise with its solution's code.
+solutions/ (the repository's files are never changed): every chapter's text rewritten,
+an exercise inserted in the middle of chapter 1, one renamed in chapter 2, one signature
+changed in chapter 3. The learner answers every exercise with its solution's code.
 """
 import shutil
 
@@ -31,8 +31,8 @@ def _generated(solutions, out):
 
 
 def _answered(book, tmp_path):
-    """The book's notebooks copied to a workspace, every exercise answered, and one cell of
-    the learner's own after each chapter's first exercise; returns the workspace and
+    """The book's notebooks copied to a workspace, every exercise answered, and one cell
+    of the learner's own after each chapter's first exercise; returns the workspace and
     ``{chapter: {name: answer}}``."""
     where = tmp_path / "my-notebooks"
     said, errors = workspace.update(book, where, TODAY)
@@ -49,7 +49,8 @@ def _answered(book, tmp_path):
             if found and found["name"] in mine and notebook.edited(cell) is False:
                 cell.source = mine[found["name"]]
                 first = index if first is None else first
-        nb.cells.insert(first + 1, nbformat.v4.new_code_cell("my_note = 'mine'  # my own"))
+        own = nbformat.v4.new_code_cell("my_note = 'mine'  # my own")
+        nb.cells.insert(first + 1, own)
         nbformat.write(nb, str(path))
         answers[path.stem] = mine
     return where, answers
@@ -68,18 +69,19 @@ def _newer(tmp_path):
             middle = cells[len(cells) // 2].cell
             new = nbformat.v4.new_code_cell(
                 "# Exercise 1.99 (1 point, by hand)\ndef brand_new(x):\n"
-                '    """New."""\n    # BEGIN SOLUTION\n    return x\n    # END SOLUTION\n')
+                '    """New."""\n    # BEGIN SOLUTION\n    return x\n'
+                "    # END SOLUTION\n")
             nb.cells.insert(middle, new)
         if path.stem == RENAMED[0]:
             ex = cells[RENAMED[1]]
             renamed = ex.name
             cell = nb.cells[ex.cell]
-            cell.source = cell.source.replace(f"def {ex.name}(", f"def {ex.name}_v2(", 1)
+            cell.source = cell.source.replace(f"def {ex.name}(", f"def {ex.name}_v2(")
         if path.stem == RESIGNED[0]:
             ex = cells[RESIGNED[1]]
             resigned = ex.name
             cell = nb.cells[ex.cell]
-            cell.source = cell.source.replace(f"def {ex.name}(", f"def {ex.name}(extra, ", 1)
+            cell.source = cell.source.replace(f"def {ex.name}(", f"def {ex.name}(z, ")
         nbformat.write(nb, str(path))
     out = _generated(solutions, tmp_path / "new" / "notebooks")
     return out, renamed, resigned
@@ -119,7 +121,8 @@ def test_a_learners_answers_in_every_chapter_survive_an_update(tmp_path):
         if stem == "01-basic-rnn-cell":  # the inserted exercise is there, as a stub
             stub = next(c.source for c in nb.cells if "def brand_new(" in c.source)
             assert 'raise NotImplementedError("Exercise 1.4: write brand_new")' in stub
-            assert stub == next(c.source for c in new.cells if "def brand_new(" in c.source)
+            assert stub == next(c.source for c in new.cells
+                                if "def brand_new(" in c.source)
     assert any("the exercise was renamed or removed" in s for s in said)
     assert any("its signature changed" in s for s in said)
 
@@ -127,11 +130,12 @@ def test_a_learners_answers_in_every_chapter_survive_an_update(tmp_path):
 def test_an_update_run_twice_writes_nothing_the_second_time(tmp_path, capsys):
     where, _ = _answered(ROOT / "notebooks", tmp_path)
     newer, *_ = _newer(tmp_path)
-    assert workspace.main(["update", "--notebooks", str(newer), "--workspace", str(where)]) == 0
+    argv = ["update", "--notebooks", str(newer), "--workspace", str(where)]
+    assert workspace.main(argv) == 0
     after = _files(where)
     times = {p: p.stat().st_mtime_ns for p in after}
     capsys.readouterr()
-    assert workspace.main(["update", "--notebooks", str(newer), "--workspace", str(where)]) == 0
+    assert workspace.main(argv) == 0
     assert "nothing to update" in capsys.readouterr().out
     assert _files(where) == after
     assert {p: p.stat().st_mtime_ns for p in after} == times
@@ -167,7 +171,8 @@ def test_a_corrupt_notebook_in_the_workspace_gets_one_line_and_is_left_untouched
     broken = where / "02-lstm-gate-tensors.ipynb"
     broken.write_text('{"cells": [')
     newer, *_ = _newer(tmp_path)
-    code = workspace.main(["update", "--notebooks", str(newer), "--workspace", str(where)])
+    code = workspace.main(["update", "--notebooks", str(newer),
+                           "--workspace", str(where)])
     err = capsys.readouterr().err
     assert code == 1
     assert err.count("\n") == 1 and str(broken) in err and "not a valid notebook" in err
@@ -213,7 +218,7 @@ def test_make_notebooks_refuses_to_overwrite_a_learners_answer(tmp_path, capsys)
 
 
 def test_make_notebooks_regenerates_notebooks_made_from_older_solutions(tmp_path):
-    """The maintainers' case: solutions changed, notebooks/ still as generated before."""
+    """The maintainers' case: solutions changed, notebooks/ as generated before."""
     solutions, notebooks = _book(tmp_path)
     path = solutions / "01-basic-rnn-cell.ipynb"
     nb = source.read(path)
@@ -234,8 +239,8 @@ def test_make_notebooks_refuses_a_file_that_is_not_a_notebook(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_carried_answers_pass_their_checks_and_are_recorded(tmp_path, monkeypatch):
-    """Chapter 1's answers, carried over an update that rewrote its text, run in a kernel from
-    the workspace: every check passes, and the progress record has them."""
+    """Chapter 1's answers, carried over an update that rewrote its text, run in a
+    kernel from the workspace: every check passes, and the progress record has them."""
     from nbclient import NotebookClient
 
     from rnnbook import record
@@ -252,7 +257,8 @@ def test_carried_answers_pass_their_checks_and_are_recorded(tmp_path, monkeypatc
     run = source.read(where / "01-basic-rnn-cell.ipynb")
     progress = tmp_path / "progress.json"
     monkeypatch.setenv("RNNBOOK_PROGRESS", str(progress))
-    NotebookClient(run, timeout=600, resources={"metadata": {"path": str(where)}}).execute()
+    resources = {"metadata": {"path": str(where)}}
+    NotebookClient(run, timeout=600, resources=resources).execute()
     outputs = "\n".join(o.get("text", "") for c in run.cells if c.cell_type == "code"
                         for o in c.outputs)
     assert outputs.count("✓") == len(answers["01-basic-rnn-cell"]), outputs[-3000:]
@@ -263,8 +269,8 @@ def test_carried_answers_pass_their_checks_and_are_recorded(tmp_path, monkeypatc
 
 
 def test_the_progress_record_follows_an_exercise_renumbered_by_an_update(tmp_path):
-    """Exercise 1.3 `rnn_step` passed; an update inserts an exercise before it, so it is 1.4
-    and the new one is 1.3: the table says 1.4 is done and 1.3 is not."""
+    """Exercise 1.3 `rnn_step` passed; an update inserts an exercise before it, so it is
+    1.4 and the new one is 1.3: the table says 1.4 is done and 1.3 is not."""
     from rnnbook import record
 
     where = tmp_path / "progress.json"

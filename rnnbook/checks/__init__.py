@@ -42,9 +42,10 @@ def exercises() -> list[tuple[str, list[str]]]:
 
 
 def names() -> dict[str, dict[str, str]]:
-    """``{stem: {exercise number: function name}}``, every chapter: the progress table follows
-    an exercise by its name when an update of the book renumbers it."""
-    return {stem: {ex.number: ex.name for ex in load(stem).exercises} for stem in CHAPTERS}
+    """``{stem: {exercise number: function name}}``, every chapter: the progress table
+    follows an exercise by its name when an update of the book renumbers it."""
+    return {stem: {ex.number: ex.name for ex in load(stem).exercises}
+            for stem in CHAPTERS}
 
 
 def progress(where: str | os.PathLike[str] | None = None) -> None:
