@@ -80,27 +80,47 @@ def _signature(code: str, name: str) -> str | None:
     return None if found is None else ast.unparse(found.args)
 
 
-def _without(code: str, name: str) -> tuple[list[str], int, int] | None:
-    """``code``'s lines and the span (start, end) of its ``def name`` (decorators
-    included)."""
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """Where a cell's ``def name`` is: its lines ``[start, end)``, decorators included;
+    its head (the ``def`` line and the docstring) ends before line ``body``."""
+
+    lines: list[str]
+    start: int
+    body: int
+    end: int
+
+    def outside(self) -> list[str]:
+        return self.lines[:self.start] + self.lines[self.end:]
+
+    def head(self) -> list[str]:
+        return self.lines[self.start:self.body]
+
+
+def _span(code: str, name: str) -> Span | None:
     found = _function(code, name)
     if found is None or found.end_lineno is None:
         return None
     start = min([found.lineno] + [d.lineno for d in found.decorator_list]) - 1
-    return code.split("\n"), start, found.end_lineno
+    first = found.body[0]
+    documented = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+        and isinstance(first.value.value, str)
+    body = first.end_lineno if documented and first.end_lineno else first.lineno - 1
+    return Span(code.split("\n"), start, body, found.end_lineno)
 
 
 def carried(mine: str, new: str, base: str | None, name: str) -> str:
     """The new exercise cell ``new`` with the learner's ``def name`` of ``mine`` in
-    place of its own. When the learner changed the cell outside the function too (a
-    helper of their own), or it does not parse, the learner's whole cell, under the new
-    cell's header line."""
-    ours, theirs = _without(mine, name), _without(new, name)
-    before = _without(base, name) if base is not None else theirs
-    if ours and theirs and before:
-        (lines, a, b), (new_lines, c, d), (old_lines, e, f) = ours, theirs, before
-        if lines[:a] + lines[b:] == old_lines[:e] + old_lines[f:]:
-            return "\n".join(new_lines[:c] + lines[a:b] + new_lines[d:])
+    place of its own; with the new docstring where the learner kept the old one. When
+    the learner changed the cell outside the function too (a helper of their own), or it
+    does not parse, the learner's whole cell, under the new cell's header line."""
+    ours, theirs = _span(mine, name), _span(new, name)
+    before = _span(base, name) if base is not None else theirs
+    if ours and theirs and before and ours.outside() == before.outside():
+        head = theirs.head() if ours.head() == before.head() else ours.head()
+        function = head + ours.lines[ours.body:ours.end]
+        return "\n".join(theirs.lines[:theirs.start] + function
+                         + theirs.lines[theirs.end:])
     first, _, rest = mine.partition("\n")
     if notebook.HEADER.match(first):
         return new.split("\n", 1)[0] + "\n" + rest

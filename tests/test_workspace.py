@@ -65,7 +65,9 @@ def _newer(tmp_path):
         nb = source.read(path)
         nb.cells[0].source += "\n\nThis text was rewritten in the newer version."
         cells = source.exercises(nb, str(path))
-        if path.stem == "01-basic-rnn-cell":  # a new exercise in the middle
+        if path.stem == "01-basic-rnn-cell":  # a new docstring, a new exercise
+            cell = nb.cells[cells[0].cell]
+            cell.source = cell.source.replace('"""', '"""Newer. ', 1)
             middle = cells[len(cells) // 2].cell
             new = nbformat.v4.new_code_cell(
                 "# Exercise 1.99 (1 point, by hand)\ndef brand_new(x):\n"
@@ -107,7 +109,7 @@ def test_a_learners_answers_in_every_chapter_survive_an_update(tmp_path):
         kept = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown"
                          and c.source.startswith("### "))
         for name, answer in mine.items():
-            body = answer.split(f"def {name}(", 1)[1]
+            body = answer.split(f"def {name}(", 1)[1].split('"""')[-1]  # docstring's end
             if name in (renamed, resigned):  # kept as text at the end, and listed
                 assert body in kept and not any(body in c for c in code), name
                 assert any(name in s and "not carried" in s for s in said), said
@@ -118,7 +120,11 @@ def test_a_learners_answers_in_every_chapter_survive_an_update(tmp_path):
         assert source.DEF.search(nb.cells[ours - 1].source)["name"] == next(iter(mine))
         backup = where / "backups" / f"{stem}.{TODAY}.ipynb"
         assert backup.read_bytes() == before[path]  # the old notebook, byte for byte
-        if stem == "01-basic-rnn-cell":  # the inserted exercise is there, as a stub
+        if stem == "01-basic-rnn-cell":  # the new docstring above the learner's code
+            first = next(iter(mine))
+            cell = next(c for c in code if f"def {first}(" in c)
+            assert '"""Newer. ' in cell and mine[first].split('"""')[-1] in cell
+            # the inserted exercise is there, as a stub
             stub = next(c.source for c in nb.cells if "def brand_new(" in c.source)
             assert 'raise NotImplementedError("Exercise 1.4: write brand_new")' in stub
             assert stub == next(c.source for c in new.cells
