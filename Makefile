@@ -28,7 +28,7 @@ FORCE ?=
 STEM ?=
 JOBS ?= auto
 
-.PHONY: help venv book test test-as-user exercise-check notebooks workspace execute grade autograder release bench feedback lint tensorboard clean
+.PHONY: help venv book test test-times test-as-user exercise-check notebooks workspace execute grade autograder release bench feedback lint tensorboard clean
 
 help:
 	@echo "make venv        create .venv and install the package into it, editable (every"
@@ -39,6 +39,8 @@ help:
 	@echo "                 EDITION=course REPOSITORY=<the course's>: no solutions, no page"
 	@echo "                 for instructors, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
+	@echo "make test-times  the suite as make test does, then each file's time, the 30 slowest"
+	@echo "                 tests and the coverage of rnnbook/ (_build/test-times/summary.md)"
 	@echo "make test-as-user as root: the hostile corpus again as a user who is not root (CI)"
 	@echo "make exercise-check EXERCISE=N.K  one exercise's tests (EXERCISE=<function name> too),"
 	@echo "                 its 200-seed sweep, nbval of"
@@ -86,6 +88,12 @@ endif
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+test-times: $(STAMP)
+	mkdir -p _build/test-times
+	$(BIN)/python -m pytest --junitxml=_build/test-times/junit.xml --cov=rnnbook \
+		--cov-branch --cov-report=json:_build/test-times/coverage.json --cov-report=; \
+		status=$$?; $(BIN)/python scripts/test_times.py && exit $$status
 
 test-as-user: $(STAMP)
 	bash .ci/as-user
