@@ -23,12 +23,14 @@ OPTIONS ?=
 # One exercise or one notebook (CONTRIBUTING.md): `make exercise-check EXERCISE=rnn_step`
 # (its function's name, or its number: EXERCISE=1.3; or STEM=01-basic-rnn-cell), `make execute STEM=01-basic-rnn-cell`; JOBS: pytest-xdist workers.
 EXERCISE ?=
+# `make notebooks FORCE=1`: overwrite notebooks/ even where it holds a learner's answers.
+FORCE ?=
 STEM ?=
 JOBS ?= auto
 # `make mutations MUTATION=<id>`: one entry of tests/mutations.toml (default: every one).
 MUTATION ?=
 
-.PHONY: help venv book test test-times test-as-user exercise-check mutations notebooks execute grade autograder release bench feedback lint tensorboard clean
+.PHONY: help venv book test test-times test-as-user exercise-check mutations notebooks workspace execute grade autograder release bench feedback lint tensorboard clean
 
 help:
 	@echo "make venv        create .venv and install the package into it, editable (every"
@@ -47,7 +49,10 @@ help:
 	@echo "                 its notebook (STEM=<stem>: every exercise of one notebook; JOBS=0: one process)"
 	@echo "make mutations   every hand mutation of tests/mutations.toml, in a scratch copy, must"
 	@echo "                 fail the tests it names (MUTATION=<id>: one; JOBS=2: two at a time)"
-	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/"
+	@echo "make notebooks   regenerate notebooks/ (learner copies) from solutions/; refuses"
+	@echo "                 to overwrite a learner's answers there unless FORCE=1"
+	@echo "make workspace   copy notebooks/ into my-notebooks/ (yours, git-ignored); again"
+	@echo "                 after git pull: updates it, your answers carried over"
 	@echo "make execute     re-run book/ and solutions/ notebooks and store their outputs"
 	@echo "                 STEM=<stem>: only that chapter's book/ and solutions/ copies"
 	@echo "make grade       grade SUBMISSIONS=<notebook or folder> into OUT=$(OUT)"
@@ -105,7 +110,11 @@ mutations: $(STAMP)
 	@$(BIN)/python scripts/mutations.py --only "$$MUTATION" --jobs "$(JOBS)"
 
 notebooks: $(STAMP)
-	$(BIN)/python -m rnnbook.generate
+	$(BIN)/python -m rnnbook.generate $(if $(FORCE),--force)
+
+# A learner's own copy of the notebooks (my-notebooks/, git-ignored): made, then updated.
+workspace: $(STAMP)
+	$(BIN)/python -m rnnbook.workspace update
 
 # Without STEM, every chapter notebook; nbconvert's options are scripts/focus.py's NBCONVERT.
 execute: $(STAMP)

@@ -18,8 +18,10 @@ Modules, one job each:
 - :mod:`rnnbook.tasks`        Chapter 4's small training tasks
 - :mod:`rnnbook.padded`       Chapter 7's runs of the real APIs on one padded batch
 - :mod:`rnnbook.graphs`       writing TF graphs for TensorBoard, reading them back, serving them
+- :mod:`rnnbook.notebook`     reads a notebook's exercise cells (headers, functions, changed?)
 - :mod:`rnnbook.source`       reads the one source: exercise headers, points, solution markers
 - :mod:`rnnbook.generate`     writes learner notebooks from ``solutions/`` (``make notebooks``)
+- :mod:`rnnbook.workspace`    the learner's own my-notebooks/, updated (``make workspace``)
 - :mod:`rnnbook.grading`      the instructor's side: grader, Gradescope, releases (never
                               shipped to learners; ``python -m rnnbook.grading``)
 """

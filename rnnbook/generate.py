@@ -8,6 +8,11 @@
 - ``book/mistakes.md``: for instructors, every exercise with its points, kind and the mistakes
   its check recognises, written from the checks themselves, so the page cannot drift from them.
 
+A learner notebook whose exercise cells are not as generated (a learner's answers: each
+exercise cell keeps the digest of its generated source in its metadata) is never
+overwritten: ``make notebooks`` names it, says how to keep it (``rnnbook.workspace``)
+and exits 2 having written nothing, unless ``--force`` (``make notebooks FORCE=1``).
+
 ``--check`` writes nothing and exits 1 when a file is out of date. The output depends only on
 the sources, so regenerating leaves git clean.
 
@@ -28,7 +33,7 @@ from typing import Any
 
 import nbformat
 
-from rnnbook import source
+from rnnbook import notebook, source
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KEEP_METADATA = ("kernelspec", "rnnbook")
@@ -167,6 +172,8 @@ def learner_copy(nb: nbformat.NotebookNode, where: str = "notebook") -> nbformat
         else:
             new = nbformat.v4.new_raw_cell(text)
         new.id = cell.get("id", new.id)
+        if cell.cell_type == "code" and index in headers:  # a learner's work changes it
+            new.metadata["rnnbook"] = {notebook.GENERATED: notebook.digest(text)}
         if tags:
             new.metadata["tags"] = list(tags)
         out.cells.append(new)
@@ -239,13 +246,60 @@ def renumber(solutions_dir: str | os.PathLike[str], check: bool = False
     return changed
 
 
+#: how a learner keeps what ``make notebooks`` refuses to overwrite
+#: (:func:`learner_work`)
+WAY_OUT = ("keep your work in your own copy: `make workspace` (python -m "
+           "rnnbook.workspace init) copies notebooks/ into my-notebooks/, which git "
+           "ignores and updates never overwrite; then `make notebooks FORCE=1` "
+           "overwrites notebooks/")
+
+
+def learner_work(target: pathlib.Path, solution: pathlib.Path) -> str | None:
+    """Why the learner notebook ``target`` holds a learner's work (the first exercise
+    cell that is not as generated), or None. A cell generated with a digest of its
+    source (:data:`notebook.GENERATED`) is the learner's when the digest no longer
+    matches, whatever the solutions were then: so a notebook generated from older
+    solutions is regenerated. A cell without one (generated before digests) is the
+    learner's when it differs from the one ``solution`` generates. A file that is not a
+    notebook is kept too."""
+    try:
+        nb = source.read(target)
+    except source.SourceError as error:
+        return str(error)
+    wanted: dict[str, str] | None = None
+    for index, cell in enumerate(nb.cells):
+        first = cell.source.split("\n", 1)[0] if cell.cell_type == "code" else ""
+        header, name = source.HEADER.match(first), source.DEF.search(cell.source)
+        changed = notebook.edited(cell) if cell.cell_type == "code" else None
+        if changed is None and header and name:
+            if wanted is None:
+                new = learner_copy(source.read(solution), str(solution))
+                wanted = {found["name"]: c.source for c in new.cells if c.cell_type
+                          == "code" and (found := source.DEF.search(c.source))}
+            changed = wanted.get(name["name"]) != cell.source
+        if changed:
+            what = f"exercise {header['number']} " if header else ""
+            title = f"`{name['name']}`" if name else f"cell {index}"
+            return f"{target}: {what}{title} is not as generated (your answer?)"
+    return None
+
+
 def generate(solutions_dir: str | os.PathLike[str], notebooks_dir: str | os.PathLike[str],
-             check: bool = False) -> list[pathlib.Path]:
+             check: bool = False, force: bool = False) -> list[pathlib.Path]:
     """Write (or with ``check``, compare) every learner notebook, the exercises numbered by
-    their place first (:func:`renumber`); returns the stale paths."""
+    their place first (:func:`renumber`); returns the stale paths. Unless ``force``, a
+    notebook that holds a learner's work (:func:`learner_work`) is never overwritten: a
+    :class:`source.SourceError` names it, before anything is written."""
     sources = sorted(pathlib.Path(solutions_dir).glob("*.ipynb"))
     if not sources:
         raise source.SourceError(f"{solutions_dir}: no .ipynb files to generate from")
+    if not check and not force:
+        for path in sources:
+            target = pathlib.Path(notebooks_dir) / path.name
+            why = learner_work(target, path) if target.exists() else None
+            if why:
+                raise source.SourceError(f"{why}: `make notebooks` would overwrite it; "
+                                         + WAY_OUT)
     stale = renumber(solutions_dir, check)
     if stale and check:
         return stale
@@ -324,9 +378,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--solutions", default=ROOT / "solutions", type=pathlib.Path)
     parser.add_argument("--out", default=ROOT / "notebooks", type=pathlib.Path)
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if out of date")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite notebooks that hold a learner's work "
+                        "(make FORCE=1)")
     args = parser.parse_args(argv)
     try:
-        stale = generate(args.solutions, args.out, check=args.check)
+        stale = generate(args.solutions, args.out, check=args.check, force=args.force)
         if args.solutions == ROOT / "solutions":  # the book's own page, from the book's checks
             stale += write_mistakes_page(args.solutions, check=args.check)
     except source.SourceError as error:

@@ -107,6 +107,17 @@ def record(stem: str, number: str, name: str, where: str | os.PathLike[str] | No
     return True
 
 
+def by_name(mine: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """A chapter's records (``{number: entry}``) under the numbers its exercises have
+    now (``names``: ``{number: function name}``): an exercise keeps its record when an
+    update of the book renumbers it (one inserted before it), and a new exercise under
+    an old number does not take another's. An exercise is known by its function's
+    name."""
+    named = {entry.get("name"): entry for entry in mine.values()
+             if isinstance(entry, dict)}
+    return {number: named[name] for number, name in names.items() if name in named}
+
+
 class Row(NamedTuple):
     """A chapter's line of the progress table."""
 
@@ -118,16 +129,21 @@ class Row(NamedTuple):
 
 
 def table(chapters: list[tuple[str, list[str]]], where: str | os.PathLike[str] | None = None,
-          copy: str | None = COPY) -> list[Row]:
+          copy: str | None = COPY, names: dict[str, dict[str, str]] | None = None
+          ) -> list[Row]:
     """One :class:`Row` per chapter, in the order of ``chapters``, a list of ``(stem,
     [exercise numbers])`` (:func:`rnnbook.checks.exercises` gives the book's). This module
     imports nothing of rnnbook: a chapter's ``check`` (:class:`rnnbook.exercise.Chapter`)
     writes here, and the chapters' list comes from the caller. Only the checks run in
-    ``copy`` count; an exercise is done when its LATEST check passed."""
+    ``copy`` count; an exercise is done when its LATEST check passed. With ``names``
+    (``{stem: {number: function name}}``), records follow the exercises' names
+    (:func:`by_name`)."""
     done = load(where, copy)
     rows = []
     for stem, numbers in chapters:
         mine = done.get(stem, {})
+        if names is not None and stem in names:
+            mine = by_name(mine, names[stem])
         now = [n for n in numbers if n in mine and latest(mine[n], copy)]
         best = [n for n in numbers if n in mine and ever(mine[n], copy)]
         rows.append(Row(stem, len(now), len(numbers), [n for n in numbers if n not in now],
@@ -136,7 +152,8 @@ def table(chapters: list[tuple[str, list[str]]], where: str | os.PathLike[str] |
 
 
 def show(chapters: list[tuple[str, list[str]]],
-         where: str | os.PathLike[str] | None = None) -> None:
+         where: str | os.PathLike[str] | None = None,
+         names: dict[str, dict[str, str]] | None = None) -> None:
     """Print the progress table of ``chapters`` (``rnnbook.progress()`` shows the book's;
     :func:`table` gives its rows); under the grader (``RNNBOOK_GRADING=1``) nothing.
 
@@ -144,12 +161,14 @@ def show(chapters: list[tuple[str, list[str]]],
     an exercise that passed and then failed is still to do, and marked so."""
     if os.environ.get("RNNBOOK_GRADING") == "1":
         return
-    rows = table(chapters, where)
+    rows = table(chapters, where, names=names)
     records = load(where)
     width = max(len(row.stem) for row in rows)
     print(f"{'chapter':<{width}}  latest  best  still to do (by each exercise's latest check)")
     for row in rows:
         mine = records.get(row.stem, {})
+        if names is not None and row.stem in names:
+            mine = by_name(mine, names[row.stem])
         todo = [n + (" (passed before, failed last)" if n in mine and ever(mine[n]) else "")
                 for n in row.todo]
         rest = ", ".join(todo) if todo else "all done"

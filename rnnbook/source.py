@@ -19,33 +19,21 @@ a stub in their place. Cells tagged ``solution`` (worked explanations) are left 
 """
 from __future__ import annotations
 
-import os
 import re
-import sys
 from dataclasses import dataclass
 
-# nbformat validates with jsonschema, which imports rfc3987_syntax when it is installed (the
-# Jupyter packages ask for it); that builds about 35 Lark parsers at import, 1.5 s of every
-# tool's start-up (python-jsonschema/jsonschema#1428). No notebook schema uses the "iri" formats
-# it checks, so these processes (generator, grader, release) do without it.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+import nbformat
 
-import nbformat  # noqa: E402
+from rnnbook.notebook import DEF as DEF
+from rnnbook.notebook import HEADER as HEADER
+from rnnbook.notebook import SourceError as SourceError
+from rnnbook.notebook import read as read
 
-HEADER = re.compile(
-    r"^# Exercise (?P<number>\d+\.\d+) \((?P<points>\d+) points?, "
-    r"(?:(?P<parts>\d+) parts, )?(?P<kind>by hand|API)\)\s*$"
-)
 #: a header's number, for renumbering: ``# Exercise `` + N.K + `` (``
 HEADER_NUMBER = re.compile(r"^(# Exercise )(\d+\.\d+)( \()")
 KINDS = ("by hand", "API")
-DEF = re.compile(r"^def (?P<name>\w+)\(", re.MULTILINE)
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 SOLUTION_TAG = "solution"
-
-
-class SourceError(ValueError):
-    """The source notebook breaks the conventions above (message names the cell)."""
 
 
 @dataclass(frozen=True)
@@ -60,17 +48,6 @@ class ExerciseCell:
     @property
     def by_hand(self) -> bool:
         return self.kind == "by hand"
-
-
-def read(path: str | os.PathLike[str]) -> nbformat.NotebookNode:
-    """Read a notebook; any failure becomes one line naming the file."""
-    try:
-        nb = nbformat.read(str(path), as_version=4)
-        nbformat.validate(nb)
-    except Exception as error:  # noqa: BLE001 - json, schema, encoding: all are "not a notebook"
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise SourceError(f"{path}: not a valid notebook ({reason[:200]})") from None
-    return nb
 
 
 def exercises(nb: nbformat.NotebookNode, where: str = "notebook") -> list[ExerciseCell]:
@@ -121,3 +98,4 @@ def stub(source: str, number: str | None, name: str | None, where: str = "notebo
     if inside:
         raise SourceError(f"{where}: {BEGIN} is never closed by {END}")
     return "\n".join(out)
+

@@ -35,14 +35,17 @@ def install_commands(text=None):
 
 def as_run_here(commands):
     """The commands a test runs: the clone from this folder; the last one, which opens
-    JupyterLab on the notebooks, becomes checks that it would (and that the package works)."""
+    JupyterLab on the learner's own notebooks, becomes checks that it would (and that the
+    package works, and the workspace holds every exercise notebook)."""
     url = generate.repository_url()
     clone, *rest, last = commands
     assert clone.startswith(f"git clone {url} "), clone
-    assert last == ".venv/bin/jupyter lab notebooks/", last
+    assert last == ".venv/bin/jupyter lab my-notebooks/", last
     folder = clone.split()[-1]
     return [clone.replace(url, str(ROOT))] + rest + [
-        f"test -d notebooks && cd .. && test -d {folder} && cd {folder}",
+        f"test -d my-notebooks && cd .. && test -d {folder} && cd {folder}",
+        "diff <(ls notebooks) <(ls my-notebooks)",
+        "git status --porcelain | (! grep .)",  # git ignores the workspace
         ".venv/bin/jupyter lab --version",
         ".venv/bin/jupyter labextension list 2>&1 | grep -q jupyterlab-myst",
         ".venv/bin/python -c 'import rnnbook, pathlib; "
@@ -55,7 +58,8 @@ def test_the_intro_gives_the_commands_the_test_runs():
     commands = install_commands()
     assert commands[2:] == ["python3 -m venv .venv",
                             '.venv/bin/python -m pip install -e ".[jupyter]"',
-                            ".venv/bin/jupyter lab notebooks/"], commands
+                            ".venv/bin/python -m rnnbook.workspace init",
+                            ".venv/bin/jupyter lab my-notebooks/"], commands
     assert as_run_here(commands)[0] == f"git clone {ROOT} rnn-internals"
     with pytest.raises(AssertionError):  # a clone of another URL is not this book's
         as_run_here(["git clone https://example.org/x x"] + commands[1:])

@@ -8,6 +8,9 @@ A learner notebook from the release then runs in a real kernel against the relea
 """
 import pathlib
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 
 import nbclient
@@ -62,7 +65,7 @@ def test_release_layout(built):
         assert (built / package.replace(".", "/") / "__init__.py").exists(), package
     assert "pytest" not in config.get("tool", {})
     readme = (built / "README.md").read_text()
-    assert "jupyter lab notebooks/" in readme
+    assert "rnnbook.workspace init" in readme and "jupyter lab my-notebooks/" in readme
     # the set-up cell's advice off Colab, `pip install -e ".[jupyter]"`, works in the release
     assert config["project"]["optional-dependencies"]["jupyter"]
 
@@ -70,6 +73,19 @@ def test_release_layout(built):
 def pinned(text):
     return {line.split("==")[0].lower(): line for line in text.splitlines()
             if line.strip() and not line.startswith("#")}
+
+
+def test_the_release_s_workspace_command_copies_its_notebooks(built, tmp_path):
+    """The README's `python -m rnnbook.workspace init`, run in the release: my-notebooks/ gets
+    the release's notebooks (its package has what the command needs)."""
+    copy = tmp_path / "release"
+    shutil.copytree(built, copy)
+    run = subprocess.run([sys.executable, "-m", "rnnbook.workspace", "init"], cwd=copy,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert str(copy / "my-notebooks") in run.stdout
+    for path in (copy / "notebooks").glob("*.ipynb"):
+        assert (copy / "my-notebooks" / path.name).read_bytes() == path.read_bytes()
 
 
 def test_release_requirements_carry_what_a_student_needs_and_no_maintainers_tool(built):
@@ -167,7 +183,7 @@ def test_release_describes_the_learner_package_and_ignores_what_work_creates(bui
     assert "grader" not in (built / "pyproject.toml").read_text().lower()
     assert not any("grading" in p for p in project["tool"]["setuptools"]["packages"])
     ignored = (built / ".gitignore").read_text().split()
-    assert {".venv/", "*.egg-info/", ".ipynb_checkpoints/"} <= set(ignored)
+    assert {".venv/", "*.egg-info/", ".ipynb_checkpoints/", "my-notebooks/"} <= set(ignored)
 
 
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)|<(https?://[^>\s]+)>|\{(?:doc|ref)\}`")

@@ -41,10 +41,17 @@ def exercises() -> list[tuple[str, list[str]]]:
     return [(stem, [ex.number for ex in load(stem).exercises]) for stem in CHAPTERS]
 
 
+def names() -> dict[str, dict[str, str]]:
+    """``{stem: {exercise number: function name}}``, every chapter: the progress table
+    follows an exercise by its name when an update of the book renumbers it."""
+    return {stem: {ex.number: ex.name for ex in load(stem).exercises}
+            for stem in CHAPTERS}
+
+
 def progress(where: str | os.PathLike[str] | None = None) -> None:
     """``rnnbook.progress()``: print the exercises passed so far, per chapter. Under the grader
     (``RNNBOOK_GRADING=1``) nothing, and no chapter is loaded: a grading child's chapter
     modules are stubs that hold only ``check``."""
     if os.environ.get("RNNBOOK_GRADING") == "1":
         return None
-    return record.show(exercises(), where)
+    return record.show(exercises(), where, names())

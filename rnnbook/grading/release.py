@@ -17,12 +17,14 @@ grader would, so that a submission's cold start need not import TensorFlow for t
 
 ``learners`` (``make release``) writes the folder students get: ``notebooks/`` (generated
 afresh from ``solutions/``), the ``rnnbook`` package without ``rnnbook/grading/`` (the whole
-folder), without the generator and the source reader, and with ``reference.py`` and
+folder), without the generator, and with ``reference.py`` and
 ``backward.py`` replaced by a stub that raises ImportError; ``requirements.txt`` (the pins of
 what a student needs: the package's dependencies and its ``jupyter`` extra, no maintainers'
-tool), a ``pyproject.toml`` for ``pip install -e .``, a ``.gitignore`` and a README that
-says where the published book is. Every cross-reference of the notebooks into the book is a
-link to the published book (:func:`.generate.book_url`). No solution code.
+tool), a ``pyproject.toml`` for ``pip install -e .``, a ``.gitignore`` (with the students'
+own ``my-notebooks/``: :mod:`rnnbook.workspace`) and a README that says where the published
+book is and how to work in and update ``my-notebooks/``. Every cross-reference of the
+notebooks into the book is a link to the published book (:func:`.generate.book_url`). No
+solution code.
 ``--repository`` (``make release REPOSITORY=...``) is the course's repository the release is
 published in: the notebooks' Colab cells install the package from there.
 """
