@@ -239,16 +239,62 @@ def renumber(solutions_dir: str | os.PathLike[str], check: bool = False
     return changed
 
 
+#: the pages outside the notebooks that may write a number beside an exercise's name
+#: (relative to the repository): :func:`renumber_prose` keeps each number its exercise's
+PROSE = ("README.md", "CONTRIBUTING.md", "book/*.md")
+#: a number and the name beside it: "Exercise 1.3 name", "1.1 `name`", "Exercise 1.3: write
+#: name" (a name that is no exercise's is left alone: "TensorFlow 1.2 to 1.4")
+NAMED = re.compile(r"(?<![\w.])(\d+\.\d+)(?::? write)?:? `?([A-Za-z_]\w*)`?")
+#: a header shown above its function in a page's example: "# Exercise 1.3 (...)\ndef name("
+HEADED = re.compile(r"(# Exercise )(\d+\.\d+)( \([^)\n]*\)\n\s*def )(\w+)\(")
+
+
+def numbers_by_name(solutions_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """``{function name: "N.K"}`` of every exercise, from the headers in ``solutions_dir``."""
+    return {cell.name: cell.number
+            for path in sorted(pathlib.Path(solutions_dir).glob("[0-9]*.ipynb"))
+            for cell in source.exercises(source.read(path), str(path))}
+
+
+def cited_by_name(text_: str, numbers: dict[str, str]) -> str:
+    """``text_`` with the number beside each exercise's name (:data:`NAMED`, :data:`HEADED`)
+    made that exercise's number in ``numbers``."""
+    def named(m: re.Match[str]) -> str:
+        return numbers.get(m[2], m[1]) + m[0][len(m[1]):]
+
+    return HEADED.sub(lambda m: m[1] + numbers.get(m[4], m[2]) + m[3] + m[4] + "(",
+                      NAMED.sub(named, text_))
+
+
+def renumber_prose(solutions_dir: str | os.PathLike[str], check: bool = False
+                   ) -> list[pathlib.Path]:
+    """The number beside every exercise's name in :data:`PROSE` (beside ``solutions_dir``)
+    made its place's, so that a page citing "Exercise 1.3 rnn_step" needs no hand edit when
+    an exercise is inserted before it. Returns the paths written (``check``: that would be)."""
+    root, numbers = pathlib.Path(solutions_dir).parent, numbers_by_name(solutions_dir)
+    changed = []
+    for pattern in PROSE:
+        for path in sorted(root.glob(pattern)):
+            page = path.read_text()
+            if cited_by_name(page, numbers) != page:
+                changed.append(path)
+                if not check:
+                    path.write_text(cited_by_name(page, numbers))
+    return changed
+
+
 def generate(solutions_dir: str | os.PathLike[str], notebooks_dir: str | os.PathLike[str],
              check: bool = False) -> list[pathlib.Path]:
     """Write (or with ``check``, compare) every learner notebook, the exercises numbered by
-    their place first (:func:`renumber`); returns the stale paths."""
+    their place first (:func:`renumber`, then the pages' :func:`renumber_prose`); returns the
+    stale paths."""
     sources = sorted(pathlib.Path(solutions_dir).glob("*.ipynb"))
     if not sources:
         raise source.SourceError(f"{solutions_dir}: no .ipynb files to generate from")
     stale = renumber(solutions_dir, check)
     if stale and check:
         return stale
+    stale += renumber_prose(solutions_dir, check)
     for path in sources:
         wanted = text(learner_copy(source.read(path), str(path)))
         target = pathlib.Path(notebooks_dir) / path.name

@@ -3,11 +3,11 @@ command line, the Gradescope bundle's settings (built by ``release.py``, read by
 ``gradescope.py``), the progress line's limits and the instructors' *Limits* table all
 follow the declaration. Quick: nothing here grades a notebook."""
 import argparse
+import dataclasses
 import json
 import pathlib
 import re
 import zipfile
-import dataclasses
 from dataclasses import fields
 
 import pytest
