@@ -142,6 +142,9 @@ def test_make_notebooks_numbers_the_exercises_by_their_place(tmp_path):
     assert source.read(tmp_path / "book" / f"{stem}.ipynb").cells[0].source == (
         f"Exercise {moved} again; TensorFlow {third.number} is a version.")
     assert generate.renumber(tmp_path / "solutions") == []  # in place: nothing to do
+    assert generate.recount(tmp_path / "solutions") == [path]  # its summary counts one more
+    summary = next(c for c in source.read(path).cells if c.cell_type == "markdown").source
+    assert f"{generate.WORDS[len(cells) + 1].capitalize()} graded exercises" in summary
     page = tmp_path / "book" / "page.md"  # a page citing by name, as instructors.md does
     cited = (f"(`Exercise {third.number} {third.name}`), TensorFlow {third.number} to 2.1\n"
              f"# Exercise {third.number} (1 point, by hand)\ndef {third.name}(x):\n")
