@@ -270,7 +270,7 @@ def cited_by_name(text_: str, numbers: dict[str, str]) -> str:
 def renumber_prose(solutions_dir: str | os.PathLike[str], check: bool = False
                    ) -> list[pathlib.Path]:
     """The number beside every exercise's name in :data:`PROSE` (beside ``solutions_dir``)
-    made its place's, so that a page citing "Exercise 1.3 rnn_step" needs no hand edit when
+    made its place's, so that a page citing "Exercise N.K <name>" needs no hand edit when
     an exercise is inserted before it. Returns the paths written (``check``: that would be)."""
     root, numbers = pathlib.Path(solutions_dir).parent, numbers_by_name(solutions_dir)
     changed = []
