@@ -276,6 +276,8 @@ def renumber_prose(solutions_dir: str | os.PathLike[str], check: bool = False
     changed = []
     for pattern in PROSE:
         for path in sorted(root.glob(pattern)):
+            if path.name == MISTAKES_PAGE.name and path.parent.name == "book":
+                continue  # generated whole by write_mistakes_page
             page = path.read_text()
             if cited_by_name(page, numbers) != page:
                 changed.append(path)
