@@ -60,7 +60,7 @@ help:
 	@echo "                 [OPTIONS='--<option> <value> ...']: any other option the bundle carries"
 	@echo "make release     what students get, in _build/release (notebooks, package, README)"
 	@echo "                 REPOSITORY=<url>: the course's repository its Colab cells install from"
-	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; history: CHANGELOG.md)"
+	@echo "make bench       speed and memory figures (goals: CONTRIBUTING.md; dated runs: benchmarks/RESULTS.md)"
 	@echo "make feedback    the share of tests/learners' wrong answers whose message names the"
 	@echo "                 mistake, per chapter (listed, generic, raised, plain); -v lists the plain"
 	@echo "make lint        ruff over the package, tests, benchmarks and scripts; mypy over"

@@ -1,5 +1,5 @@
 """``make bench``: the speed and memory figures (CONTRIBUTING.md gives the goals; dated runs go
-in CHANGELOG.md).
+in benchmarks/RESULTS.md).
 
 1. A bare ``python -c "import tensorflow"`` (the yardstick), best of 3.
 2. Grading Chapter 1's solution notebook alone, with the peak resident memory of the whole

@@ -136,7 +136,7 @@ class Exercise(Generic[C]):
     #: set holds the cases that tell each known mistake apart (then ``trials`` is their number)
     designs: tuple = ()
     #: whether the type is part of the answer: True where the statement asks for one array
-    #: (or an int) and another form is a different answer (4.6's packed final state, not the
+    #: (or an int) and another form is a different answer (stream_in_chunks' packed final state, not the
     #: session's tuple of LSTMStateTuples); False (the default): only the values count, so
     #: nested lists of numbers are an array and 14.0 is 14. A sequence of parts is a sequence
     #: either way; any dtype of numbers stands for a float array (float64 is not a mistake).

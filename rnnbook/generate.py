@@ -29,6 +29,7 @@ import os
 import pathlib
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import nbformat
@@ -284,11 +285,135 @@ def learner_work(target: pathlib.Path, solution: pathlib.Path) -> str | None:
     return None
 
 
+#: the pages outside the notebooks that may write a number beside an exercise's name
+#: (relative to the repository): :func:`renumber_prose` keeps each number its exercise's
+PROSE = ("README.md", "CONTRIBUTING.md", "book/*.md")
+#: a number and the name beside it: "Exercise 1.3 name", "1.1 `name`", "Exercise 1.3: write
+#: name" (a name that is no exercise's is left alone: "TensorFlow 1.2 to 1.4")
+NAMED = re.compile(r"(?<![\w.])(\d+\.\d+)(?::? write)?:? `?([A-Za-z_]\w*)`?")
+#: a header shown above its function in a page's example: "# Exercise 1.3 (...)\ndef name("
+HEADED = re.compile(r"(# Exercise )(\d+\.\d+)( \([^)\n]*\)\n\s*def )(\w+)\(")
+
+
+def numbers_by_name(solutions_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """``{function name: "N.K"}`` of every exercise, from the headers in ``solutions_dir``."""
+    return {cell.name: cell.number
+            for path in sorted(pathlib.Path(solutions_dir).glob("[0-9]*.ipynb"))
+            for cell in source.exercises(source.read(path), str(path))}
+
+
+def cited_by_name(text_: str, numbers: dict[str, str]) -> str:
+    """``text_`` with the number beside each exercise's name (:data:`NAMED`, :data:`HEADED`)
+    made that exercise's number in ``numbers``."""
+    def named(m: re.Match[str]) -> str:
+        return numbers.get(m[2], m[1]) + m[0][len(m[1]):]
+
+    return HEADED.sub(lambda m: m[1] + numbers.get(m[4], m[2]) + m[3] + m[4] + "(",
+                      NAMED.sub(named, text_))
+
+
+def renumber_prose(solutions_dir: str | os.PathLike[str], check: bool = False
+                   ) -> list[pathlib.Path]:
+    """The number beside every exercise's name in :data:`PROSE` (beside ``solutions_dir``)
+    made its place's, so that a page citing "Exercise N.K <name>" needs no hand edit when
+    an exercise is inserted before it. Returns the paths written (``check``: that would be)."""
+    root, numbers = pathlib.Path(solutions_dir).parent, numbers_by_name(solutions_dir)
+    changed = []
+    for pattern in PROSE:
+        for path in sorted(root.glob(pattern)):
+            if path.name == MISTAKES_PAGE.name and path.parent.name == "book":
+                continue  # generated whole by write_mistakes_page
+            page = path.read_text()
+            if cited_by_name(page, numbers) != page:
+                changed.append(path)
+                if not check:
+                    path.write_text(cited_by_name(page, numbers))
+    return changed
+
+
+#: the counts a chapter states about its exercises, in its solutions notebook's first markdown
+#: cell and its book page's ``## Exercises`` section: (what is counted, the pattern, whose
+#: group "n" is the count); :func:`recount` writes them, ``tests/test_counts.py`` reads them
+WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+         "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
+NUMBER = r"(?<![\w.])(?P<n>\d+|" + "|".join(WORDS) + r")"
+CLAIMS = (
+    ("exercises", NUMBER + r"\s+(?:graded\s+)?(?:exercises|functions)\b"),
+    ("by hand", NUMBER + r"\s+(?:are|of\s+them\s+are)\s+(?:\*\*)?by\s+hand"),
+    ("API", NUMBER + r"\s+(?:are|of\s+them)\s+on\s+(?:the\s+real|TensorFlow's\s+and"
+            r"\s+Keras'\s+own)\s+API"),
+    ("points", NUMBER + r"\s+points\s+in\s+all"),
+)
+EXERCISES_SECTION = re.compile(r"^## Exercises\n.*?(?=^#|\Z)", re.M | re.S)
+
+
+def exercise_table(nb: nbformat.NotebookNode, where: str = "") -> dict[str, float]:
+    """``{"exercises", "by hand", "API", "points"}`` of a chapter's solutions notebook, from
+    its headers."""
+    cells = source.exercises(nb, where)
+    hand = sum(cell.by_hand for cell in cells)
+    return {"exercises": len(cells), "by hand": hand, "API": len(cells) - hand,
+            "points": sum(cell.points for cell in cells)}
+
+
+def counted(text_: str, table: dict[str, float]) -> str:
+    """``text_`` with every count :data:`CLAIMS` finds made the table's, written as it was
+    (a word, capitalised or not, or digits)."""
+    def one(what: str) -> Callable[[re.Match[str]], str]:
+        def put(m: re.Match[str]) -> str:
+            was, count = m["n"], table[what]
+            if was.isdigit() or count != int(count) or int(count) >= len(WORDS):
+                now = f"{count:g}"
+            else:
+                now = WORDS[int(count)]
+                now = now.capitalize() if was[0].isupper() else now
+            return now + m[0][len(was):]
+        return put
+    for what, pattern in CLAIMS:
+        text_ = re.sub(pattern, one(what), text_, flags=re.IGNORECASE)
+    return text_
+
+
+def recount(solutions_dir: str | os.PathLike[str], check: bool = False
+            ) -> list[pathlib.Path]:
+    """The counts each chapter states (:data:`CLAIMS`: its solutions notebook's first
+    markdown cell, its book page's ``## Exercises`` section) made its headers', so an
+    exercise added or removed needs no count edited by hand. Returns the paths written
+    (``check``: that would be)."""
+    changed = []
+    book = pathlib.Path(solutions_dir).parent / "book"
+    for path in sorted(pathlib.Path(solutions_dir).glob("[0-9]*.ipynb")):
+        nb = source.read(path)
+        table = exercise_table(nb, str(path))
+        first = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+        pages = [(path, nb, [first] if first is not None else [])]
+        if (book / path.name).exists():
+            page = source.read(book / path.name)
+            pages.append((book / path.name, page, [c for c in page.cells
+                                                   if c.cell_type == "markdown"]))
+        for target, doc, cells in pages:
+            for cell in cells:
+                if target.parent == book:  # the chapter: only its ## Exercises section
+                    found = EXERCISES_SECTION.search(cell.source)
+                    if found:
+                        cell.source = (cell.source[:found.start()]
+                                       + counted(found[0], table)
+                                       + cell.source[found.end():])
+                else:
+                    cell.source = counted(cell.source, table)
+            if text(doc) != target.read_text():
+                changed.append(target)
+                if not check:
+                    target.write_text(text(doc))
+    return changed
+
+
 def generate(solutions_dir: str | os.PathLike[str], notebooks_dir: str | os.PathLike[str],
              check: bool = False, force: bool = False) -> list[pathlib.Path]:
     """Write (or with ``check``, compare) every learner notebook, the exercises numbered by
-    their place first (:func:`renumber`); returns the stale paths. Unless ``force``, a
-    notebook that holds a learner's work (:func:`learner_work`) is never overwritten: a
+    their place first (:func:`renumber`, then the chapters' counts, :func:`recount`, and the
+    pages' :func:`renumber_prose`); returns the stale paths. Unless ``force``, a notebook that
+    holds a learner's work (:func:`learner_work`) is never overwritten: a
     :class:`source.SourceError` names it, before anything is written."""
     sources = sorted(pathlib.Path(solutions_dir).glob("*.ipynb"))
     if not sources:
@@ -303,6 +428,7 @@ def generate(solutions_dir: str | os.PathLike[str], notebooks_dir: str | os.Path
     stale = renumber(solutions_dir, check)
     if stale and check:
         return stale
+    stale += recount(solutions_dir, check) + renumber_prose(solutions_dir, check)
     for path in sources:
         wanted = text(learner_copy(source.read(path), str(path)))
         target = pathlib.Path(notebooks_dir) / path.name

@@ -13,7 +13,10 @@ tests/test_sweep.py), the NumPy reference and backward passes against TensorFlow
 (tests/test_chNN*.py), the learner copy and book/mistakes.md in sync with solutions/
 (tests/test_generate.py), the learner notebook run in a kernel (tests/test_notebooks.py), the
 counts its pages state (tests/test_counts.py), the 88-character lines (tests/test_book.py), every
-"Exercise N.K name" reference against the headers (tests/test_exercise_names.py), and
+"Exercise N.K name" reference against the headers (tests/test_exercise_names.py), every wrong
+answer named (tests/test_feedback.py), its probes and pins (tests/test_diagnose.py), its
+mistakes named by the learner release (tests/test_release_names.py), its learners' answers
+read as text for "Similar submissions" (tests/test_similarity.py), and
 nbval over ``solutions/<stem>.ipynb``: every test CONTRIBUTING.md's step 6 names
 (tests/test_makefile.py holds the two to each other). The selection is ``--focus`` in
 tests/conftest.py. ``execute``
@@ -43,7 +46,8 @@ SOLUTIONS, BOOK = ROOT / "solutions", ROOT / "book"
 TESTS = ("tests/test_checks.py", "tests/test_sweep.py", "tests/test_reference.py",
          "tests/test_backward.py", "tests/test_mistake_models.py", "tests/test_generate.py",
          "tests/test_notebooks.py", "tests/test_counts.py", "tests/test_book.py",
-         "tests/test_exercise_names.py")
+         "tests/test_exercise_names.py", "tests/test_feedback.py", "tests/test_diagnose.py",
+         "tests/test_release_names.py", "tests/test_similarity.py")
 NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg")
 #: nbconvert's run of ``execute``, the one place its options are written. A run stores only what
 #: changed: no ``metadata.execution`` timestamps in each cell (``record_timing``), and printed

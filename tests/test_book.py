@@ -568,7 +568,7 @@ def test_instructors_page_states_prerequisites_and_the_course_edition():
         assert found, (number, needed)
         last = int(found.group(2) or found.group(1))
         assert last < number and (number in (6, 7) or last == number - 1), (number, needed)
-    # its measured figures: tests/test_docs.py (CHANGELOG's latest bench, stated once)
+    # its measured figures: tests/test_docs.py (benchmarks/RESULTS.md's latest bench, once)
     assert "make book EDITION=course" in text
     assert "EDITION=course" in (ROOT / "Makefile").read_text()
 

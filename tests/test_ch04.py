@@ -294,7 +294,7 @@ def test_more_right_answers_pass(name, fn):
 
 
 def test_a_whole_sequence_run_gets_no_credit():
-    """The old 4.3's loophole: running everything in one call. run_chunk refuses it."""
+    """stream_in_chunks' old loophole: running everything in one call. run_chunk refuses it."""
     def whole(run_chunk, inputs, state, chunk):
         outputs, final = run_chunk(inputs, state)
         return outputs, np.array(final)

@@ -164,7 +164,7 @@ def test_gradient_check_trials_tell_the_skill_apart():
 
 
 def test_the_right_dkernel_is_tensorflows_gradient():
-    """5.9's right trial's dkernel (the complex step, drawn without TensorFlow: the grader
+    """gradient_check's right trial's dkernel (the complex step, drawn without TensorFlow: the grader
     draws the trials) is TensorFlow's GradientTape gradient to float64's last digits, on 8
     seeds of every design."""
     for seed in range(8):

@@ -237,7 +237,7 @@ def test_the_backward_names_hold_what_the_exercise_says():
 
 
 def test_the_learner_side_reversal_equals_the_reference():
-    """7.7's forward-direction mistake makes its case with the release's own reversal (the
+    """backward_state_by_name's forward-direction mistake makes its case with the release's own reversal (the
     reference does not ship): the same as the reference's, which tests/test_reference.py holds
     to tf.reverse_sequence."""
     from rnnbook import reference as ref
@@ -248,10 +248,11 @@ def test_the_learner_side_reversal_equals_the_reference():
 
 
 def test_the_bidirectional_oracle_is_each_direction_run_with_lengths():
-    """7.8's oracle (the real bidirectional_dynamic_rnn) against each direction run on its own
-    by TensorFlow: the forward half is dynamic_rnn with the forward weights; the backward half
-    is dynamic_rnn with the backward weights on tf.reverse_sequence of the batch, its outputs
-    reversed back the same way; zeros past each length in both."""
+    """bidirectional_outputs' oracle (the real bidirectional_dynamic_rnn) against each
+    direction run on its own by TensorFlow: the forward half is dynamic_rnn with the forward
+    weights; the backward half is dynamic_rnn with the backward weights on
+    tf.reverse_sequence of the batch, its outputs reversed back the same way; zeros past each
+    length in both."""
     ex = CHAPTER["bidirectional_outputs"]
     for seed in (0, 7):
         for case in CHAPTER.cases("bidirectional_outputs", seed):
@@ -284,7 +285,7 @@ def _bidi_dynamic_graph(D: int, H: int) -> Any:
 
 
 def test_the_bidirectional_oracle_runs_eagerly_with_the_graphs_bits():
-    """7.8's oracle runs bidirectional_dynamic_rnn eagerly (its cells built, then given the
+    """bidirectional_outputs' oracle runs bidirectional_dynamic_rnn eagerly (its cells built, then given the
     trial's weights): the same bits as the same call in a graph, on 12 seeds' trials."""
     ex = CHAPTER["bidirectional_outputs"]
     for seed in range(12):

@@ -3,6 +3,7 @@ command line, the Gradescope bundle's settings (built by ``release.py``, read by
 ``gradescope.py``), the progress line's limits and the instructors' *Limits* table all
 follow the declaration. Quick: nothing here grades a notebook."""
 import argparse
+import dataclasses
 import json
 import pathlib
 import re
@@ -266,6 +267,20 @@ def test_the_job_carries_exactly_the_child_side_options():
                            if config.declared(f).child}
     assert all(config.declared(f).bundle for f in fields(config.Config)
                if config.declared(f).child), "a child-side limit belongs in the bundle too"
+
+
+def test_a_limit_the_child_reads_but_the_job_does_not_carry_is_named(monkeypatch):
+    """A child-side option declared without ``child=True`` ended every child with only
+    "ended the process (exit code 1)" (issue 54): the grader now stops at the job, naming
+    the option, the module that reads it and the declaration to fix."""
+    assert config.read_by_the_child() == {"max_output": "zygote.py"}
+    assert config.not_passed({"max_output": 32}, config.read_by_the_child()) is None
+    real = config.declared
+    monkeypatch.setattr(config, "declared", lambda f: dataclasses.replace(
+        real(f), child=False) if f.name == "max_output" else real(f))
+    with pytest.raises(RuntimeError, match=r"job.limits\['max_output'\] \(rnnbook/grading/"
+                       r"zygote.py\) .*--max-output .*child=True and bundle=True"):
+        config.child_limits(config.Config())
 
 
 def test_every_fixed_limit_names_the_constant_that_holds_it():

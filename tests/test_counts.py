@@ -14,18 +14,9 @@ import re
 import pytest
 
 from conftest import ROOT
-from rnnbook import checks, source
+from rnnbook import checks, generate, source
 
-WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-         "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
-NUMBER = r"(?<![\w.])(?P<n>\d+|" + "|".join(WORDS) + r")"
-#: (what is counted, the pattern that states it); "n" is the count
-CLAIMS = (
-    ("exercises", NUMBER + r" (?:graded )?(?:exercises|functions)\b"),
-    ("by hand", NUMBER + r" (?:are|of them are) (?:\*\*)?by hand"),
-    ("API", NUMBER + r" (?:are|of them) on (?:the real|TensorFlow's and Keras' own) API"),
-    ("points", NUMBER + r" points in all"),
-)
+WORDS, CLAIMS = generate.WORDS, generate.CLAIMS  # one definition: make notebooks writes them
 #: "Exercises 4.1 to 4.5 are **by hand**": every exercise of a range is of that kind
 RANGE = re.compile(r"Exercises (?P<first>\d+\.\d+) to (?P<last>\d+\.\d+) are (?:\*\*)?"
                    r"(?P<kind>by hand|API)")
@@ -37,10 +28,8 @@ def value(word):
 
 def table(stem):
     """``{"exercises", "by hand", "API", "points"}`` of a chapter, from its headers."""
-    cells = source.exercises(source.read(ROOT / "solutions" / f"{stem}.ipynb"), stem)
-    hand = sum(cell.by_hand for cell in cells)
-    return {"exercises": len(cells), "by hand": hand, "API": len(cells) - hand,
-            "points": sum(cell.points for cell in cells), "cells": cells}
+    nb = source.read(ROOT / "solutions" / f"{stem}.ipynb")
+    return {**generate.exercise_table(nb, stem), "cells": source.exercises(nb, stem)}
 
 
 def stated(text):
@@ -117,6 +106,20 @@ def test_the_counts_are_read_as_written():
     assert stated("Eight exercises, two of them on TensorFlow's and Keras' own APIs") == [
         ("exercises", 8, "Eight exercises"), ("API", 2, "two of them on TensorFlow's and "
                                                         "Keras' own API")]
+
+
+def test_make_notebooks_writes_the_counts_as_they_were_written():
+    """An exercise added: ``generate.recount`` (run by ``make notebooks``) makes every stated
+    count the headers', a word as a word (capitalised or not), digits as digits."""
+    text = ("Seven graded exercises practise this chapter.\nFour are by hand, with NumPy. "
+            "three are on the real\nAPI. 14 points in all.")
+    table = {"exercises": 8, "by hand": 5, "API": 3, "points": 15}
+    assert generate.counted(text, table) == (
+        "Eight graded exercises practise this chapter.\nFive are by hand, with NumPy. "
+        "three are on the real\nAPI. 15 points in all.")
+    assert generate.counted(text, {**table, "exercises": 21, "points": 15.5}).startswith(
+        "21 graded exercises") and "15.5 points in all" in generate.counted(text, {
+            **table, "points": 15.5})
 
 
 def test_a_wrong_range_is_seen():

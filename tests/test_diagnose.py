@@ -137,7 +137,7 @@ def test_pins_say_nothing_of_a_right_quantity():
 
 
 def test_an_input_left_out_or_taken_for_another_is_named():
-    """The right answer with a declared input at zero (6.7's session variables: no second
+    """The right answer with a declared input at zero (keras_gru_from_session's session variables: no second
     call of the learner's function), or with two inputs of one shape swapped (read from the
     case, no declaration), is named when it is the learner's answer, and only then."""
     chapter = checks.load("06-gru-layouts")
@@ -305,7 +305,7 @@ def test_a_probe_changes_an_input_the_function_is_given(stem, name):
         recorder = _Recorder()
         try:
             ex.call(recorder, case)
-        except Exception:  # noqa: BLE001 - an API call refuses the recorder's 0.0 (7.7's
+        except Exception:  # noqa: BLE001 - an API call refuses the recorder's 0.0 (backward_state_by_name's
             pass  # session answer must be fetched): the arguments it was given are what count
         assert recorder.args, f"{ex.number}: its call never called the function"
         changed = case[case["probe"].split(":")[0]]

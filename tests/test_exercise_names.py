@@ -1,11 +1,13 @@
-"""Exercises are named, not numbered, everywhere but their headings (issue 38).
+"""Exercises are named, not numbered, everywhere but their headings (issues 38 and 54).
 
 An exercise's number is its place in its chapter's solutions notebook (``# Exercise N.K``
 headers, read by :func:`rnnbook.source.exercises`). Tests and pages refer to an exercise by its
-function name, or derive the number (:func:`number`, :func:`title`); where a number is
-written beside a name ("Exercise 1.3 rnn_step", "1.1 split_kernel", "Exercise 1.3:
-write rnn_step"), this test holds the two to the headings, so an exercise inserted in the
-middle of a chapter leaves no stale reference behind. ``make exercise-check`` runs it.
+function name, or derive the number (:func:`number`, :func:`title`); where a page writes a
+number beside a name (``rnnbook.generate.NAMED``: "Exercise N.K name", "N.K `name`",
+"Exercise N.K: write name"), ``make notebooks`` keeps it the name's
+(``rnnbook.generate.renumber_prose``) and this test holds the two to the headings, so an
+exercise inserted in the middle of a chapter leaves no stale reference behind. ``make
+exercise-check`` runs it.
 """
 import functools
 import re
@@ -13,24 +15,22 @@ import re
 import pytest
 
 from conftest import ROOT
-from rnnbook import checks, source
+from rnnbook import checks, generate, source
 
-#: a number and what follows it: "Exercise 1.3 rnn_step", "1.1 `split_kernel`",
-#: "Exercise 1.3: write rnn_step", "Exercise 1.3 `rnn_step`"
-REFERENCE = re.compile(r"(?<![\w.])(\d+\.\d+)(?::? write)?:? `?([A-Za-z_]\w*)`?")
-#: an exercise cited by its number alone in prose: "Exercise 2.2," (not a header's "(")
-BARE = re.compile(r"\bExercises? (\d+\.\d+)(?![\d.]*:? `?[A-Za-z_(])")
-PROSE = ("README.md", "CONTRIBUTING.md", "book/*.md")
+#: a number and the name beside it (the one definition: ``make notebooks`` rewrites these)
+REFERENCE = generate.NAMED
+#: an exercise cited by its number alone in prose: "Exercise 2.2," (not a header's "("), or
+#: a possessive (N.K + "'s"): a number ``make notebooks`` cannot keep right (cite the
+#: function's name)
+BARE = re.compile(r"\bExercises? (\d+\.\d+)(?![\d.]*:? `?[A-Za-z_(])"
+                  r"|(?<!TensorFlow )(?<!Python )(?<![\w.])\d\.\d{1,2}'s\b")
+PROSE = generate.PROSE
 
 
 @functools.cache
 def numbers() -> dict[str, str]:
     """``{function name: "N.K"}`` of every exercise, from the solutions' headers."""
-    found = {}
-    for stem in checks.CHAPTERS:
-        nb = source.read(ROOT / "solutions" / f"{stem}.ipynb")
-        found |= {cell.name: cell.number for cell in source.exercises(nb, stem)}
-    return found
+    return generate.numbers_by_name(ROOT / "solutions")
 
 
 def number(name: str) -> str:
@@ -44,7 +44,7 @@ def title(name: str) -> str:
 
 
 def files():
-    found = sorted((ROOT / "tests").rglob("*.py"))
+    found = sorted((ROOT / "tests").rglob("*.py")) + sorted((ROOT / "rnnbook").rglob("*.py"))
     for pattern in PROSE:
         found += sorted(ROOT.glob(pattern))
     return found
@@ -64,9 +64,14 @@ def test_every_numbered_reference_names_its_exercise(page):
     assert not stale(text), (
         f"{path.relative_to(ROOT)}: a number that is not its exercise's (derive it in a "
         f"test: test_exercise_names.number(name)): {stale(text)}")
-    if path.suffix == ".md":
-        bare = [m.group(0) for m in BARE.finditer(text)]
+    if path.suffix == ".md" or path.parent.name != "learners":
+        bare = [m.group(0) for m in BARE.finditer(text)
+                if path.suffix == ".md" or m.group(0).endswith("'s")]
         assert not bare, f"{path.relative_to(ROOT)}: cite an exercise by its name: {bare}"
+    if path.suffix == ".md" or path.name in ("README.md", "CONTRIBUTING.md"):
+        assert generate.cited_by_name(text, numbers()) == text, (
+            f"{path.relative_to(ROOT)}: run `make notebooks` (it numbers the exercises these "
+            f"pages cite by name): {stale(text)}")
 
 
 def test_the_check_can_fail():
@@ -77,6 +82,7 @@ def test_the_check_can_fail():
     assert not stale(f"{title(first)}; TensorFlow 1.2 to 1.4; Exercise 9.1 f")
     assert BARE.search("the event file of Exercise 2.2, ") and not BARE.search(
         "# Exercise 1.3 (2 points, by hand)")
+    assert BARE.search("as 1.6" "'s outputs") and not BARE.search("TensorFlow 2.19's ops")
 
 
 def test_the_instructors_core_exercises_are_names_of_their_chapter():
@@ -136,6 +142,18 @@ def test_make_notebooks_numbers_the_exercises_by_their_place(tmp_path):
     assert source.read(tmp_path / "book" / f"{stem}.ipynb").cells[0].source == (
         f"Exercise {moved} again; TensorFlow {third.number} is a version.")
     assert generate.renumber(tmp_path / "solutions") == []  # in place: nothing to do
+    assert generate.recount(tmp_path / "solutions") == [path]  # its summary counts one more
+    summary = next(c for c in source.read(path).cells if c.cell_type == "markdown").source
+    assert f"{generate.WORDS[len(cells) + 1].capitalize()} graded exercises" in summary
+    page = tmp_path / "book" / "page.md"  # a page citing by name, as instructors.md does
+    cited = (f"(`Exercise {third.number} {third.name}`), TensorFlow {third.number} to 2.1\n"
+             f"# Exercise {third.number} (1 point, by hand)\ndef {third.name}(x):\n")
+    page.write_text(cited)
+    assert generate.renumber_prose(tmp_path / "solutions", check=True) == [page]
+    assert generate.renumber_prose(tmp_path / "solutions") == [page]
+    assert page.read_text() == cited.replace(f"{third.number} {third.name}",
+                                             f"{moved} {third.name}").replace(
+        f"# Exercise {third.number} (", f"# Exercise {moved} (")
     nb.cells[at + 1].source = nb.cells[at + 1].source.replace(
         f"{n}.99", third.number)  # two headers of one number: which one is new?
     path.write_text(generate.text(nb))

@@ -261,7 +261,8 @@ def test_a_grading_run_writes_the_class_report_and_uses_the_roster(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"not on the roster: {subs / 'cat.ipynb'}\n" in run.stderr
     assert "no submission from 1: Dan (dan.ipynb)" in run.stderr
-    assert "\nAnn (ann.ipynb): 13 / 13\n" in run.stderr  # by the roster's names
+    full = f"{sum(ex.points for ex in source.exercises(solution)):g}"  # the headers' total
+    assert f"\nAnn (ann.ipynb): {full} / {full}\n" in run.stderr  # by the roster's names
     assert f"\ncat.ipynb: {json.loads((out / 'cat' / 'results.json').read_text())['score']:g}" \
         in run.stderr
     book = list(csv.DictReader((out / "gradebook.csv").open()))

@@ -737,7 +737,7 @@ STILL_UNBUILT = "still has no variables after your function ran"
 STILL_OLD = ("still holds the kernel and bias it held before your function ran: none of "
              "Keras' weights reached its variables")
 TWICE = "building a cell that was built already makes a new kernel and bias"
-#: 1.6's outputs must come from the cell (issue 35: a NumPy loop earned them, the weights
+#: run_keras_weights' outputs must come from the cell (issue 35: a NumPy loop earned them, the weights
 #: loaded only for the check's own call of the cell)
 NOT_RUN = "was not run through the cell"
 

@@ -218,8 +218,9 @@ def _with_session(fn: Callable[..., object], *args: object) -> object:
         raise shorter.with_traceback(error.__traceback__) from None
 
 
-#: an answer of a session exercise (2.4, 2.6; 5.6 and 6.6 too) must come from the session
-#: (issue 35): numbers no session.run returned were recomputed, from the weights it holds
+#: an answer of a session exercise (gate_preactivations, gate_activations; split_grad_by_name
+#: and gru_gates too) must come from the session (issue 35): numbers no session.run
+#: returned were recomputed, from the weights it holds
 NOT_FETCHED = "were not fetched from the graph"
 
 
@@ -232,7 +233,7 @@ def _fetched(fn: Callable[..., Any], session: Any, args: Sequence[Any], parts: S
              what: str = "the values", fed: bool = False) -> Any:
     """``fn(session, *args)`` (:func:`_with_session`), provided its answer came from the
     session: every number of each part among those ``session.run`` returned while ``fn`` ran;
-    ``fed``: a run was fed at least (2.6's gate values may be finished in NumPy from fetched
+    ``fed``: a run was fed at least (gate_activations' gate values may be finished in NumPy from fetched
     tensors, but not recomputed from the weights, which need no feed)."""
     calls: list[ApiCall] = []
     with recording(session, "run", calls):

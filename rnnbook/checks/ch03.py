@@ -364,7 +364,7 @@ def _run_call(fn: Callable[..., Any], case: Case) -> Any:
     return result
 
 
-#: 3.2's state must come from the cell (issue 35: a NumPy restatement of LSTMCell earned it)
+#: step_lstm_cell's state must come from the cell (issue 35: a NumPy restatement of LSTMCell earned it)
 NOT_RUN = "was not computed by the cell"
 
 

@@ -954,8 +954,8 @@ def _drive_call(fn: Callable[..., Any], case: Case) -> Any:
     return _by_layer(layer, lambda: fn(layer, list(case["batches"]), case["starts"]))
 
 
-#: 4.7's and 4.8's outputs must come from the stateful layer (issue 35: a NumPy LSTM over the
-#: layer's weights and states earned them)
+#: drive_stateful's and serve_at_batch_1's outputs must come from the stateful layer
+#: (issue 35: a NumPy LSTM over the layer's weights and states earned them)
 NOT_CALLED = "were not computed by the layer"
 
 

@@ -1131,7 +1131,7 @@ def _keras_call(fn: Callable[..., Any], case: Case) -> Any:
     return result
 
 
-#: 5.7's gradients must come from the tape (issue 35: a NumPy backward pass earned full marks)
+#: keras_grads_to_tf1's gradients must come from the tape (issue 35: a NumPy backward pass earned full marks)
 NOT_TAPED = "were not taken by tf.GradientTape"
 
 
@@ -1240,7 +1240,7 @@ def _clip_between(case: Case) -> None:
     bias[2 * H] = -case["forget_bias"] - case["w_f_diag"][0] * c0  # f = sigmoid(0)
 
 
-#: the learner's ``weights`` keys, as Exercise 3.3 names them (the variables' name suffixes);
+#: the learner's ``weights`` keys, as lstm_cell_step names them (the variables' name suffixes);
 #: the case keeps the projection as ``projection``, as _weight_key names its variable
 WEIGHTS = {"kernel": "kernel", "bias": "bias", "w_i_diag": "w_i_diag", "w_f_diag": "w_f_diag",
            "w_o_diag": "w_o_diag", "projection/kernel": "projection"}

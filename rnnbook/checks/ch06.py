@@ -78,7 +78,7 @@ class GruTrial(TypedDict):
     D: int
     H: int
     form: str  # "tf1", "keras_after" (reset_after=True) or "keras_before"
-    x: NotRequired[np.ndarray]  # (B, D): one step (6.2, 6.3)
+    x: NotRequired[np.ndarray]  # (B, D): one step (fresh_gru_step, keras_gru_step)
     h: np.ndarray  # (B, H): the state the step or the run starts from
     gates_kernel: NotRequired[np.ndarray]  # (D + H, 2H): r, z ("tf1")
     cand_kernel: NotRequired[np.ndarray]  # (D + H, H)

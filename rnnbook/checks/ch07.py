@@ -448,7 +448,7 @@ def _from_api(owners: Sequence[tuple[Any, str]], run: Callable[[], Any],
     return result, (None if result is None else not_returned(result, calls, parts))
 
 
-#: 7.5's state must come from the cell (a NumPy restatement from its weights earns nothing)
+#: run_with_lengths' state must come from the cell (a NumPy restatement from its weights earns nothing)
 NOT_RUN = "was not computed by the cell"
 
 
@@ -498,7 +498,7 @@ run_with_lengths = Exercise[PaddedTrial](
 # --- keras_final_state: a tf.keras LSTM with a mask, TF1's final state (API) ------------------
 
 
-#: 7.6's state must come from a Keras layer or model run on the batch
+#: keras_final_state's state must come from a Keras layer or model run on the batch
 NOT_KERAS = "was not computed by a Keras layer"
 
 

@@ -57,7 +57,7 @@ class Result:
 
     student: str
     chapter: str
-    exercise: str  # "Exercise 1.2 rnn_step"
+    exercise: str  # "Exercise N.K <function name>"
     score: float
     max_score: float
     failure: str = ""  # one of results.FAILURES ("" when it passed)

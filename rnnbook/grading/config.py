@@ -21,8 +21,10 @@ A new option is its declaration here and the code that reads it, in the grader o
 (CONTRIBUTING.md, *Adding a grader option*).
 """
 import argparse
+import functools
 import os
 import pathlib
+import re
 import sys
 import textwrap
 import types
@@ -369,9 +371,40 @@ def limits_table() -> str:
     return "\n".join(rows) + f"\n\n{said}\n\n" + "\n".join(fixed)
 
 
+#: the modules the child runs, where it reads its limits as ``job.limits["<field>"]``
+CHILD_SIDE = ("zygote.py", "child.py")
+
+
+@functools.cache
+def read_by_the_child() -> dict[str, str]:
+    """``{field: module}`` of every ``job.limits["<field>"]`` in :data:`CHILD_SIDE`."""
+    here = pathlib.Path(__file__).parent
+    return {name: module for module in CHILD_SIDE
+            for name in re.findall(r"""limits\[["'](\w+)["']\]""",
+                                   (here / module).read_text())}
+
+
+def not_passed(limits: Mapping[str, object], reads: Mapping[str, str]) -> str | None:
+    """The error when the child reads a limit the job does not carry (``reads``: field ->
+    module), naming the option and the declaration to fix; None when all are passed."""
+    missing = sorted(set(reads) - set(limits))
+    if not missing:
+        return None
+    return "; ".join(
+        f"the child reads job.limits[{name!r}] (rnnbook/grading/{reads[name]}) but the job "
+        f"does not carry it: declare --{name.replace('_', '-')} in rnnbook/grading/config.py "
+        "with child=True and bundle=True" for name in missing)
+
+
 def child_limits(config: Config) -> dict[str, int | float]:
-    """The options the child enforces (``child=True``), for the job: ``{name: value}``."""
-    return {f.name: getattr(config, f.name) for f in fields(config) if declared(f).child}
+    """The options the child enforces (``child=True``), for the job: ``{name: value}``.
+    A limit the child reads that no declaration passes on stops the run here, named
+    (in the child it would only end the process)."""
+    limits = {f.name: getattr(config, f.name) for f in fields(config) if declared(f).child}
+    error = not_passed(limits, read_by_the_child())
+    if error:
+        raise RuntimeError(error)
+    return limits
 
 
 def with_limits_table(page: str) -> str:

@@ -242,7 +242,7 @@ class TestResult:
     """One exercise of one report (a test of Gradescope's results.json): its points, the
     feedback, and the structured verdict (``extra_data``) that the class report reads."""
 
-    name: str  # "Exercise 1.2 rnn_step"
+    name: str  # "Exercise N.K <function name>"
     score: float
     max_score: float
     output: str = ""

@@ -33,16 +33,25 @@ def _listed(value):
 
 
 def answers(stem, which="RIGHT"):
-    """``{exercise function: [(answer's name, its body)]}`` from the chapter's RIGHT or WRONG."""
+    """``{exercise function: [(answer's name, its body)]}`` from the chapter's RIGHT or WRONG:
+    the dict, and each ``RIGHT["name"] = [...]`` after it (a new exercise's block)."""
     text = (HERE / FILES[stem]).read_text()
     tree = ast.parse(text)
     bodies = _bodies(text, tree)
+    found = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == which:
-            return {key.value: [(_listed(v), bodies[_listed(v)]) for v in value.elts
-                                if _listed(v) in bodies]
-                    for key, value in zip(node.value.keys, node.value.values, strict=True)}
-    return {}
+        if not isinstance(node, ast.Assign):
+            continue
+        target = node.targets[0]
+        if getattr(target, "id", "") == which:
+            pairs = zip(node.value.keys, node.value.values, strict=True)
+        elif isinstance(target, ast.Subscript) and getattr(target.value, "id", "") == which:
+            pairs = [(target.slice, node.value)]
+        else:
+            continue
+        found |= {key.value: [(_listed(v), bodies[_listed(v)]) for v in value.elts
+                              if _listed(v) in bodies] for key, value in pairs}
+    return found
 
 
 def as_cell(stub, body):
