@@ -89,9 +89,9 @@ def hold(folder: pathlib.Path, say: Callable[[str], None]) -> Iterator[Holder]:
             say(f"note: {folder} was left locked by a grading run that ended without "
                 f"letting go ({left}); this run takes the lock over")
         me = Holder.now()
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(asdict(me)).encode() + b"\n", 0)
         try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(asdict(me)).encode() + b"\n", 0)
             yield me
         finally:
             with contextlib.suppress(OSError):

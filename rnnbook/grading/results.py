@@ -430,9 +430,11 @@ def write_atomic(path: pathlib.Path, data: str | bytes) -> None:
             with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:
                 f.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(error, OSError) and error.errno:  # named by the file it was to be
+            raise OSError(error.errno, error.strerror, str(path)) from None
         raise
 
 

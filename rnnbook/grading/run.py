@@ -773,8 +773,8 @@ def _class_report(out: pathlib.Path) -> None:
     """``class-report.html`` and ``.csv`` (and the similarity table) from the reports, in a
     process of its own (it draws; this one keeps matplotlib out). A failure costs no grade:
     the reports are written already."""
-    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.classreport", str(out)],
-                          capture_output=True, text=True)
+    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.classreport", str(out),
+                           "--parent", str(os.getpid())], capture_output=True, text=True)
     if made.returncode != 0:
         reason = (made.stderr.strip().splitlines() or [f"exit status {made.returncode}"])[-1]
         raise GradeError(reason)
