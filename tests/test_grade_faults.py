@@ -181,6 +181,21 @@ def test_a_write_that_fails_leaves_the_previous_file_and_no_part(tmp_path, monke
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gradebook.csv"]  # none: not empty
 
 
+def test_the_parts_a_killed_run_left_are_removed_and_nothing_else(tmp_path):
+    from rnnbook.grading import similarity
+
+    assert similarity.CODE in results.IN_REPORT
+    ours = [tmp_path / "gradebook.csv.part", tmp_path / "class-report.html.part",
+            tmp_path / "s1" / "results.json.part", tmp_path / "s1" / "exercise-code.json.part"]
+    theirs = [tmp_path / "notes.part", tmp_path / "s1" / "draft.md.part",
+              tmp_path / "s1" / "results.json"]
+    (tmp_path / "s1").mkdir()
+    for path in ours + theirs:
+        path.write_text("x")
+    assert sorted(results.clear_parts(tmp_path)) == sorted(ours)
+    assert [p for p in ours + theirs if p.exists()] == theirs
+
+
 def test_a_class_report_that_cannot_be_written_names_each_file_and_leaves_none(
         tmp_path, monkeypatch):
     report = tmp_path / "a"
