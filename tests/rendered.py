@@ -8,7 +8,8 @@ and tests/test_editions.py (the course edition). Not a test module.
 - :func:`measure`: every page in ONE headless Chromium run, each loaded in a frame 1280 px
   and 390 px wide: code blocks wider than their column, output images shown so small that
   their smallest type is under 9 px, and anything wider than the article that is not inside a
-  sideways scroller (cut at the right, or widening the page).
+  sideways scroller (cut at the right, or widening the page), and sideways scrollers that the
+  keyboard cannot reach (no tabindex, nothing focusable inside).
 """
 import html
 import html.parser
@@ -171,6 +172,17 @@ function measure(win, doc, width) {
     say("cut at the right (" + el.tagName.toLowerCase() + ")", el,
         Math.round(el.getBoundingClientRect().right - right) + " px beyond the article");
   }
+  // a region that scrolls must be reachable from the keyboard: focusable itself or holding
+  // something focusable (WCAG 2.1.1; axe-core's scrollable-region-focusable)
+  const focusable = "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])";
+  for (const el of article.querySelectorAll("table, pre, div, mjx-container")) {
+    const o = getComputedStyle(el).overflowX;
+    if (!visible(el) || (o !== "auto" && o !== "scroll")
+        || el.scrollWidth <= el.clientWidth + 1) continue;
+    if (el.tabIndex < 0 && !el.querySelector(focusable)) say(
+      "a scrolling region the keyboard cannot reach (" + el.tagName.toLowerCase() + ")", el,
+      el.scrollWidth + " px in " + el.clientWidth + " px, no tabindex");
+  }
   const page = doc.documentElement.scrollWidth;
   if (page > win.innerWidth + 1) {
     let culprit = doc.body;  // the innermost element reaching past the window
@@ -194,7 +206,7 @@ async function run() {
     await loaded;
     const math = frame.contentWindow.MathJax;  // wait for its first typesetting
     if (math && math.startup && math.startup.promise) await math.startup.promise;
-    await new Promise((done) => setTimeout(done, 30));
+    await new Promise((done) => setTimeout(done, 300));  // (_static/scroll-focus.js's pass)
     let found;
     try { found = measure(frame.contentWindow, frame.contentDocument, width); }
     catch (error) { found = [{kind: "not measured", text: String(error), line: ""}]; }

@@ -443,7 +443,8 @@ def test_no_relative_link_of_the_book_is_dead(built):
 def test_every_page_reads_at_1280_and_390_px(built, browser, tmp_path):
     """Every page, in one Chromium run, in a 1280 px and a 390 px frame: no code block wider
     than its column at 1280 px (it scrolls at 390 px, never cut), no figure whose smallest type
-    is under 9 px, no table or block cut at the right or widening the page."""
+    is under 9 px, no table or block cut at the right or widening the page, no sideways
+    scroller the keyboard cannot reach."""
     measured = rendered.measure(browser, built, tmp_path)
     assert len(measured) == 2 * len(rendered.pages(built)) >= 2 * 25
     found = rendered.report(measured)
@@ -454,14 +455,16 @@ def test_every_page_reads_at_1280_and_390_px(built, browser, tmp_path):
 def test_the_rendered_check_sees_wide_code_a_small_figure_and_a_cut_table(
         built, browser, tmp_path):
     """The check can fail: a chapter page with a code line of 150 characters, a figure
-    squeezed to 120 px and a wide table in a box that hides what overflows."""
+    squeezed to 120 px, a wide table in a box that hides what overflows and a box that
+    scrolls sideways with nothing the keyboard can reach."""
     text = (built / "book" / f"{STEMS[0]}.html").read_text(encoding="utf-8")
     marker = '<div class="highlight"><pre>'
     long = "wide = " + "x" * 143
     assert marker in text and "</article>" in text
     text = text.replace(marker, marker + long + "\n", 1)
     table = ("<div style='overflow:hidden'><table style='display:table'><tr>"
-             + "<td>column</td>" * 120 + "</tr></table></div>")
+             + "<td>column</td>" * 120 + "</tr></table></div>"
+             + "<div style='overflow-x:auto'><p style='width:3000px'>wide</p></div>")
     text = text.replace("</article>", table + "</article>", 1)
     text, squeezed = re.subn(r'(<img [^>]*src="\.\./_images/[^"]*\.png")',
                              r'\1 style="width:120px"', text, count=1)
@@ -475,6 +478,7 @@ def test_the_rendered_check_sees_wide_code_a_small_figure_and_a_cut_table(
     narrow = [f["kind"] for f in found[("book/rendered-self-test.html", 390)]]
     assert "code wider than its column" in wide and "figure type too small" in wide, wide
     assert "cut at the right (table)" in narrow, narrow
+    assert "a scrolling region the keyboard cannot reach (div)" in narrow, narrow
     assert "code wider than its column" not in narrow  # at 390 px code scrolls
 
 

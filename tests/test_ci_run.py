@@ -58,13 +58,15 @@ def test_as_user_has_nothing_to_add_for_a_user_who_is_not_root(tmp_path):
     assert run.returncode == 0 and "not root" in run.stdout, run.stdout + run.stderr
 
 
-def test_as_user_runs_the_corpus_and_the_walls_tests_under_ci_as_its_user():
+def test_as_user_runs_the_corpus_walls_and_out_faults_tests_under_ci_as_its_user():
     """What .ci/as-user runs as the user it creates: pytest with the clone's venv, CI=true
-    (a walls test that cannot run fails), the corpus and the walls' tests, a writable folder."""
+    (a walls test that cannot run fails), the corpus, the walls' tests and the faults of
+    --out (tests/test_grade_faults.py), a writable folder."""
     script = (ROOT / ".ci" / "as-user").read_text()
     command = script[script.index("setpriv --reuid"):]
     for part in ('CI="${CI:-true}"', ".venv/bin/python\" -m pytest", "tests/test_grade.py",
-                 "tests/test_isolation.py", '-k "corpus or walls"', '--basetemp="$work/',
+                 "tests/test_isolation.py", "tests/test_grade_faults.py",
+                 '-k "corpus or walls or grade_faults"', '--basetemp="$work/',
                  'TMPDIR="$work"'):
         assert part in command, part
     assert "trap restore EXIT" in script  # the folders' modes come back

@@ -12,7 +12,9 @@ Modules, one job each:
 - :mod:`.procs`       process control: zygotes, process trees, memory, killing
 - :mod:`.profile`     ``--profile``: where a run's wall time goes
 - :mod:`.walls`       the Linux namespaces around each child
-- :mod:`.results`     results.json, feedback.md and the gradebook; safe report names
+- :mod:`.results`     results.json, feedback.md and the gradebook; safe report names;
+                      every output written whole (``write_atomic``)
+- :mod:`.lock`        the lock on ``--out``: one grading run at a time writes into it
 - :mod:`.classreport` the class report: ``python -m rnnbook.grading.classreport DIR``
 - :mod:`.similarity`  similar submissions in the class report (copydetect), per exercise
 - :mod:`.cli`         ``python -m rnnbook.grading``

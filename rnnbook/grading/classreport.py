@@ -22,13 +22,16 @@ from __future__ import annotations
 import argparse
 import base64
 import collections
+import ctypes
 import html
 import io
 import math
+import os
 import pathlib
 import re
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -414,7 +417,7 @@ def write_report_csv(rows: list[dict[str, Any]], subs: list[StudentReport], path
     for student, name, file in missing:
         lines.append(["missing", "", "", "", "", "", "", "", "", "", "",
                       f"no submission ({file})", "", "", student, "", "", "", *blank[:3], name])
-    path.write_text(csv_text(lines))
+    results.write_atomic(path, csv_text(lines))
 
 
 #: The page on any screen (tests/test_book.py measures it at 1280 and 390 px): tables scroll
@@ -429,10 +432,11 @@ text-align:left;vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}
 img{max-width:max(100%,760px)}.note{color:#555}"""
 
 
-def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
-                      path: pathlib.Path, left_out: Sequence[tuple[StudentReport, str]] = (),
-                      missing: Sequence[tuple[str, str, str]] = ()) -> None:
-    """``class-report.html``: one self-contained page (no script, no remote resource)."""
+def report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
+                left_out: Sequence[tuple[StudentReport, str]] = (),
+                missing: Sequence[tuple[str, str, str]] = ()) -> str:
+    """``class-report.html``'s text: one self-contained page (no script, no remote
+    resource)."""
     e = html.escape
     names = collections.defaultdict(str, {s.student: s.name for s in subs})
     chapters = sorted({r["chapter"] for r in rows})
@@ -494,7 +498,7 @@ def write_report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
                  "check's verdict; \"likely\" ones explain only some of the failing trials. "
                  "Errors (the function raised), limits (time, memory) and answers not attempted "
                  "are not mistakes and are counted apart.</p></body></html>")
-    path.write_text("\n".join(parts))
+    return "\n".join(parts)
 
 
 def write_report(paths: Sequence[str | pathlib.Path], out: str | pathlib.Path,
@@ -506,9 +510,23 @@ def write_report(paths: Sequence[str | pathlib.Path], out: str | pathlib.Path,
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     page, table = out / "class-report.html", out / "class-report.csv"
-    write_report_html(rows, subs, page, left_out, missing)
-    write_report_csv(rows, subs, table, left_out, missing)
-    similarity.add_to_report(paths, out, page, roster)  # its section, similar-submissions.csv
+    shown, pairs = similarity.compare(paths, roster)  # its section, similar-submissions.csv
+    text = similarity.into_page(report_html(rows, subs, left_out, missing), shown)
+    writes: list[tuple[pathlib.Path, Callable[[], object]]] = [
+        (page, lambda: results.write_atomic(page, text)),
+        (table, lambda: write_report_csv(rows, subs, table, left_out, missing))]
+    if pairs is not None:
+        found = pairs
+        writes.append((out / similarity.TABLE,
+                       lambda: similarity.write_pairs_csv(found, out / similarity.TABLE)))
+    failed = []
+    for path, write in writes:  # each whole or not at all, each on its own
+        try:
+            write()
+        except OSError as error:
+            failed.append(f"{path.name} ({error.strerror or error})")
+    if failed:
+        raise OSError(f"could not write {', '.join(failed)}")
     return page, table
 
 
@@ -517,10 +535,17 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n")[0])
     parser.add_argument("reports", nargs="+", help="folders holding results.json files")
     parser.add_argument("--out", help="where to write the report (default: the first folder)")
+    # the grader's process id, when the grader runs this: it ends with the grader (killed
+    # mid-run, the grader leaves no process that writes into --out after it)
+    parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.parent:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != args.parent:  # (it ended before the line above)
+            return 2
     try:
         page, table = write_report(args.reports, args.out or args.reports[0])
-    except ReportError as error:
+    except (ReportError, OSError) as error:
         print(f"report: error: {error}", file=sys.stderr)
         return 2
     print(f"report: wrote {page} and {table}")

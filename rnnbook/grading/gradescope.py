@@ -152,7 +152,9 @@ def run(root: str | pathlib.Path, profiled: bool = False) -> Report:
         if early:  # (the run took and closed those it needed)
             early.close()
             shutil.rmtree(early.work, ignore_errors=True)
-    (results_dir / "results.json").write_text(report.json_text())
+    from rnnbook.grading.results import write_atomic  # (imported by now: the report's)
+
+    write_atomic(results_dir / "results.json", report.json_text())
     return report
 
 

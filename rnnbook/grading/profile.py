@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pathlib
 import threading
 import time
 from dataclasses import dataclass
@@ -80,9 +79,6 @@ class Profile:
         rows += [f"{s.who},{s.what},{s.start - self.born:.3f},{s.end - self.born:.3f},"
                  f"{s.end - s.start:.3f}" for s in self.ordered()]
         return "\n".join(rows) + "\n"
-
-    def write(self, out: pathlib.Path) -> None:
-        (out / PROFILE).write_text(self.csv())
 
 
 #: when the command line's ``main`` was entered (``python -m rnnbook.grading``): the

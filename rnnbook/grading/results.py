@@ -7,6 +7,7 @@ every file is written atomically (a temporary file, then a rename).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import csv
 import json
 import os
@@ -18,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 from rnnbook import __version__
 from rnnbook.byhand import BY_HAND
 from rnnbook.compare import CEILING_SAID, Outcome, evaluate
-from rnnbook.grading.roster import Student, csv_text, match_roster, read_back, safe_text
+from rnnbook.grading.profile import PROFILE
+from rnnbook.grading.roster import Student, csv_text, match_roster, read_back, visible
+from rnnbook.grading.roster import safe_text as safe_text  # (the tests' and run's name)
 
 if TYPE_CHECKING:
     from rnnbook.exercise import Exercise
@@ -53,7 +56,7 @@ class Notes(list):
 
     def add(self, text: object) -> None:
         if len(self) < MAX_NOTES:
-            self.append(cap(text))
+            self.append(cap(visible(text, lines=True)))  # it may quote the submission
         else:
             self.more += 1
 
@@ -94,25 +97,25 @@ class Submission:
 
     @property
     def shown(self) -> str:
-        """The path as every output and line of the grader shows it (:func:`safe_text`)."""
-        return safe_text(str(self.path))
+        """The path as every output and line of the grader shows it (:func:`visible`)."""
+        return visible(self.path)
 
     @property
     def file(self) -> str:
-        """The file's name as every output shows it (:func:`safe_text`)."""
-        return safe_text(self.path.name)
+        """The file's name as every output shows it (:func:`visible`)."""
+        return visible(self.path.name)
 
 
 def names(paths: list[pathlib.Path]) -> list[str]:
     """A report folder name for each path: its stem made safe (letters, digits, ``._-``; no
-    leading dot, so never ``.`` or ``..``; never one of :data:`OUTPUTS` or a ``.part``
-    file), unique ignoring case (``-2``, ``-3``, ... on a clash)."""
+    leading dot, so never ``.`` or ``..`` or the lock; never one of :data:`OUTPUTS` or a
+    :data:`PART` file), unique ignoring case (``-2``, ``-3``, ... on a clash)."""
     reserved = {name.lower() for name in OUTPUTS}
     taken, found = set(), []
     for path in paths:
         stem = path.name[: -len(".ipynb")] if path.name.endswith(".ipynb") else path.name
         base = _UNSAFE.sub("_", stem).lstrip(".")[:100] or "submission"
-        if base.lower() in reserved or base.lower().endswith(".part"):
+        if base.lower() in reserved or base.lower().endswith(PART):
             base = "submission-" + base
         name, k = base, 1
         while name.lower() in taken:
@@ -368,7 +371,8 @@ def graded(sub: Submission, table: list[tuple[ExerciseCell, Exercise]], seed: in
         points = points_for(outcome, cell.points)
         score += points
         maximum += cell.points
-        output = cap(outcome.message, MAX_OUTPUT)  # it may quote what the submission raised
+        # it may quote what the submission raised: control characters made visible
+        output = cap(visible(outcome.message, lines=True), MAX_OUTPUT)
         if 0 < outcome.share < 1:  # partial credit: say how it was counted
             output += "\n" + score_line(outcome, points, cell.points)
         tests.append(TestResult(f"Exercise {cell.number} {ex.name}", points, cell.points,
@@ -407,11 +411,44 @@ def why_not_graded(sub: Submission) -> str:
     return _ABSOLUTE.sub(r"\1", text)
 
 
-def write_atomic(path: pathlib.Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".part")
-    with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:  # safe_text missed
-        f.write(text)
-    os.replace(tmp, path)
+PART = ".part"  # what an output is called while it is written (never a report folder's name)
+#: the files the grader writes in a report folder (similarity.CODE the last)
+IN_REPORT = ("results.json", "feedback.md", "exercise-code.json")
+
+
+def write_atomic(path: pathlib.Path, data: str | bytes) -> None:
+    """Write ``path`` whole or not at all: ``data`` goes to ``<path>.part``, which is then
+    renamed into place; a write that fails (a full disk, a signal) removes the ``.part`` and
+    leaves the previous file, or none. Every output of the grader is written by this. (A
+    ``.part`` that a killed run left is removed by the next run: :func:`clear_parts`.)"""
+    tmp = path.with_name(path.name + PART)
+    try:
+        if isinstance(data, bytes):
+            with open(tmp, "wb") as f:
+                f.write(data)
+        else:  # (errors: any surrogate that visible() and safe_text() missed)
+            with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(data)
+        os.replace(tmp, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(error, OSError) and error.errno:  # named by the file it was to be
+            raise OSError(error.errno, error.strerror, str(path)) from None
+        raise
+
+
+def clear_parts(out: pathlib.Path) -> list[pathlib.Path]:
+    """Remove the ``.part`` files of the grader's outputs in ``out`` and its report folders
+    (left by a run that was killed while writing; only under the folder's lock); returns
+    them."""
+    names = {n + PART for n in (*OUTPUTS, PROFILE)}
+    found = [p for p in out.glob("*" + PART) if p.name in names]
+    found += [p for p in out.glob("*/*" + PART) if p.name in {n + PART for n in IN_REPORT}]
+    for path in found:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return found
 
 
 def write(out: pathlib.Path, sub: Submission, report: Report) -> None:

@@ -11,6 +11,7 @@ import csv
 import io
 import os
 import pathlib
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
@@ -101,9 +102,25 @@ def safe_text(text: str) -> str:
                    for c in text)
 
 
+#: the characters a terminal acts on rather than shows: C0 (but for newline and tab where
+#: lines are kept), DEL and C1 (``\x9b`` is a second ESC[ to some terminals)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_IN_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(text: object, lines: bool = False) -> str:
+    """``text`` (a submission's: a file name, an exception message, anything read from it) as
+    the grader prints it to a terminal and writes it in a CSV or a report:
+    :func:`safe_text`, and every control character shown as its escape (ESC as the 4
+    characters ``\\x1b``), so a name like ``ESC[2J.ipynb`` clears no screen. ``lines``: newlines
+    and tabs are kept (an exception's message in a report); else they are shown too."""
+    pattern = _CONTROL if lines else _CONTROL_IN_LINE
+    return pattern.sub(lambda m: f"\\x{ord(m[0]):02x}", safe_text(str(text)))
+
+
 def safe_path(path: object) -> str:
-    """A path as the grader's outputs show it (:func:`safe_text`)."""
-    return safe_text(str(path))
+    """A path as the grader's outputs show it (:func:`visible`)."""
+    return visible(path)
 
 
 def _parts(path: object) -> list[str]:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 from rnnbook import checks, expected, source
 from rnnbook.environment import call_with_roomy_stack, import_tensorflow
-from rnnbook.grading import attempt, procs, profile, results, similarity, walls, wire
+from rnnbook.grading import attempt, lock, procs, profile, results, similarity, walls, wire
 from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import EXPECTED, ROOT, SOLUTIONS, Config, child_limits
 from rnnbook.grading.job import Job
@@ -59,7 +59,9 @@ class GradeError(Exception):
 
 
 def log(text: str) -> None:
-    print(f"grade: {text}", file=_stderr(), flush=True)
+    """A line on the grader's stderr; any control character in it shown as its escape
+    (:func:`results.visible`: a submission's name or message never drives the terminal)."""
+    print(f"grade: {results.visible(text, lines=True)}", file=_stderr(), flush=True)
 
 
 _STDERR: list[TextIO] = []
@@ -221,7 +223,7 @@ def load_submission(sub: results.Submission, forced: str | None,
                 raise GradeError(str(error).split(": ", 1)[-1]) from None
         sub.chapter = which_chapter(nb, forced, cells)
     except (GradeError, OSError) as error:
-        sub.error = f"{sub.shown}: {results.safe_text(str(error))}"
+        sub.error = f"{sub.shown}: {results.visible(str(error))}"
     else:
         # every cell keeps its place (markdown as ""), so "cell 7" is the learner's 7th cell;
         # code as written: the child makes IPython's magics plain Python, under its limits
@@ -771,8 +773,8 @@ def _class_report(out: pathlib.Path) -> None:
     """``class-report.html`` and ``.csv`` (and the similarity table) from the reports, in a
     process of its own (it draws; this one keeps matplotlib out). A failure costs no grade:
     the reports are written already."""
-    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.classreport", str(out)],
-                          capture_output=True, text=True)
+    made = subprocess.run([sys.executable, "-m", "rnnbook.grading.classreport", str(out),
+                           "--parent", str(os.getpid())], capture_output=True, text=True)
     if made.returncode != 0:
         reason = (made.stderr.strip().splitlines() or [f"exit status {made.returncode}"])[-1]
         raise GradeError(reason)
@@ -801,6 +803,34 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
     except rosters.RosterError as error:
         raise GradeError(str(error)) from None
     out = pathlib.Path(out)
+    made = not out.exists()
+    with contextlib.ExitStack() as held:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            if made:  # a run that stops before writing anything leaves no empty folder
+                held.callback(_remove_if_empty, out)
+            held.enter_context(lock.hold(out, log))  # to its last output, this run's alone
+        except lock.FolderBusy as error:
+            raise GradeError(str(error)) from None
+        except OSError as error:
+            raise GradeError(f"{out}: cannot grade into it ({error.strerror or error})"
+                             ) from None
+        left = results.clear_parts(out)
+        if left:
+            log(f"note: removed {len(left)} half-written output{'s' * (len(left) != 1)} "
+                f"that a killed run left in {out} (*{results.PART})")
+        return _grade_into(config, paths, out, roster, table_file, early)
+
+
+def _remove_if_empty(folder: pathlib.Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def _grade_into(config: Config, paths: list[pathlib.Path], out: pathlib.Path,
+                roster: list[rosters.Student] | None,
+                table_file: str | os.PathLike[str] | None, early: procs.Early | None) -> int:
+    """The run of :func:`grade`, under ``out``'s lock."""
     prof = Profile()
     if profile.ENTERED:
         prof.add("grader", "python start, the grader's imports", prof.born, profile.ENTERED[0])
@@ -812,7 +842,6 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
             raise GradeError(f"{out} already holds reports; choose a new --out or pass "
                              "--overwrite")
     procs.guard_this_process()
-    out.mkdir(parents=True, exist_ok=True)
     rows, outputs = {}, Outputs()
     for sub in run.subs:
         if sub.error:
@@ -891,7 +920,7 @@ def grade(config: Config, submissions: list[str], out: str | pathlib.Path,
         prof.add("grader", "the whole run, to here", prof.born)
         for line in prof.lines():
             log(f"profile {line}")
-        outputs.write(PROFILE, prof.write, out)
+        outputs.write(PROFILE, results.write_atomic, out / PROFILE, prof.csv())
     for sub, report in ordered:  # every submission, by its student's name where known
         student = match.student.get(sub.name)
         who = f"{student.name or student.id} ({sub.file})" if student else sub.file

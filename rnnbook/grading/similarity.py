@@ -488,27 +488,37 @@ def section(pairs: list[Pair], compared: dict[tuple[str, str], int],
     return "\n".join(parts)
 
 
-def add_to_report(paths: Sequence[str | pathlib.Path], out: str | pathlib.Path,
-                  page: str | pathlib.Path,
-                  roster: dict[str, str] | None = None) -> pathlib.Path | None:
-    """The class report's hook: compare the code saved below ``paths``, add the section to
-    ``page`` (before ``</body>``) and write ``out/similar-submissions.csv`` (only when there
-    was code to compare). Returns the CSV's path or None."""
+def compare(paths: Sequence[str | pathlib.Path], roster: dict[str, str] | None = None
+            ) -> tuple[str, list[Pair] | None]:
+    """Compare the code saved below ``paths``: the class report's section (HTML) and the
+    pairs for ``similar-submissions.csv`` (None when there was no code to compare)."""
     codes, missing = collect_code(paths, roster)
     compared = {key: len(who) for key, who in codes.items()}
     try:
         pairs = find(codes) if codes else []
-        shown = section(pairs, compared, missing)
+        return section(pairs, compared, missing), pairs if codes else None
     except Exception as error:  # noqa: BLE001 - the rest of the class report still stands
-        codes = {}
-        shown = (f"<h2 id='similar'>Similar submissions</h2><p class=note>Not computed: "
-                 f"{html.escape(type(error).__name__)}: {html.escape(str(error)[:300])}</p>")
+        return (f"<h2 id='similar'>Similar submissions</h2><p class=note>Not computed: "
+                f"{html.escape(type(error).__name__)}: {html.escape(str(error)[:300])}</p>",
+                None)
+
+
+def into_page(page: str, shown: str) -> str:
+    """``page`` (HTML) with ``shown`` before its ``</body>`` (at its end without one)."""
+    head, tail, end = page.rpartition("</body>")
+    return head + shown + tail + end if tail else page + shown
+
+
+def add_to_report(paths: Sequence[str | pathlib.Path], out: str | pathlib.Path,
+                  page: str | pathlib.Path,
+                  roster: dict[str, str] | None = None) -> pathlib.Path | None:
+    """Compare the code saved below ``paths`` (:func:`compare`), add the section to the page
+    at ``page`` (before ``</body>``) and write ``out/similar-submissions.csv`` (only when
+    there was code to compare). Returns the CSV's path or None."""
+    shown, pairs = compare(paths, roster)
     page = pathlib.Path(page)
-    head, tail, end = page.read_text().rpartition("</body>")
-    if not tail:
-        head, end = end, ""
-    page.write_text(head + shown + tail + end)
-    if not codes:
+    results.write_atomic(page, into_page(page.read_text(), shown))
+    if pairs is None:
         return None
     table = pathlib.Path(out) / TABLE
     write_pairs_csv(pairs, table)
