@@ -2,6 +2,7 @@
 before the zygote serves, answers the grader's one request for expected answers, so that a
 grading run with a fresh seed imports TensorFlow once (in the zygote), not twice. Its answers
 are TensorFlow's own; one that fails says why and the grader computes the answers itself."""
+import json
 import os
 import pickle
 import subprocess
@@ -170,3 +171,30 @@ def test_what_the_helper_did_not_answer_the_oracle_computes(tmp_path):
     answered, whole = made.stdout.split()
     assert int(answered) == 39, made.stdout  # all but the one the helper took a trial of
     assert whole == "True", made.stdout
+
+
+DIGESTS = """
+import json
+from rnnbook import checks, expected
+print(json.dumps({f"{stem} {ex.name} {seed}": expected.trials_digest(
+    expected.trials(stem, ex.name, seed))
+    for stem in checks.CHAPTERS for ex in checks.load(stem).exercises for seed in range(4)}))
+"""
+
+
+@slow
+def test_trials_are_the_same_bits_whatever_blas_kernel_draws_them():
+    """The grader draws the trials in its own environment, the zygote's oracle (and a bundle's
+    answers, on the instructor's machine) in another: their digests must agree, or the
+    grader computes TensorFlow's answers itself. So no trial may depend on a BLAS kernel's
+    last bits (an SSE kernel against the machine's own; where the two agree this cannot
+    tell, and passes)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")}
+    drawn = []
+    for core in ({}, {"OPENBLAS_CORETYPE": "Nehalem"}):
+        done = subprocess.run([sys.executable, "-c", DIGESTS], capture_output=True, text=True,
+                              env={**env, **core}, timeout=300, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        drawn.append(json.loads(done.stdout))
+    own, sse = drawn
+    assert [k for k in own if own[k] != sse[k]] == []

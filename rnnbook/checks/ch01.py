@@ -669,7 +669,10 @@ def _unroll_case(rng: np.random.Generator, shape: str, B: int | None = None, T: 
     if cancel:
         h0 = np.where(case["h0"] < 0, -1, 1) * (4 + 4 * rng.random((B, H)))  # (B, H)
         case["h0"] = h0.astype(np.float32)
-        first = np.concatenate([case["inputs"][0, 0], case["h0"][0]]) @ case["kernel"]  # (H,)
+        # (H,): float64 products summed row by row, not a BLAS gemv, whose last bits change
+        # with the CPU's kernel: a trial is the same bits on every machine (its digest too)
+        xh = np.concatenate([case["inputs"][0, 0], case["h0"][0]]).astype(np.float64)
+        first = (xh[:, None] * case["kernel"]).sum(axis=0)  # (H,)
         case["bias"] = (normal(rng, H, scale=0.05) - first).astype(np.float32)  # (H,)
     return case
 
