@@ -488,6 +488,7 @@ def test_the_class_report_fits_a_phone_and_its_chart_stays_readable(browser, tmp
     columns. At 390 px the page was 841 px wide; now the table and the body scroll sideways and
     the chart is shown at 760 px at least (its 13.9 px labels at 9.6 px)."""
     from rnnbook.grading.classreport import REPORT_STYLE
+    from rnnbook.grading.similarity import HTML_TABLE
 
     chart = tmp_path / "chart.png"
     import matplotlib.pyplot as plt
@@ -498,7 +499,7 @@ def test_the_class_report_fits_a_phone_and_its_chart_stays_readable(browser, tmp
     row = "<tr>" + "".join(f"<td>a long cell {k} with words</td>" for k in range(8)) + "</tr>"
     page = tmp_path / "class-report.html"
     page.write_text(f"<!DOCTYPE html><html><head><style>{REPORT_STYLE}</style></head><body>"
-                    f"<h1>Class report</h1><img class='chart' src='chart.png'><table>{row * 3}"
+                    f"<h1>Class report</h1><img class='chart' src='chart.png'>{HTML_TABLE}{row * 3}"
                     "</table></body></html>")
     script = rendered.HARNESS.replace('".cell_output img"', '"img"')
     found = rendered.measure(browser, tmp_path, tmp_path / "profile", only=[page],

@@ -450,7 +450,8 @@ def report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
         png = base64.b64encode(chapter_figure(rows, chapter)).decode()
         parts.append(f"<h2>Chapter {e(chapter)}</h2><img alt='scores and mistakes, chapter "
                      f"{e(chapter)}' src='data:image/png;base64,{png}'>")
-        parts.append("<table><tr><th>exercise</th><th>n</th><th>mean</th><th>difficulty</th>"
+        parts.append(similarity.HTML_TABLE
+                     + "<tr><th>exercise</th><th>n</th><th>mean</th><th>difficulty</th>"
                      "<th>full / partial / zero / not attempted</th><th>discrimination</th>"
                      "<th>named mistakes (count, example)</th>"
                      "<th>errors, limits and other failures</th></tr>")
@@ -470,7 +471,7 @@ def report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
                 f"<td>{others}</td></tr>")
         parts.append("</table>")
     with_names = any(s.name for s in subs)  # a roster gave names
-    parts.append(f"<h2>Submissions</h2><table><tr><th>student</th>"
+    parts.append(f"<h2>Submissions</h2>{similarity.HTML_TABLE}<tr><th>student</th>"
                  f"{'<th>name</th>' * with_names}"
                  "<th>chapter</th><th>score</th><th>seconds</th><th>peak MB</th>"
                  "<th>not graded</th></tr>")
@@ -483,11 +484,13 @@ def report_html(rows: list[dict[str, Any]], subs: list[StudentReport],
                      f"<td>{e(s.error)}</td></tr>")
     if missing:
         parts.append(f"</table><h2>Missing ({len(missing)})</h2><p>On the roster, no "
-                     "submission:</p><table><tr><th>student</th><th>name</th><th>file</th></tr>")
+                     "submission:</p>" + similarity.HTML_TABLE
+                     + "<tr><th>student</th><th>name</th><th>file</th></tr>")
         parts += [f"<tr><td>{e(i)}</td><td>{e(n)}</td><td>{e(f)}</td></tr>"
                   for i, n, f in missing]
     if left_out:
-        parts.append(f"</table><h2>Left out ({len(left_out)})</h2><table><tr><th>student</th>"
+        parts.append(f"</table><h2>Left out ({len(left_out)})</h2>"
+                     f"{similarity.HTML_TABLE}<tr><th>student</th>"
                      "<th>chapter</th><th>why</th></tr>")
         parts += [f"<tr><td>{e(who(s.student, s.name))}</td><td>{e(s.chapter)}</td>"
                   f"<td>{e(why)}</td></tr>" for s, why in left_out]

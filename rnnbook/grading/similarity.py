@@ -41,6 +41,10 @@ from rnnbook.grading import results
 from rnnbook.grading import roster as rosters
 from rnnbook.grading.config import SOLUTIONS
 
+#: the class report's tables (its similarity section's too): a table scrolls sideways on a
+#: phone (classreport.REPORT_STYLE), and a keyboard reaches a scrolling region by its tabindex
+HTML_TABLE = '<table tabindex="0">'
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -460,7 +464,7 @@ def section(pairs: list[Pair], compared: dict[tuple[str, str], int],
     by_exercise = collections.defaultdict(list)
     for p in pairs:
         by_exercise[(p.chapter, p.exercise)].append(p)
-    parts.append("<table><tr><th>chapter</th><th>exercise</th><th>submissions</th>"
+    parts.append(HTML_TABLE + "<tr><th>chapter</th><th>exercise</th><th>submissions</th>"
                  "<th>pairs listed</th><th>highest score</th></tr>")
     for key in sorted(compared, key=_order):
         listed = by_exercise.get(key, [])
