@@ -53,8 +53,10 @@ EVERYTHING = ("Makefile", "pyproject.toml", "requirements.txt", "conftest.py",
               "tests/conftest.py", ".ci/run", "runtime.txt")
 #: the docs a maintainer edits: tests/test_docs.py holds them, plus the tests that name them
 DOCS = ("README.md", "CONTRIBUTING.md", "CHANGELOG.md", "benchmarks/RESULTS.md", "book/*.md")
-#: the modules whose use means "runs the grader": such a test concerns every grader module
-GRADER_RUNS = ("rnnbook.grading.cli", "rnnbook.grading.run", "rnnbook.grading.__main__")
+#: the modules whose use means "runs the grader" (attempt: a submission's zygote and child):
+#: such a test concerns every grader module
+GRADER_RUNS = ("rnnbook.grading.cli", "rnnbook.grading.run", "rnnbook.grading.__main__",
+               "rnnbook.grading.attempt")
 CHAPTER_FILES = (r"rnnbook/checks/ch(\d\d)\.py", r"tests/learners/ch(\d\d)\.py",
                  r"(?:solutions|book|notebooks)/(\d\d)-[^/]*\.ipynb")
 
@@ -68,9 +70,12 @@ class Override:
 
 
 OVERRIDES: tuple[Override, ...] = (
-    Override("rnnbook/grading/templates/*", ("tests/test_autograder.py",
-                                              "tests/test_gradebook.py"),
-             "the grader's templates are read by path inside rnnbook.grading"),
+    Override("rnnbook/exercise.py", ("tests/test_record.py",),
+             "a chapter's check(fn) (rnnbook.exercise, reached through CHAPTER) writes the "
+             "record of passed exercises that tests/test_record.py reads"),
+    Override("rnnbook/grading/templates/*", ("tests/test_release.py",
+                                              "tests/test_autograder.py"),
+             "rnnbook.grading.release copies the templates into the release and the bundle"),
 )
 
 
@@ -188,6 +193,8 @@ def uses(test: str) -> Uses:
               and id(node) not in docstrings):
             strings.append(node.value)
             modules.update(re.findall(r"\brnnbook(?:\.\w+)+", node.value))
+    if "conftest" in modules and test != "tests/conftest.py":  # its helpers' imports
+        modules |= uses("tests/conftest.py").modules
     return Uses(frozenset(modules), tuple(strings))
 
 
@@ -277,7 +284,7 @@ def select(path: str) -> list[Selected]:
             found.append(Selected(path, path, "the changed notebook under nbval"))
     if re.fullmatch(r"tests/test_\w+\.py", path):
         found.append(Selected(path, path, "the test file itself"))
-    if path.startswith("rnnbook/") and path.endswith(".py"):
+    if path.startswith("rnnbook/"):
         found += [Selected(path, t, why) for t in test_files() for why in [imports(t, path)]
                   if why]
     elif path.endswith(".py"):  # a test helper, a script, a benchmark
