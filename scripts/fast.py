@@ -193,9 +193,36 @@ def uses(test: str) -> Uses:
               and id(node) not in docstrings):
             strings.append(node.value)
             modules.update(re.findall(r"\brnnbook(?:\.\w+)+", node.value))
-    if "conftest" in modules and test != "tests/conftest.py":  # its helpers' imports
-        modules |= uses("tests/conftest.py").modules
+    helpers = [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and node.module == "conftest" for alias in node.names]
+    modules |= {m for name in helpers for m in conftest_uses().get(name, ())}
     return Uses(frozenset(modules), tuple(strings))
+
+
+@functools.cache
+def conftest_uses() -> dict[str, frozenset[str]]:
+    """The package modules each top-level function of tests/conftest.py uses (through the
+    names it imports and the conftest's functions it calls): ``from conftest import verdict``
+    uses what ``verdict`` does."""
+    tree = ast.parse((ROOT / "tests/conftest.py").read_text())
+    imported: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            imported |= {(a.asname or a.name).split(".")[0]: a.name for a in node.names}
+    called = {node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+              for node in tree.body if isinstance(node, ast.FunctionDef)}
+    found: dict[str, frozenset[str]] = {}
+    for name in called:
+        seen, todo = {name}, [name]
+        while todo:
+            for used in called.get(todo.pop(), ()):
+                if used in called and used not in seen:
+                    seen.add(used)
+                    todo.append(used)
+        found[name] = frozenset(imported[n] for f in seen for n in called[f] if n in imported)
+    return found
 
 
 def is_module(name: str) -> bool:
