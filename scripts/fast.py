@@ -344,15 +344,13 @@ def left_out(targets: list[str]) -> list[LeftToCI]:
 def commands(result: Plan, jobs: str = "auto") -> list[list[str]]:
     """The pytest runs: one plain run (the suite's own options) and one per chapter."""
     python = sys.executable
-    runs = []
-    plain = [t for t in result.tests() if t not in {x.node for x in LEFT_TO_CI}]
+    chapters = [focus.check_command(stem, "", jobs, python) for stem in result.chapters()]
     deselect = [a for x in left_out(result.tests()) if "::" in x.node
                 for a in ("--deselect", x.node)]
-    if plain:
-        runs.append([python, "-m", "pytest", "-n", jobs, *deselect, *plain])
-    for stem in result.chapters():
-        runs.append(focus.check_command(stem, "", jobs, python))
-    return runs
+    done = {x.node for x in LEFT_TO_CI} | {a for command in chapters for a in command}
+    plain = [t for t in result.tests() if t not in done]  # not twice
+    runs = [[python, "-m", "pytest", "-n", jobs, *deselect, *plain]] if plain else []
+    return runs + [command + deselect for command in chapters]
 
 
 def describe(result: Plan) -> list[str]:
