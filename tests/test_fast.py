@@ -133,3 +133,17 @@ def test_every_hand_mutation_is_run_by_the_fast_loop_of_its_module():
         missed += [f"{entry['id']}: {t}" for t in entry["tests"]
                    if t.split("::")[0] not in selected]
     assert not missed, "the fast loop of the mutated module misses: " + "; ".join(missed)
+
+
+def test_the_seed_sweeps_run_on_rnnbook_seeds_200_unless_told_and_refuse_a_bad_value(
+        monkeypatch):
+    from tests import test_sweep
+
+    monkeypatch.delenv("RNNBOOK_SEEDS", raising=False)
+    assert test_sweep.seeds() == range(200)
+    monkeypatch.setenv("RNNBOOK_SEEDS", str(fast.SEEDS))
+    assert test_sweep.seeds() == range(fast.SEEDS)
+    for bad in ("0", "x", "201"):
+        monkeypatch.setenv("RNNBOOK_SEEDS", bad)
+        with pytest.raises(pytest.UsageError, match=f"RNNBOOK_SEEDS='{bad}'"):
+            test_sweep.seeds()
