@@ -1,5 +1,6 @@
-"""``make test-fast`` (scripts/fast.py): a change maps to the tests that concern it, and says
-what it cannot map. Nothing here runs the suite: the plans are read, not executed."""
+"""``make test-fast`` (scripts/fast.py): a change maps to the tests that concern it,
+and says what it cannot map. Nothing here runs the suite: plans are read, not run."""
+
 import pathlib
 import subprocess
 import sys
@@ -26,7 +27,8 @@ def test_a_module_maps_to_the_test_files_that_import_it():
 
 def test_a_grader_module_maps_to_every_test_that_runs_the_grader():
     found = targets("rnnbook/grading/zygote.py")
-    # tests/test_grade.py runs `python -m rnnbook.grading`; test_ch04 loads the zygote by path
+    # tests/test_grade.py runs `python -m rnnbook.grading`; test_ch04 loads the zygote
+    # by path
     assert found["tests/test_grade.py"].startswith(("runs", "imports", "names"))
     assert found["tests/test_ch04.py"] == "names rnnbook/grading/zygote.py"
     assert "tests/test_plots.py" not in found
@@ -38,9 +40,15 @@ def test_importing_a_submodule_is_not_a_use_of_the_package():
     assert "tests/test_ch02_checks.py" in found  # import rnnbook; rnnbook.setup()
 
 
-@pytest.mark.parametrize("path", ["rnnbook/checks/ch03.py", "tests/learners/ch03.py",
-                                  "solutions/03-c-state-m-state.ipynb",
-                                  "notebooks/03-c-state-m-state.ipynb"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "rnnbook/checks/ch03.py",
+        "tests/learners/ch03.py",
+        "solutions/03-c-state-m-state.ipynb",
+        "notebooks/03-c-state-m-state.ipynb",
+    ],
+)
 def test_a_chapter_file_maps_to_its_exercise_check(path):
     result = fast.plan([path])
     assert result.chapters() == ["03-c-state-m-state"]
@@ -55,15 +63,18 @@ def test_a_changed_book_notebook_runs_under_nbval_too():
 
 
 def test_a_test_file_maps_to_itself_and_to_the_tests_importing_it():
-    alone = "tests/test_" + "notation.py"  # (built: a string here naming it would map it)
+    alone = (
+        "tests/test_" + "notation.py"
+    )  # (built: a string here naming it would map it)
     assert targets(alone) == {alone: "the test file itself"}
     found = targets("tests/test_sweep.py")
     assert found["tests/test_sweep.py"] == "the test file itself"
     assert found["tests/test_ch01.py"] == "imports tests.test_sweep"  # its SEEDS
 
 
-@pytest.mark.parametrize("doc", ["README.md", "CHANGELOG.md", "benchmarks/RESULTS.md",
-                                 "book/instructors.md"])
+@pytest.mark.parametrize(
+    "doc", ["README.md", "CHANGELOG.md", "benchmarks/RESULTS.md", "book/instructors.md"]
+)
 def test_a_doc_maps_to_test_docs(doc):
     assert targets(doc)["tests/test_docs.py"] == "a doc"
 
@@ -73,8 +84,8 @@ def test_a_script_maps_to_the_tests_that_import_it():
 
 
 def test_every_package_module_maps_to_a_test():
-    """A new module without a test is named here: write its test (or, where the derivation
-    cannot see it, an entry of fast.OVERRIDES with the reason)."""
+    """A new module without a test is named here: write its test (or, where the
+    derivation cannot see it, an entry of fast.OVERRIDES with the reason)."""
     lonely = [m for m in fast.package_modules() if not fast.select(m)]
     assert not lonely, f"no test file imports or names: {', '.join(lonely)}"
 
@@ -91,7 +102,10 @@ def test_an_unknown_file_and_a_global_one_say_the_change_needs_make_test():
 
 def test_the_plan_names_what_it_leaves_to_ci():
     result = fast.plan(["rnnbook/grading/run.py"])
-    left = "tests/test_one_verdict.py::test_every_learners_answer_gets_one_verdict_in_four_places"
+    left = (
+        "tests/test_one_verdict.py::"
+        "test_every_learners_answer_gets_one_verdict_in_four_places"
+    )
     said = "\n".join(fast.describe(result))
     assert f"left to make test and CI: {left}" in said
     assert "seed sweeps on 20 seeds" in said
@@ -100,27 +114,36 @@ def test_the_plan_names_what_it_leaves_to_ci():
 
 
 def test_the_estimate_counts_a_chapter_s_tests_and_the_sweep_at_its_seeds():
-    seconds = {"tests/test_sweep.py::test_x[03-c-state-m-state-a]": 200.0,
-               "tests/test_sweep.py::test_x[01-basic-rnn-cell-a]": 1000.0,
-               "tests/test_checks.py::test_names_unique": 10.0,
-               "tests/test_bench.py::test_runs": 500.0}
+    seconds = {
+        "tests/test_sweep.py::test_x[03-c-state-m-state-a]": 200.0,
+        "tests/test_sweep.py::test_x[01-basic-rnn-cell-a]": 1000.0,
+        "tests/test_checks.py::test_names_unique": 10.0,
+        "tests/test_bench.py::test_runs": 500.0,
+    }
     result = fast.plan(["rnnbook/checks/ch03.py"])
-    # the sweep of chapter 3 on 20 of 200 seeds (20 s) is longer than the whole over 2 (15 s)
+    # chapter 3's sweep on 20 of 200 seeds (20 s) is longer than the whole over 2 (15 s)
     assert fast.estimate(result, seconds) == pytest.approx(200.0 * fast.SEEDS / 200)
 
 
 def test_a_bad_base_is_one_line():
-    ran = subprocess.run([sys.executable, "scripts/fast.py", "--base", "no-such-rev",
-                          "--dry-run"], cwd=ROOT, capture_output=True, text=True)
+    ran = subprocess.run(
+        [sys.executable, "scripts/fast.py", "--base", "no-such-rev", "--dry-run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert ran.returncode == 2
     assert ran.stderr.strip().splitlines() == [
-        "make: BASE='no-such-rev' is not a git revision of this repository (give a commit, "
-        "branch or tag, e.g. BASE=HEAD or BASE=main)"]
+        "make: BASE='no-such-rev' is not a git revision of this repository "
+        "(give a commit, "
+        "branch or tag, e.g. BASE=HEAD or BASE=main)"
+    ]
 
 
 def test_every_hand_mutation_is_run_by_the_fast_loop_of_its_module():
-    """tests/mutations.toml names, for each bug put into a module, the tests that catch it:
-    the fast loop of that module alone runs them (a chapter's: its exercise-check files)."""
+    """tests/mutations.toml names, for each bug put into a module, the tests that catch
+    it: the fast loop of that module alone runs them (a chapter's: its exercise-check
+    files)."""
     import tomllib
 
     missed = []
@@ -130,13 +153,19 @@ def test_every_hand_mutation_is_run_by_the_fast_loop_of_its_module():
         for stem in result.chapters():
             command = focus.check_command(stem, "", "auto")
             selected |= {a for a in command if a.startswith("tests/")}
-        missed += [f"{entry['id']}: {t}" for t in entry["tests"]
-                   if t.split("::")[0] not in selected]
-    assert not missed, "the fast loop of the mutated module misses: " + "; ".join(missed)
+        missed += [
+            f"{entry['id']}: {t}"
+            for t in entry["tests"]
+            if t.split("::")[0] not in selected
+        ]
+    assert not missed, "the fast loop of the mutated module misses: " + "; ".join(
+        missed
+    )
 
 
 def test_the_seed_sweeps_run_on_rnnbook_seeds_200_unless_told_and_refuse_a_bad_value(
-        monkeypatch):
+    monkeypatch,
+):
     from tests import test_sweep
 
     monkeypatch.delenv("RNNBOOK_SEEDS", raising=False)
