@@ -186,9 +186,9 @@ def changed_files(base: str) -> list[str]:
             f"BASE={base!r} is not a git revision of this repository "
             "(give a commit, branch or tag, e.g. BASE=HEAD or BASE=main)"
         )
-    diff = git("diff", "--name-only", base, "--").split()
-    untracked = git("ls-files", "--others", "--exclude-standard").split()
-    return sorted(set(diff) | set(untracked))
+    diff = git("diff", "-z", "--name-only", base, "--").split("\0")
+    untracked = git("ls-files", "-z", "--others", "--exclude-standard").split("\0")
+    return sorted((set(diff) | set(untracked)) - {""})  # -z: names as they are
 
 
 def test_files() -> list[str]:
@@ -345,7 +345,7 @@ def names(test: str, path: str) -> str:
 
 @functools.cache
 def unique_name(base: str) -> bool:
-    tracked = git("ls-files").split()
+    tracked = git("ls-files", "-z").split("\0")
     return sum(pathlib.PurePosixPath(p).name == base for p in tracked) == 1
 
 
