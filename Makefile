@@ -27,10 +27,13 @@ EXERCISE ?=
 FORCE ?=
 STEM ?=
 JOBS ?= auto
+# `make test-fast BASE=<git revision>`: what the working tree changes against it (default HEAD).
+BASE ?= HEAD
+export BASE
 # `make mutations MUTATION=<id>`: one entry of tests/mutations.toml (default: every one).
 MUTATION ?=
 
-.PHONY: help venv book test test-times test-as-user exercise-check mutations notebooks workspace execute grade autograder release bench feedback lint tensorboard clean
+.PHONY: help venv book test test-fast test-times test-as-user exercise-check mutations notebooks workspace execute grade autograder release bench feedback lint tensorboard clean
 
 help:
 	@echo "make venv        create .venv and install the package into it, editable (every"
@@ -41,6 +44,8 @@ help:
 	@echo "                 EDITION=course REPOSITORY=<the course's>: no solutions, no page"
 	@echo "                 for instructors, into _build/course/_build/html"
 	@echo "make test        run the whole suite: package, checks both ways, grader, nbval, book build"
+	@echo "make test-fast   only the tests the change against BASE=<rev> (default HEAD) touches,"
+	@echo "                 seed sweeps on 20 seeds; prints the selection and what it leaves to CI"
 	@echo "make test-times  the suite as make test does, then each file's time, the 30 slowest"
 	@echo "                 tests and the coverage of rnnbook/ (_build/test-times/summary.md)"
 	@echo "make test-as-user as root: the hostile corpus again as a user who is not root (CI)"
@@ -92,6 +97,10 @@ endif
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# BASE reaches scripts/fast.py through the environment ("$$BASE"): any text is safe.
+test-fast: $(STAMP)
+	@$(BIN)/python scripts/fast.py --base "$$BASE" --jobs "$(JOBS)"
 
 test-times: $(STAMP)
 	mkdir -p _build/test-times

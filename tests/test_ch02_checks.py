@@ -21,6 +21,7 @@ from rnnbook.byhand import BY_HAND, answer  # noqa: E402
 from rnnbook.checks import ch02  # noqa: E402
 from rnnbook.compare import evaluate  # noqa: E402
 from rnnbook.plaindata import Raised  # noqa: E402
+from tests.test_sweep import SEEDS  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SESSION_EXERCISES = ["gate_preactivations", "gate_activations"]
@@ -93,7 +94,7 @@ def test_every_trial_set_asks_for_the_first_second_and_last_step(name, steps):
     """Issue 25's boundaries: step 0 (the bare `split`), step 1 (the first suffix) and the
     last step are asked on every seed, so an answer wrong at only one of them never gets full
     marks (tests/learners/ch02.py's `*_suffix_from_two` are wrong at step 1 alone)."""
-    for seed in range(200):
+    for seed in SEEDS:
         cases = ch02.CHAPTER.cases(name, seed)
         asked = {case["t"] for case in cases}
         last = {steps(case) - 1 for case in cases}
@@ -104,7 +105,7 @@ def test_a_wrong_first_suffix_fails_on_every_seed_with_its_sentence():
     from tests.learners import ch02 as learners
 
     ex = ch02.CHAPTER["gate_tensor_name"]
-    for seed in range(200):
+    for seed in SEEDS:
         cases = ch02.CHAPTER.cases(ex.name, seed)
         got = [answer(ex, learners.name_suffix_from_two, case) for case in cases]
         outcome = evaluate(ex, cases, [ex.reference(c) for c in cases], got)
@@ -152,7 +153,7 @@ def test_event_file_holds_the_graph_the_oracle_reads():
 
 def test_name_matching_split_meets_a_const_on_every_seed():
     """The reason matching 'split' in names fails on every seed: a design with tf.split."""
-    for seed in range(200):
+    for seed in SEEDS:
         cases = ch02.CHAPTER.cases("split_ops_in_event_file", seed)
         assert any(n == "split/split_dim" for c in cases for n, _ in ch02._nodes(*ch02._key(c)))
 

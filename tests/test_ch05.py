@@ -13,9 +13,9 @@ from rnnbook.checks import ch05
 from rnnbook.compare import evaluate
 from rnnbook.memo import remembered
 from rnnbook.plaindata import to_plain
+from tests.test_sweep import SEEDS
 
 CHAPTER = ch05.CHAPTER
-SEEDS = range(200)
 
 
 def test_split_grad_session_holds_the_trials_weights():

@@ -25,6 +25,7 @@ models answer each trial once (``rnnbook.memo.remembered``), whichever function 
 """
 import functools
 import importlib
+import os
 
 import pytest
 
@@ -33,7 +34,17 @@ from rnnbook.byhand import answer
 from rnnbook.compare import evaluate
 from rnnbook.plaindata import Raised, to_plain
 
-SEEDS = range(200)
+
+def seeds() -> range:
+    """200 seeds; the fast loop (``make test-fast``, scripts/fast.py) sets RNNBOOK_SEEDS to
+    fewer. Every seed sweep of the suite reads this one."""
+    text = os.environ.get("RNNBOOK_SEEDS", "200")
+    if not text.isdigit() or not 1 <= int(text) <= 200:
+        raise pytest.UsageError(f"RNNBOOK_SEEDS={text!r}: give a number of seeds, 1 to 200")
+    return range(int(text))
+
+
+SEEDS = seeds()
 CHAPTERS = list(checks.CHAPTERS)
 
 
