@@ -2,7 +2,7 @@
 kernels included, keeps its record of passed exercises in a throw-away file, never in the
 maintainer's own ~/.rnnbook (see rnnbook/record.py); and nbval's kernels run in another numeric
 environment than ``make execute``'s (tests/another_cpu.py); and xdist spreads a sweep's
-exercises over the workers (:func:`pytest_xdist_make_scheduler`)."""
+exercises over the workers (:class:`_ByParameter`)."""
 import os
 import tempfile
 
@@ -19,18 +19,29 @@ patch_nbval()
 BY_PARAMETER = ("tests/test_sweep.py", "tests/test_release_names.py")
 
 
-def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadscope`` (pyproject's addopts), with :data:`BY_PARAMETER`'s tests scoped
-    by their parameter: a notebook's cells and every other module's tests stay together."""
-    if config.getoption("dist") != "loadscope":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
+class _ByParameter:
+    """xdist's scheduler hook, registered only where xdist is loaded (``.ci/as-user`` runs
+    pytest without it, and pytest refuses a hook no plugin declares)."""
 
-    class ByParameter(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            module, _, test = nodeid.partition("::")
-            if module in BY_PARAMETER and test.endswith("]") and "[" in test:
-                return f"{module}::[{test.split('[', 1)[1]}"
-            return super()._split_scope(nodeid)
+    @staticmethod
+    def pytest_xdist_make_scheduler(config, log):
+        """``--dist loadscope`` (pyproject's addopts), with :data:`BY_PARAMETER`'s tests
+        scoped by their parameter: a notebook's cells and every other module's tests stay
+        together."""
+        if config.getoption("dist") != "loadscope":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
 
-    return ByParameter(config, log)
+        class ByParameter(LoadScopeScheduling):
+            def _split_scope(self, nodeid):
+                module, _, test = nodeid.partition("::")
+                if module in BY_PARAMETER and test.endswith("]") and "[" in test:
+                    return f"{module}::[{test.split('[', 1)[1]}"
+                return super()._split_scope(nodeid)
+
+        return ByParameter(config, log)
+
+
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_ByParameter(), "rnnbook-by-parameter")

@@ -70,3 +70,15 @@ def test_as_user_runs_the_corpus_walls_and_out_faults_tests_under_ci_as_its_user
                  'TMPDIR="$work"'):
         assert part in command, part
     assert "trap restore EXIT" in script  # the folders' modes come back
+
+
+def test_the_suite_loads_as_as_user_runs_it_without_xdist():
+    """.ci/as-user runs pytest with ``-p no:xdist``: the root conftest.py's xdist scheduler
+    hook must not stop it (pytest refuses a hook that no loaded plugin declares)."""
+    import sys
+
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
+                          "no:xdist", "-o", "addopts=", "-q", "--collect-only",
+                          "tests/test_ci_run.py"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
