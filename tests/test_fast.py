@@ -140,6 +140,19 @@ def test_a_bad_base_is_one_line():
     ]
 
 
+def test_the_hostile_corpus_runs_in_the_fast_loop_only_where_the_grader_changed():
+    corpus = "tests/test_grade.py::test_corpus_outcome"
+    for changed, kept in (("rnnbook/checks/__init__.py", False),
+                          ("rnnbook/grading/walls.py", True),
+                          ("tests/hostile/corpus.py", True)):
+        result = fast.plan([changed])
+        assert "tests/test_grade.py" in result.tests(), changed
+        plain = fast.commands(result)[0]
+        assert (corpus not in plain) is kept, (changed, plain)
+        said = "\n".join(fast.describe(result))
+        assert (f"left to make test and CI: {corpus}" in said) is not kept, said
+
+
 def test_every_hand_mutation_is_run_by_the_fast_loop_of_its_module():
     """tests/mutations.toml names, for each bug put into a module, the tests that catch
     it: the fast loop of that module alone runs them (a chapter's: its exercise-check
